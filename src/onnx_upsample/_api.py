@@ -1,0 +1,111 @@
+"""The public entry points of onnx-upsample: ``upsample`` and ``output_shape``."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from ._errors import UpsampleError, UpsampleWarning
+from ._validate import scales_of, shape_of
+
+__all__ = ["output_shape", "upsample"]
+
+
+def upsample(
+    x: npt.ArrayLike,
+    scales: Sequence[float] | npt.NDArray[np.number],
+    mode: str = "nearest",
+    *,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """Apply the ONNX ``Upsample`` operator (versions 7, 9, 10; version 1 is the 4-D case).
+
+    Bit-identical to onnxruntime 1.32 wherever it has a kernel (contract §2), and defined for
+    every element type, rank and scale ORT refuses.
+
+    Parameters
+    ----------
+    x : array_like
+        Input of any rank (0 included) and any ONNX element type: bool, (u)int8-64,
+        float16/32/64, complex64/128, bfloat16 (``ml_dtypes``), str, bytes or object
+        arrays. Any memory layout and byte order.
+    scales : sequence of float or array
+        One scale per axis of ``x`` (an empty list for a scalar), each finite and >= 1;
+        converted to float32 as ONNX stores them. An array of any shape with that many
+        elements is accepted.
+    mode : {"nearest", "linear"}
+        ``"bilinear"`` and ``"trilinear"`` are accepted as ``"linear"`` with an
+        :class:`UpsampleWarning`. Linear is defined for numeric element types only.
+    out : numpy.ndarray, optional
+        C-contiguous, writable array of exactly the output's shape and native dtype, not
+        overlapping ``x``. Left untouched if the call fails.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new C-contiguous array (or ``out``). Axis ``a`` has length
+        ``trunc(f32(x.shape[a]) * f32(scales[a]))`` (exact ``floor`` from 2**24 on).
+
+    Raises
+    ------
+    TypeError
+        Arguments of the wrong kind (``None``, strings or bools as scales).
+    UpsampleError
+        Wrong values: scales count or values, mode, element type for the mode, ``out``,
+        or an output too large for memory. Raised before anything is allocated.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onnx_upsample import upsample
+    >>> upsample(np.array([[1, 2], [3, 4]]), [2, 1.5]).tolist()
+    [[1, 1, 2], [1, 1, 2], [3, 3, 4], [3, 3, 4]]
+    """
+    from ._kernels import run  # the kernels (and numba, later) load on first use
+    from ._validate import make_plan
+
+    plan, warning = make_plan(x, scales, mode, out)
+    if warning is not None:
+        warnings.warn(warning, UpsampleWarning, stacklevel=2)
+    result = np.empty(plan.out_shape, plan.out_dtype) if out is None else out
+    if plan.no_resize:
+        result[...] = plan.x
+    elif result.size:
+        run(plan, result)
+    return result
+
+
+def output_shape(
+    shape: Sequence[int], scales: Sequence[float] | npt.NDArray[np.number]
+) -> tuple[int, ...]:
+    """Output shape of ONNX ``Upsample`` (versions 1, 7, 9, 10) for an input ``shape``.
+
+    ``trunc(f32(n) * f32(s))`` per axis, as onnxruntime 1.32; the exact ``floor(n * s)``
+    when the input or the product reaches 2**24, where float32 loses integers.
+
+    Raises
+    ------
+    TypeError
+        For a shape or scales that are not sequences of integers / numbers.
+    UpsampleError
+        For a negative dimension, a scales count that differs from the rank, a scale
+        that is not finite or below 1, or an output dimension above 2**63-1.
+
+    Examples
+    --------
+    >>> output_shape((1, 1, 5, 10), [1, 1, 1.4, 1.3])
+    (1, 1, 7, 13)
+    """
+    if isinstance(shape, str | bytes) or not isinstance(shape, Sequence | np.ndarray):
+        raise TypeError(f"shape is {shape!r}; expected a sequence of non-negative integers")
+    dims = []
+    for axis, n in enumerate(shape):
+        if isinstance(n, bool | np.bool_) or not isinstance(n, int | np.integer):
+            raise TypeError(f"shape[{axis}] is {n!r}; expected a non-negative integer")
+        if n < 0:
+            raise UpsampleError(f"shape[{axis}] is {n}; dimensions must be >= 0")
+        dims.append(int(n))
+    return shape_of(tuple(dims), scales_of(scales, tuple(dims)))

@@ -1,0 +1,145 @@
+"""Per-axis rules of ONNX ``Upsample`` (versions 7/9/10; version 1 is the 4-D case), vectorised.
+
+Each function answers one question of the contract (§2) for one axis: how long the output is,
+which input index an output index reads (nearest), and which two input indices with which
+float32 weights it blends (linear). The fast path builds its tables from these; the slow
+reference in :mod:`onnx_upsample.reference` re-derives every rule on its own, one element at
+a time, so that the two check each other.
+
+Below ``2**24`` the rules reproduce onnxruntime 1.32's float32 arithmetic bit for bit. At and
+beyond ``2**24`` float32 cannot hold every integer, ORT's values drift, and the rules switch to
+the exact value computed from the float32 scale as the binary fraction it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+# float32 represents every integer below this exactly; ORT's arithmetic is exact only there.
+F32_EXACT_LIMIT = 2**24
+# The largest dimension numpy (and ONNX's int64 shapes) can describe.
+MAX_DIM = 2**63 - 1
+
+IndexArray = npt.NDArray[np.int64]
+WeightArray = npt.NDArray[np.float32]
+
+
+def output_size(n_in: int, scale: np.float32) -> int:
+    """Output length of one axis: ``trunc(f32(n_in) * f32(scale))`` as ORT, exact past 2**24."""
+    product = np.float32(n_in) * np.float32(scale)
+    if n_in < F32_EXACT_LIMIT and product < F32_EXACT_LIMIT:
+        return int(product)
+    numerator, denominator = float(scale).as_integer_ratio()
+    return (n_in * numerator) // denominator
+
+
+def _exact_floor_quotient(o: IndexArray, scale: np.float32) -> IndexArray:
+    """``floor(o / scale)`` with no rounding, for non-negative int64 ``o``.
+
+    A float32 scale >= 1 is ``num / den`` with ``num < 2**24`` whenever ``den > 1``, so the
+    split ``o = q*num + r`` keeps every intermediate inside int64.
+    """
+    numerator, denominator = float(scale).as_integer_ratio()
+    if denominator == 1:
+        if numerator > MAX_DIM:
+            return np.zeros_like(o)
+        return o // numerator
+    quotient, remainder = np.divmod(o, numerator)
+    return quotient * denominator + (remainder * denominator) // numerator
+
+
+def nearest_indices(n_in: int, n_out: int, scale: np.float32) -> IndexArray:
+    """Input index read by each output index of one axis in nearest mode.
+
+    ``o`` when the scale is 1, else ``trunc(f32(o) / f32(scale))`` (float32 division, as
+    ORT), exact ``floor(o / scale)`` from ``2**24`` on; clamped to ``n_in - 1``.
+    """
+    o = np.arange(n_out, dtype=np.int64)
+    if scale == 1.0:
+        idx = o.copy()
+    else:
+        small = min(n_out, F32_EXACT_LIMIT)
+        idx = np.empty(n_out, dtype=np.int64)
+        idx[:small] = (o[:small].astype(np.float32) / np.float32(scale)).astype(np.int64)
+        if n_out > small:
+            idx[small:] = _exact_floor_quotient(o[small:], scale)
+    np.minimum(idx, n_in - 1, out=idx)
+    return idx
+
+
+def linear_taps(
+    n_in: int, n_out: int, scale: np.float32
+) -> tuple[IndexArray, IndexArray, WeightArray, WeightArray]:
+    """The two input indices and their float32 weights for each output index of one axis.
+
+    Returns ``(lo, hi, w_lo, w_hi)``: output ``o`` blends ``x[lo[o]]`` with weight
+    ``w_lo[o]`` and ``x[hi[o]]`` with weight ``w_hi[o]``. The coordinate is asymmetric,
+    ``c = o / scale`` in float32 (``o`` itself when the scale is 1), clamped to
+    ``[0, n_in - 1]``; ``lo = trunc(c)``, ``hi = min(lo + 1, n_in - 1)``; ``lo`` takes the
+    distance ``|c - hi|`` and ``hi`` the distance ``|c - lo|``; both take 0.5 where
+    ``lo == hi`` (the last index), exactly as ORT 1.32. From ``2**24`` on the coordinate and
+    distances are computed in float64 from the exact quotient, then rounded to float32.
+    """
+    lo = np.empty(n_out, dtype=np.int64)
+    hi = np.empty(n_out, dtype=np.int64)
+    w_lo = np.empty(n_out, dtype=np.float32)
+    w_hi = np.empty(n_out, dtype=np.float32)
+    small = min(n_out, F32_EXACT_LIMIT)
+    if small:
+        coord = np.arange(small, dtype=np.float32)
+        if scale != 1.0:
+            coord = coord / np.float32(scale)
+        _fill_taps(coord, n_in, lo[:small], hi[:small], w_lo[:small], w_hi[:small])
+    if n_out > small:
+        coord64 = np.arange(small, n_out, dtype=np.int64).astype(np.float64)
+        if scale != 1.0:
+            coord64 = coord64 / float(scale)
+        _fill_taps(coord64, n_in, lo[small:], hi[small:], w_lo[small:], w_hi[small:])
+    return lo, hi, w_lo, w_hi
+
+
+def _fill_taps(
+    coord: npt.NDArray[np.floating],
+    n_in: int,
+    lo: IndexArray,
+    hi: IndexArray,
+    w_lo: WeightArray,
+    w_hi: WeightArray,
+) -> None:
+    """Clamp coordinates and derive taps and weights in the coordinates' own precision."""
+    ftype = coord.dtype.type
+    coord = np.clip(coord, ftype(0), ftype(n_in - 1))
+    np.minimum(coord.astype(np.int64), n_in - 1, out=lo)
+    np.minimum(lo + 1, n_in - 1, out=hi)
+    # distance to the *other* tap is this tap's weight
+    w_hi[:] = np.abs(coord - lo.astype(ftype))
+    w_lo[:] = np.abs(coord - hi.astype(ftype))
+    edge = lo == hi
+    w_lo[edge] = 0.5
+    w_hi[edge] = 0.5
+
+
+def interpolated_axes(scales: Sequence[np.float32]) -> tuple[int, ...]:
+    """The axes linear mode interpolates (contract §2, "which axes interpolate").
+
+    Where ORT 1.32 has a linear kernel these are the axes that kernel interpolates, including
+    axes whose scale is 1 (weights 1 and 0, and 0.5/0.5 at the last index: that changes the
+    last bit of some results, so it matters for bit-identity). Everywhere else, exactly the
+    axes whose scale is not 1.
+    """
+    rank = len(scales)
+    unit = [float(s) == 1.0 for s in scales]
+    if rank == 2:
+        return (0, 1)
+    if rank == 3:
+        return (0, 1, 2)
+    if rank == 4 and unit[0] and unit[1]:
+        return (2, 3)
+    if rank == 4 and unit[0] and unit[3]:
+        return (1, 2)
+    if rank == 5 and unit[0] and unit[1]:
+        return (2, 3, 4)
+    return tuple(axis for axis in range(rank) if not unit[axis])

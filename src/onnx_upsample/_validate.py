@@ -1,0 +1,202 @@
+"""Argument checks of ``upsample`` (contract §3): everything is checked before allocation.
+
+Wrong kinds of argument raise ``TypeError``; wrong values raise :class:`UpsampleError` with a
+message that names the argument, the value, what was expected and the fix.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from ._dtypes import ElementType, element_type
+from ._errors import UpsampleError
+from ._rules import MAX_DIM, output_size
+
+Mode = Literal["nearest", "linear"]
+MODES: tuple[Mode, ...] = ("nearest", "linear")
+LEGACY_LINEAR_NAMES = ("bilinear", "trilinear")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A fully checked call: the input, float32 scales, mode, and the output's shape/type."""
+
+    x: np.ndarray
+    scales: tuple[np.float32, ...]
+    mode: Mode
+    etype: ElementType
+    out_shape: tuple[int, ...]
+    out_dtype: np.dtype
+
+    @property
+    def no_resize(self) -> bool:
+        """ORT's global rule: when no axis changes length, the output is a copy of x."""
+        return self.out_shape == self.x.shape
+
+
+def mode_of(mode: object) -> tuple[Mode, str | None]:
+    """Canonical mode name and, for a legacy alias, the warning to give."""
+    if isinstance(mode, str) and mode in MODES:
+        return mode, None
+    if isinstance(mode, str) and mode in LEGACY_LINEAR_NAMES:
+        return "linear", (
+            f"mode {mode!r} is a legacy name of 'linear' (written by old exporters); "
+            "it runs as 'linear'; write mode='linear'"
+        )
+    raise UpsampleError(
+        f"mode is {mode!r}; expected 'nearest' or 'linear' (exact, lower case; 'bilinear' and "
+        "'trilinear' are accepted as 'linear'); cubic and other modes are Resize's, not "
+        "Upsample's"
+    )
+
+
+def _scale_values(scales: object) -> list[float]:
+    """Flatten ``scales`` to Python floats, rejecting anything that is not a real number."""
+    expected = "expected a sequence or array of numbers, one per axis of x"
+    if scales is None or isinstance(scales, str | bytes):
+        raise TypeError(f"scales is {scales!r}; {expected}")
+    if isinstance(scales, np.ndarray):
+        if scales.dtype.kind not in "iufO":
+            raise TypeError(f"scales has element type {scales.dtype.name}; {expected}")
+        items: Iterable[Any] = scales.reshape(-1).tolist()
+    elif isinstance(scales, Iterable):
+        items = scales
+    else:
+        raise TypeError(f"scales is {scales!r}; {expected} (write [{scales!r}] for one axis)")
+    values = []
+    for position, item in enumerate(items):
+        if isinstance(item, np.ndarray) and item.ndim == 0:
+            item = item.item()
+        if isinstance(item, bool | np.bool_) or not isinstance(item, numbers.Real):
+            raise TypeError(f"scales[{position}] is {item!r}; {expected}")
+        try:
+            values.append(float(item))
+        except OverflowError:
+            values.append(math.inf)
+    return values
+
+
+def scales_of(scales: object, shape: tuple[int, ...]) -> tuple[np.float32, ...]:
+    """Check ``scales`` against x's shape and convert them to float32 as ONNX stores them."""
+    values = _scale_values(scales)
+    if len(values) != len(shape):
+        raise UpsampleError(
+            f"scales has {len(values)} value(s) {values} but x has rank {len(shape)} "
+            f"(shape {shape}); give exactly one scale per axis of x"
+            + (" (an empty list for a scalar x)" if not shape else "")
+        )
+    converted = []
+    for axis, value in enumerate(values):
+        with np.errstate(over="ignore"):
+            as_f32 = np.float32(value)
+        if not np.isfinite(as_f32):
+            beyond = "" if not math.isfinite(value) else " (beyond float32's range)"
+            raise UpsampleError(
+                f"scales[{axis}] is {value!r}{beyond}; each scale must be a finite number >= 1"
+            )
+        if as_f32 < 1:
+            raise UpsampleError(
+                f"scales[{axis}] is {value!r}; Upsample only enlarges (each scale must be "
+                ">= 1); use Resize to shrink"
+            )
+        converted.append(as_f32)
+    return tuple(converted)
+
+
+def shape_of(shape: tuple[int, ...], scales: tuple[np.float32, ...]) -> tuple[int, ...]:
+    """The output shape, or :class:`UpsampleError` if a dimension exceeds int64."""
+    result = tuple(output_size(n, s) for n, s in zip(shape, scales, strict=True))
+    for axis, n_out in enumerate(result):
+        if n_out > MAX_DIM:
+            raise UpsampleError(
+                f"scales[{axis}] is {float(scales[axis])!r}: axis {axis} of length "
+                f"{shape[axis]} would become {n_out}, more than the largest dimension "
+                f"{MAX_DIM} (2**63-1); use a smaller scale"
+            )
+    return result
+
+
+def _physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - non-POSIX
+        return None
+
+
+def _format_bytes(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if n < 1024 or unit == "EiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    raise AssertionError("unreachable")
+
+
+def check_fits_in_memory(shape: tuple[int, ...], itemsize: int) -> None:
+    """Refuse an output larger than physical memory before numpy tries to allocate it."""
+    n_bytes = math.prod(shape) * itemsize
+    available = _physical_memory()
+    if available is not None and n_bytes > available:
+        raise UpsampleError(
+            f"the output would have shape {shape} and take {_format_bytes(n_bytes)}, more "
+            f"than this machine's {_format_bytes(available)} of memory; use smaller scales, "
+            "or onnx_upsample.dask.upsample for arrays beyond memory"
+        )
+
+
+def check_out(out: object, shape: tuple[int, ...], dtype: np.dtype, x: np.ndarray) -> None:
+    """``out=`` must be C-contiguous, writable, the exact shape and dtype, and not overlap x."""
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out is a {type(out).__name__}; expected a numpy.ndarray or None")
+    if out.shape != shape:
+        raise UpsampleError(f"out has shape {out.shape}; the output has shape {shape}")
+    if out.dtype != dtype:
+        raise UpsampleError(
+            f"out has element type {out.dtype.str}; expected {dtype.str} (x's type in native "
+            "byte order)"
+        )
+    if not out.flags.c_contiguous:
+        raise UpsampleError("out is not C-contiguous; pass a C-contiguous array such as "
+                            "numpy.empty(shape, dtype)")
+    if not out.flags.writeable:
+        raise UpsampleError("out is read-only; pass a writable array")
+    try:
+        overlap = np.shares_memory(out, x, max_work=1_000_000)  # type: ignore[arg-type]
+    except np.exceptions.TooHardError:
+        overlap = True
+    if overlap:
+        raise UpsampleError("out overlaps x; pass an output array that does not share memory "
+                            "with the input")
+
+
+def make_plan(x: object, scales: object, mode: object, out: object) -> tuple[Plan, str | None]:
+    """Check every argument in contract order; return the plan and any warning to give."""
+    if x is None:
+        raise TypeError("x is None; expected an array (anything numpy.asarray accepts)")
+    # kinds first: scales that are not numbers are a TypeError whatever else is wrong
+    values = _scale_values(scales)
+    canonical_mode, warning = mode_of(mode)
+    try:
+        array = np.asarray(x)
+    except (ValueError, TypeError) as error:
+        raise UpsampleError(f"x cannot be read as an array: {error}") from None
+    etype = element_type(array.dtype)
+    if canonical_mode == "linear" and not etype.linear_ok:
+        raise UpsampleError(
+            f"mode 'linear' is not defined for element type {etype.name}; use mode='nearest'"
+        )
+    f32_scales = scales_of(values, array.shape)
+    out_shape = shape_of(array.shape, f32_scales)
+    out_dtype = array.dtype.newbyteorder("=")
+    if out is None:
+        check_fits_in_memory(out_shape, out_dtype.itemsize)
+    else:
+        check_out(out, out_shape, out_dtype, array)
+    plan = Plan(array, f32_scales, canonical_mode, etype, out_shape, out_dtype)
+    return plan, warning

@@ -1,0 +1,168 @@
+"""The slow reference of ONNX ``Upsample`` (versions 1, 7, 9, 10): the oracle.
+
+Spec-literal: every rule of the contract (§2) is one small function of plain scalars, and
+the output is filled one element at a time by a Python loop. Nothing here is shared with the
+fast path except argument checking, so each checks the other; the rules themselves are
+checked against hand-computed cases from the operator documentation and onnxruntime 1.32.
+
+Use it to check another implementation on small inputs; it is far too slow for real work.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from collections.abc import Sequence
+from fractions import Fraction
+
+import numpy as np
+import numpy.typing as npt
+
+from ._dtypes import ElementType
+from ._errors import UpsampleWarning
+from ._validate import make_plan
+
+__all__ = ["upsample"]
+
+EXACT_BELOW = 2**24  # float32 holds every integer below this, and no more
+
+
+def _f32(value: float | np.floating) -> np.float32:
+    return np.float32(value)
+
+
+def output_length(n_in: int, scale: np.float32) -> int:
+    """``trunc(f32(n_in) * f32(scale))``; the exact ``floor(n_in * scale)`` from 2**24 on."""
+    product = _f32(n_in) * _f32(scale)
+    if n_in < EXACT_BELOW and product < EXACT_BELOW:
+        return int(product)
+    return math.floor(n_in * Fraction(float(scale)))
+
+
+def nearest_index(o: int, n_in: int, scale: np.float32) -> int:
+    """Input index read by output index ``o`` of one axis (nearest mode)."""
+    if o >= EXACT_BELOW:
+        index = math.floor(Fraction(o) / Fraction(float(scale)))
+    elif scale == 1.0:
+        index = o
+    else:
+        index = int(_f32(o) / _f32(scale))  # float32 division, truncation
+    return min(index, n_in - 1)
+
+
+def linear_taps(o: int, n_in: int, scale: np.float32) -> list[tuple[int, np.float32]]:
+    """The two (input index, float32 weight) pairs blended by output index ``o``."""
+    coordinate: np.float32 | float
+    if o < EXACT_BELOW:
+        coordinate = _f32(o) if scale == 1.0 else _f32(o) / _f32(scale)
+        coordinate = max(_f32(0), min(coordinate, _f32(n_in - 1)))
+    else:
+        coordinate = float(Fraction(o) / Fraction(float(scale)))  # correctly rounded f64
+        coordinate = max(0.0, min(coordinate, float(n_in - 1)))
+    i1 = min(int(coordinate), n_in - 1)
+    i2 = min(i1 + 1, n_in - 1)
+    if i1 == i2:
+        return [(i1, _f32(0.5)), (i2, _f32(0.5))]
+    if isinstance(coordinate, np.float32):  # float32 arithmetic below 2**24
+        d1, d2 = abs(coordinate - _f32(i1)), abs(coordinate - _f32(i2))
+    else:  # float64 distances, rounded once to float32
+        d1, d2 = _f32(abs(coordinate - i1)), _f32(abs(coordinate - i2))
+    return [(i1, d2), (i2, d1)]
+
+
+def interpolated_axes(scales: Sequence[np.float32]) -> list[int]:
+    """Axes linear mode interpolates: ORT 1.32's kernel table, else the scaled axes."""
+    rank = len(scales)
+    if rank == 2:
+        return [0, 1]
+    if rank == 3:
+        return [0, 1, 2]
+    if rank == 4 and scales[0] == 1 and scales[1] == 1:
+        return [2, 3]
+    if rank == 4 and scales[0] == 1 and scales[3] == 1:
+        return [1, 2]
+    if rank == 5 and scales[0] == 1 and scales[1] == 1:
+        return [2, 3, 4]
+    return [axis for axis in range(rank) if scales[axis] != 1]
+
+
+def corner_weight(weights: Sequence[np.float32]) -> np.float32:
+    """float32 product of per-axis weights given outermost first, multiplied innermost first."""
+    product = weights[-1]
+    for weight in reversed(weights[:-1]):
+        product = _f32(product * weight)
+    return product
+
+
+def weighted_sum(terms: Sequence[tuple[np.float32, float]], acc: type) -> np.floating:
+    """Sum of weight*value in the accumulation type: first term first, left to right."""
+    total = None
+    for weight, value in terms:
+        term = acc(weight) * acc(value)
+        total = term if total is None else total + term
+    assert total is not None
+    return total
+
+
+def to_integer(value: np.floating, dtype: np.dtype) -> int:
+    """Truncate toward zero, then saturate to the integer type's range."""
+    info = np.iinfo(dtype)
+    return max(info.min, min(info.max, math.trunc(float(value))))
+
+
+def _linear_element(
+    x: np.ndarray, o: tuple[int, ...], scales: Sequence[np.float32], etype: ElementType
+) -> object:
+    axes = interpolated_axes(scales)
+    taps = [linear_taps(o[axis], x.shape[axis], scales[axis]) for axis in axes]
+    acc = etype.accumulator.type  # type: ignore[union-attr]
+    parts: list[list[tuple[np.float32, float]]] = [[] for _ in range(etype.parts)]
+    for corner in itertools.product(*taps):  # last axis varies fastest: innermost first
+        index = list(o)
+        for axis, (input_index, _) in zip(axes, corner, strict=True):
+            index[axis] = input_index
+        weight = corner_weight([w for _, w in corner])
+        value = x[tuple(index)]
+        if etype.parts == 1:
+            parts[0].append((weight, value))
+        else:
+            parts[0].append((weight, value.real))
+            parts[1].append((weight, value.imag))
+    sums = [weighted_sum(terms, acc) for terms in parts]
+    if etype.parts == 2:
+        return complex(float(sums[0]), float(sums[1]))
+    if etype.is_integer:
+        return to_integer(sums[0], x.dtype)
+    return sums[0]
+
+
+def upsample(
+    x: npt.ArrayLike,
+    scales: Sequence[float] | npt.NDArray[np.number],
+    mode: str = "nearest",
+) -> np.ndarray:
+    """ONNX ``Upsample`` (versions 1, 7, 9, 10), one output element at a time.
+
+    Same arguments, result and errors as :func:`onnx_upsample.upsample` (without ``out``).
+    """
+    plan, warning = make_plan(x, scales, mode, None)
+    if warning is not None:
+        warnings.warn(warning, UpsampleWarning, stacklevel=2)
+    source = plan.x
+    f32_scales = plan.scales
+    shape = tuple(output_length(n, s) for n, s in zip(source.shape, f32_scales, strict=True))
+    out = np.empty(shape, source.dtype.newbyteorder("="))
+    if shape == source.shape:  # ORT's global no-resize rule: a copy, whatever the scales
+        out[...] = source
+        return out
+    with np.errstate(all="ignore"):
+        for o in itertools.product(*(range(n) for n in shape)):
+            if plan.mode == "nearest":
+                index = tuple(
+                    nearest_index(o[a], source.shape[a], f32_scales[a]) for a in range(len(o))
+                )
+                out[o] = source[index]
+            else:
+                out[o] = _linear_element(source, o, f32_scales, plan.etype)
+    return out
