@@ -51,29 +51,38 @@ def _exact_floor_quotient(o: IndexArray, scale: np.float32) -> IndexArray:
     return quotient * denominator + (remainder * denominator) // numerator
 
 
-def nearest_indices(n_in: int, n_out: int, scale: np.float32) -> IndexArray:
-    """Input index read by each output index of one axis in nearest mode.
+def _output_range(n_out: int, start: int, stop: int | None) -> tuple[int, int, int]:
+    """Clip ``[start, stop)`` to the axis and find where it crosses ``2**24``."""
+    stop = n_out if stop is None else min(stop, n_out)
+    start = min(max(start, 0), stop)
+    return start, stop, min(max(start, F32_EXACT_LIMIT), stop)
+
+
+def nearest_indices(
+    n_in: int, n_out: int, scale: np.float32, start: int = 0, stop: int | None = None
+) -> IndexArray:
+    """Input index read by each output index ``start <= o < stop`` of one axis (nearest).
 
     ``o`` when the scale is 1, else ``trunc(f32(o) / f32(scale))`` (float32 division, as
     ORT), exact ``floor(o / scale)`` from ``2**24`` on; clamped to ``n_in - 1``.
     """
-    o = np.arange(n_out, dtype=np.int64)
+    start, stop, split = _output_range(n_out, start, stop)
+    o = np.arange(start, stop, dtype=np.int64)
     if scale == 1.0:
-        idx = o.copy()
+        idx = o
     else:
-        small = min(n_out, F32_EXACT_LIMIT)
-        idx = np.empty(n_out, dtype=np.int64)
+        small = split - start
+        idx = np.empty(stop - start, dtype=np.int64)
         idx[:small] = (o[:small].astype(np.float32) / np.float32(scale)).astype(np.int64)
-        if n_out > small:
-            idx[small:] = _exact_floor_quotient(o[small:], scale)
+        idx[small:] = _exact_floor_quotient(o[small:], scale)
     np.minimum(idx, n_in - 1, out=idx)
     return idx
 
 
 def linear_taps(
-    n_in: int, n_out: int, scale: np.float32
+    n_in: int, n_out: int, scale: np.float32, start: int = 0, stop: int | None = None
 ) -> tuple[IndexArray, IndexArray, WeightArray, WeightArray]:
-    """The two input indices and their float32 weights for each output index of one axis.
+    """The two input indices and their float32 weights for output indices ``[start, stop)``.
 
     Returns ``(lo, hi, w_lo, w_hi)``: output ``o`` blends ``x[lo[o]]`` with weight
     ``w_lo[o]`` and ``x[hi[o]]`` with weight ``w_hi[o]``. The coordinate is asymmetric,
@@ -83,18 +92,20 @@ def linear_taps(
     ``lo == hi`` (the last index), exactly as ORT 1.32. From ``2**24`` on the coordinate and
     distances are computed in float64 from the exact quotient, then rounded to float32.
     """
-    lo = np.empty(n_out, dtype=np.int64)
-    hi = np.empty(n_out, dtype=np.int64)
-    w_lo = np.empty(n_out, dtype=np.float32)
-    w_hi = np.empty(n_out, dtype=np.float32)
-    small = min(n_out, F32_EXACT_LIMIT)
+    start, stop, split = _output_range(n_out, start, stop)
+    length, small = stop - start, split - start
+    lo = np.empty(length, dtype=np.int64)
+    hi = np.empty(length, dtype=np.int64)
+    w_lo = np.empty(length, dtype=np.float32)
+    w_hi = np.empty(length, dtype=np.float32)
     if small:
-        coord = np.arange(small, dtype=np.float32)
+        coord = np.arange(start, split, dtype=np.float32)
         if scale != 1.0:
             coord = coord / np.float32(scale)
         _fill_taps(coord, n_in, lo[:small], hi[:small], w_lo[:small], w_hi[:small])
-    if n_out > small:
-        coord64 = np.arange(small, n_out, dtype=np.int64).astype(np.float64)
+    if length > small:
+        # float64 division of integers below 2**53 is the exact quotient, correctly rounded
+        coord64 = np.arange(split, stop, dtype=np.int64).astype(np.float64)
         if scale != 1.0:
             coord64 = coord64 / float(scale)
         _fill_taps(coord64, n_in, lo[small:], hi[small:], w_lo[small:], w_hi[small:])
