@@ -1,0 +1,511 @@
+"""The slow reference (and the fast path, on the same cases) against hand-computed arrays.
+
+Expected arrays come from the ONNX operator page (spec/Upsample.md), ORT 1.32's own Upsample
+tests and the measured values of peers §2-3, or are worked out by hand from the contract's
+formulas (contract §2). Comparisons are bitwise wherever the contract promises bit-identity.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import onnx_upsample
+from onnx_upsample import UpsampleWarning
+from onnx_upsample import reference as ref
+
+f32 = np.float32
+
+IMPLEMENTATIONS = [
+    pytest.param(ref.upsample, id="reference"),
+    pytest.param(onnx_upsample.upsample, id="fast"),
+]
+impl_param = pytest.mark.parametrize("upsample", IMPLEMENTATIONS)
+
+Upsample = Callable[..., np.ndarray]
+
+
+def same_bits(got: np.ndarray, expected: np.ndarray) -> bool:
+    """Same shape, same dtype, same bytes (so -0.0 != 0.0 and NaN payloads count)."""
+    got = np.asarray(got)
+    expected = np.asarray(expected)
+    if got.shape != expected.shape or got.dtype != expected.dtype:
+        return False
+    if got.dtype.kind in "biufc" or got.dtype.name == "bfloat16":
+        return bool(
+            np.array_equal(
+                np.ascontiguousarray(got).view(np.uint8),
+                np.ascontiguousarray(expected).view(np.uint8),
+            )
+        )
+    return got.tolist() == expected.tolist()
+
+
+def assert_bits(got: np.ndarray, expected: np.ndarray) -> None:
+    assert same_bits(got, expected), f"\ngot      {got!r}\nexpected {expected!r}"
+
+
+Tap = tuple[int, int, np.float32, np.float32]
+
+
+def _axis_taps(n_in: int, n_out: int, s: np.float32) -> list[Tap]:
+    """Peers §3 pseudo-code for one axis: (i1, i2, d1, d2), all float32."""
+    taps = []
+    for o in range(n_out):
+        c = f32(o) if s == 1.0 else f32(o) / s
+        c = max(f32(0), min(c, f32(n_in - 1)))
+        i1 = min(int(c), n_in - 1)
+        i2 = min(i1 + 1, n_in - 1)
+        d1, d2 = abs(c - f32(i1)), abs(c - f32(i2))
+        if i1 == i2:
+            d1 = d2 = f32(0.5)
+        taps.append((i1, i2, d1, d2))
+    return taps
+
+
+def ort_bilinear_2d(x: np.ndarray, sy: float, sx: float) -> np.ndarray:
+    """ORT 1.32's 2-D bilinear literally (peers §3), in float32, one element at a time.
+
+    Y = ((dx2*dy2)*X11 + (dx1*dy2)*X21) + (dx2*dy1)*X12 + (dx1*dy1)*X22, X11 = X[y1, x1],
+    X21 = X[y1, x2], X12 = X[y2, x1].
+    """
+    x = np.asarray(x, dtype=np.float32)
+    h, w = x.shape
+    oh, ow = int(f32(h) * f32(sy)), int(f32(w) * f32(sx))
+    ty, tx = _axis_taps(h, oh, f32(sy)), _axis_taps(w, ow, f32(sx))
+    y = np.empty((oh, ow), np.float32)
+    for r, (y1, y2, dy1, dy2) in enumerate(ty):
+        for c, (x1, x2, dx1, dx2) in enumerate(tx):
+            total = f32(dx2 * dy2) * x[y1, x1] + f32(dx1 * dy2) * x[y1, x2]
+            total = f32(total) + f32(dx2 * dy1) * x[y2, x1]
+            y[r, c] = f32(total) + f32(dx1 * dy1) * x[y2, x2]
+    return y
+
+
+# ---------------------------------------------------------------------------------------------
+# documented examples
+# ---------------------------------------------------------------------------------------------
+
+X22 = np.array([[[[1, 2], [3, 4]]]], dtype=np.float32)
+
+
+@impl_param
+def test_spec_nearest_example_2x2_to_4x6(upsample: Upsample) -> None:
+    """ONNX test_upsample_nearest: scales [1, 1, 2, 3]."""
+    expected = np.array(
+        [[[[1, 1, 1, 2, 2, 2], [1, 1, 1, 2, 2, 2], [3, 3, 3, 4, 4, 4], [3, 3, 3, 4, 4, 4]]]],
+        dtype=np.float32,
+    )
+    assert_bits(upsample(X22, [1, 1, 2, 3], "nearest"), expected)
+    assert_bits(upsample(X22, [1, 1, 2, 3]), expected)  # nearest is the default
+
+
+@impl_param
+def test_spec_v1_example_2x2_to_4x4(upsample: Upsample) -> None:
+    """Upsample-1's doc example: height_scale = width_scale = 2."""
+    expected = np.array(
+        [[[[1, 1, 2, 2], [1, 1, 2, 2], [3, 3, 4, 4], [3, 3, 4, 4]]]], dtype=np.float32
+    )
+    assert_bits(upsample(X22, [1, 1, 2, 2]), expected)
+
+
+BILINEAR_X = np.array([[[[1, 3], [3, 5]]], [[[3, 5], [7, 9]]]], dtype=np.float32)
+# ORT UpsampleOp4DBilinearTest's expected rows; by hand: x coordinate o/4 = 0 .25 .5 .75 then
+# clamped to 1; y coordinate o/2 = 0 .5 then clamped to 1 (the last row repeats).
+BILINEAR_ROWS = [
+    [1, 1.5, 2, 2.5, 3, 3, 3, 3], [2, 2.5, 3, 3.5, 4, 4, 4, 4],
+    [3, 3.5, 4, 4.5, 5, 5, 5, 5], [3, 3.5, 4, 4.5, 5, 5, 5, 5],
+    [3, 3.5, 4, 4.5, 5, 5, 5, 5], [5, 5.5, 6, 6.5, 7, 7, 7, 7],
+    [7, 7.5, 8, 8.5, 9, 9, 9, 9], [7, 7.5, 8, 8.5, 9, 9, 9, 9],
+]
+
+
+def _lerp_rows(image: np.ndarray) -> np.ndarray:
+    """Hand formula for scales [2, 4] on a 2x2 image: values are exact binary fractions."""
+    (a, b), (c, d) = image.tolist()
+    wx = [0, 0.25, 0.5, 0.75, 1, 1, 1, 1]
+    wy = [0, 0.5, 1, 1]
+    return np.array(
+        [[(1 - v) * ((1 - u) * a + u * b) + v * ((1 - u) * c + u * d) for u in wx] for v in wy],
+        dtype=np.float32,
+    )
+
+
+def test_bilinear_rows_agree_with_the_hand_formula() -> None:
+    derived = np.stack([_lerp_rows(BILINEAR_X[n, 0]) for n in range(2)]).reshape(8, 8)
+    assert np.array_equal(derived, np.array(BILINEAR_ROWS, dtype=np.float32))
+
+
+@impl_param
+def test_ort_bilinear_4d_float32(upsample: Upsample) -> None:
+    expected = np.array(BILINEAR_ROWS, dtype=np.float32).reshape(2, 1, 4, 8)
+    got = upsample(BILINEAR_X, [1, 1, 2, 4], "linear")
+    assert_bits(got, expected)
+    for n in range(2):
+        assert_bits(got[n, 0], ort_bilinear_2d(BILINEAR_X[n, 0], 2, 4))
+
+
+@impl_param
+def test_ort_bilinear_4d_int32_truncates(upsample: Upsample) -> None:
+    expected = np.array(
+        [[int(v) for v in row] for row in BILINEAR_ROWS], dtype=np.int32
+    ).reshape(2, 1, 4, 8)
+    assert expected[0, 0, 0, 1] == 1  # 1.5 -> 1
+    got = upsample(BILINEAR_X.astype(np.int32), [1, 1, 2, 4], "linear")
+    assert_bits(got, expected)
+
+
+@impl_param
+def test_ort_nearest_15x(upsample: Upsample) -> None:
+    """ORT UpsampleOpNearest15XTest: width 2 x 1.5 = 3, columns 0, 0, 1."""
+    x = np.array([[[[1, 3], [3, 5]]]], dtype=np.float32)
+    plane = [[1, 1, 3], [1, 1, 3], [3, 3, 5], [3, 3, 5]]
+    expected = np.array([[plane]], dtype=np.float32)
+    assert_bits(upsample(x, [1, 1, 2, 1.5]), expected)
+    # a batch scale of 2 is accepted (ORT's nearest too): both images are the same
+    assert_bits(upsample(x, [2, 1, 2, 1.5]), np.array([[plane], [plane]], dtype=np.float32))
+    for dtype in (np.int32, np.int8, np.uint8, np.float64, np.int64):
+        assert_bits(upsample(x.astype(dtype), [1, 1, 2, 1.5]), expected.astype(dtype))
+
+
+# ---------------------------------------------------------------------------------------------
+# integer linear: truncation toward zero, then saturation
+# ---------------------------------------------------------------------------------------------
+
+UINT8_ROW = [0, 63, 127, 191, 255, 193, 132, 71, 10, 10, 10, 10, 11, 11, 11, 11]  # peers §3
+
+
+@impl_param
+def test_uint8_example_rank2(upsample: Upsample) -> None:
+    """Peers §3: [0, 255, 10, 11] x4 (ORT truncates: 63.75 -> 63, 193.75 -> 193)."""
+    x = np.array([[0, 255, 10, 11]], dtype=np.uint8)
+    got = upsample(x, [1, 4], "linear")
+    assert_bits(got, np.array([UINT8_ROW], dtype=np.uint8))
+
+
+@impl_param
+def test_uint8_example_rank1(upsample: Upsample) -> None:
+    """Rank 1 (no ORT kernel) interpolates the scaled axis only: the same row, by hand."""
+    x = np.array([0, 255, 10, 11], dtype=np.uint8)
+    assert_bits(upsample(x, [4], "linear"), np.array(UINT8_ROW, dtype=np.uint8))
+
+
+@impl_param
+def test_int8_truncates_toward_zero(upsample: Upsample) -> None:
+    # [0, -13] x4: 0, -3.25, -6.5, -9.75, -13, ... -> 0, -3, -6, -9 (floor would give -4 ...)
+    x = np.array([[0, -13]], dtype=np.int8)
+    got = upsample(x, [1, 4], "linear")
+    assert_bits(got, np.array([[0, -3, -6, -9, -13, -13, -13, -13]], dtype=np.int8))
+
+
+@impl_param
+def test_int32_saturates_instead_of_wrapping(upsample: Upsample) -> None:
+    """f32(2147483647) = 2**31; ORT wraps it to -2**31, the contract saturates."""
+    top, bottom = np.iinfo(np.int32).max, np.iinfo(np.int32).min
+    x = np.array([[top, top], [bottom, bottom]], dtype=np.int32)
+    got = upsample(x, [1, 2], "linear")
+    expected = np.array([[top] * 4, [bottom] * 4], dtype=np.int32)
+    assert_bits(got, expected)
+
+
+@impl_param
+def test_int32_accumulates_in_float32(upsample: Upsample) -> None:
+    """Peers §3: 16777217 -> 16777216 at exact sample points (ORT's float32 arithmetic)."""
+    x = np.array([[16777217, 16777217]], dtype=np.int32)
+    got = upsample(x, [1, 2], "linear")
+    assert_bits(got, np.full((1, 4), 16777216, dtype=np.int32))
+
+
+@impl_param
+@pytest.mark.parametrize("dtype", [np.int64, np.uint32, np.uint64, np.float64])
+def test_wide_types_accumulate_in_float64(upsample: Upsample, dtype: type) -> None:
+    x = np.array([[16777217, 16777217]], dtype=dtype)
+    got = upsample(x, [1, 2], "linear")
+    assert_bits(got, np.full((1, 4), 16777217, dtype=dtype))
+
+
+@impl_param
+def test_uint64_saturates(upsample: Upsample) -> None:
+    top = np.iinfo(np.uint64).max  # float64(2**64 - 1) = 2**64, out of range
+    x = np.array([[top, top]], dtype=np.uint64)
+    assert_bits(upsample(x, [1, 2], "linear"), np.full((1, 4), top, dtype=np.uint64))
+
+
+# ---------------------------------------------------------------------------------------------
+# the global no-resize copy, rank 0, empty axes
+# ---------------------------------------------------------------------------------------------
+
+
+@impl_param
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_no_resize_copy_is_global(upsample: Upsample, mode: str) -> None:
+    """d=3, s=1.1: 3 x 1.1 = 3.3 -> 3; X comes back unchanged (the formula would be [0,0,1])."""
+    x = np.array([10, 20, 30], dtype=np.float32)
+    got = upsample(x, [1.1], mode)
+    assert_bits(got, x)
+    assert not np.shares_memory(got, x)
+    x2 = np.arange(9, dtype=np.float32).reshape(3, 3)
+    got2 = upsample(x2, [1.1, 1.1], mode)
+    assert_bits(got2, x2)
+    assert not np.shares_memory(got2, x2)
+
+
+@impl_param
+def test_no_resize_copy_does_not_apply_when_another_axis_grows(upsample: Upsample) -> None:
+    """X[3,2] with scales [1.1, 2]: rows trunc(o/1.1) = 0, 0, 1."""
+    x = np.array([[1, 2], [3, 4], [5, 6]], dtype=np.float32)
+    expected = np.array([[1, 1, 2, 2], [1, 1, 2, 2], [3, 3, 4, 4]], dtype=np.float32)
+    assert_bits(upsample(x, [1.1, 2]), expected)
+
+
+@impl_param
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("scales", [[], (), np.array([], dtype=np.float32)])
+def test_rank0_with_empty_scales(upsample: Upsample, mode: str, scales: object) -> None:
+    x = np.array(2.5, dtype=np.float32)
+    got = upsample(x, scales, mode)
+    assert isinstance(got, np.ndarray)
+    assert_bits(got, np.array(2.5, dtype=np.float32))
+    assert not np.shares_memory(got, x)
+
+
+@impl_param
+def test_python_scalar_input(upsample: Upsample) -> None:
+    got = upsample(7, [])
+    assert got.shape == ()
+    assert got == 7
+
+
+@impl_param
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize(
+    ("shape", "scales", "out_shape"),
+    [
+        ((1, 0, 2, 2), [1, 1, 2, 2], (1, 0, 4, 4)),
+        ((1, 1, 0, 2), [1, 1, 2, 2], (1, 1, 0, 4)),
+        ((0,), [3], (0,)),
+        ((0, 3), [2, 2], (0, 6)),
+    ],
+)
+def test_zero_size_axes(upsample: Upsample, mode: str, shape, scales, out_shape) -> None:
+    got = upsample(np.zeros(shape, np.float32), scales, mode)
+    assert got.shape == out_shape
+    assert got.dtype == np.float32
+
+
+# ---------------------------------------------------------------------------------------------
+# float16 / bfloat16: computed in float32, rounded once
+# ---------------------------------------------------------------------------------------------
+
+
+def _low_precision_case(dtype: type, bits: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    row = np.array([list(bits)], dtype=np.uint16).view(dtype)
+    expected = ort_bilinear_2d(row.astype(np.float32), 1, 3).astype(dtype)
+    return row, expected
+
+
+def _low_precision_arithmetic(row: np.ndarray, dtype: type) -> np.ndarray:
+    """The wrong way: weights and sums in the narrow type itself."""
+    values = row.astype(np.float32)
+    out = []
+    for x1, x2, d1, d2 in _axis_taps(2, 6, f32(3)):
+        half = dtype(0.5)
+        lo = dtype(dtype(d2) * half) * dtype(values[0, x1])
+        hi = dtype(dtype(d1) * half) * dtype(values[0, x2])
+        out.append(dtype(dtype(dtype(lo + hi) + lo) + hi))
+    return np.array([out], dtype=dtype)
+
+
+@impl_param
+@pytest.mark.parametrize(
+    ("dtype", "bits"),
+    [
+        (np.float16, (12294, 45114)),  # 0.1257, -0.1321
+        (ml_dtypes.bfloat16, (16164, 15831)),  # 0.640625, 0.10498
+    ],
+    ids=["float16", "bfloat16"],
+)
+def test_half_types_round_once_from_float32(upsample: Upsample, dtype: type, bits) -> None:
+    row, expected = _low_precision_case(dtype, bits)
+    # the case discriminates: arithmetic in the narrow type would give another result
+    assert not same_bits(_low_precision_arithmetic(row, dtype), expected)
+    got = upsample(row, [1, 3], "linear")
+    assert got.dtype == np.dtype(dtype)
+    assert_bits(got, expected)
+
+
+@impl_param
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16], ids=["float16", "bfloat16"])
+def test_half_types_nearest(upsample: Upsample, dtype: type) -> None:
+    x = np.array([[1.5, -2.25]], dtype=dtype)
+    expected = np.array([[1.5, 1.5, -2.25, -2.25]] * 2, dtype=dtype)
+    assert_bits(upsample(x, [2, 2]), expected)
+
+
+# ---------------------------------------------------------------------------------------------
+# complex, signed zero, NaN
+# ---------------------------------------------------------------------------------------------
+
+
+@impl_param
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_parts_are_computed_separately(upsample: Upsample, dtype: type) -> None:
+    """X = [1+0j, 2+inf*j] x2: o=0 blends with weights 1 and 0.
+
+    Real part: 1*1 + 0*2 = 1 (a complex multiply would give 0*inf = NaN here);
+    imaginary part: 1*0 + 0*inf = NaN (the real rule on that part, as ORT on a float).
+    """
+    x = np.array([1 + 0j, complex(2, np.inf)], dtype=dtype)
+    got = upsample(x, [2], "linear")
+    assert got.dtype == np.dtype(dtype)
+    real = np.array([1, 1.5, 2, 2], dtype=x.real.dtype)
+    assert_bits(np.ascontiguousarray(got.real), real)
+    assert np.isnan(got.imag[0])
+    assert np.array_equal(got.imag[1:], np.full(3, np.inf))
+
+
+@impl_param
+def test_complex_nearest(upsample: Upsample) -> None:
+    x = np.array([1 + 2j, -3 - 4j], dtype=np.complex64)
+    expected = np.array([1 + 2j, 1 + 2j, -3 - 4j, -3 - 4j], dtype=np.complex64)
+    assert_bits(upsample(x, [2]), expected)
+
+
+@impl_param
+@pytest.mark.parametrize(
+    ("shape", "scales"), [((1, 2), [1, 2]), ((2,), [2]), ((1, 1, 2, 2), [1, 1, 2, 2])]
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_negative_zero_stays_negative(upsample: Upsample, shape, scales, dtype) -> None:
+    """The sum starts from the first term: -0.0 + -0.0 = -0.0 (a 0.0 seed would give +0.0)."""
+    x = np.full(shape, -0.0, dtype=dtype)
+    got = upsample(x, scales, "linear")
+    assert got.size > 0
+    assert np.all(got == 0)
+    assert np.all(np.signbit(got))
+
+
+@impl_param
+def test_nan_through_zero_weight_of_an_s1_axis(upsample: Upsample) -> None:
+    """Rank 2 interpolates the s == 1 axis too; row 0 gives X[1,0] = inf weight 0: NaN.
+
+    By hand (scales [1, 2]): row 0 has y weights 1 (row 0) and 0 (row 1); columns 0 and 1
+    read X[:, 0], so 0*inf = NaN there; columns 2, 3 read only X[:, 1] (finite). Row 1 is the
+    last index (0.5/0.5 of row 1 with itself). Interpolating only the scaled axis would give
+    row 0 = [1, 1.5, 2, 2].
+    """
+    x = np.array([[1, 2], [np.inf, 4]], dtype=np.float32)
+    got = upsample(x, [1, 2], "linear")
+    expected = np.array([[np.nan, np.nan, 2, 2], [np.inf, np.inf, 4, 4]], dtype=np.float32)
+    assert got.shape == expected.shape
+    assert np.array_equal(np.isnan(got), np.isnan(expected))
+    assert np.array_equal(got[~np.isnan(got)], expected[~np.isnan(expected)])
+    # and the formula of peers §3, applied literally, agrees
+    with np.errstate(invalid="ignore"):
+        literal = ort_bilinear_2d(x, 1, 2)
+    assert np.array_equal(np.isnan(literal), np.isnan(expected))
+
+
+@impl_param
+def test_s1_axis_of_rank2_changes_last_bits(upsample: Upsample) -> None:
+    """Rank 2 with scales [1, 3]: the size-2 axis with s == 1 is interpolated (weights 1/0 and
+    0.5/0.5), ORT's order of float32 operations; the result is ORT's formula bit for bit."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 5)).astype(np.float32)
+    expected = ort_bilinear_2d(x, 1, 3)
+    assert_bits(upsample(x, [1, 3], "linear"), expected)
+
+
+# ---------------------------------------------------------------------------------------------
+# non-numeric element types in nearest
+# ---------------------------------------------------------------------------------------------
+
+
+@impl_param
+def test_bool_nearest(upsample: Upsample) -> None:
+    x = np.array([[True, False]])
+    expected = np.array([[True, True, False, False]] * 2)
+    assert_bits(upsample(x, [2, 2]), expected)
+
+
+@impl_param
+def test_str_nearest(upsample: Upsample) -> None:
+    x = np.array(["a", "bcd"])
+    got = upsample(x, [2])
+    assert got.dtype == x.dtype
+    assert got.tolist() == ["a", "a", "bcd", "bcd"]
+
+
+@impl_param
+def test_bytes_nearest(upsample: Upsample) -> None:
+    x = np.array([[b"x"], [b"yz"]])
+    got = upsample(x, [1.5, 3])
+    assert got.dtype == x.dtype
+    assert got.tolist() == [[b"x"] * 3, [b"x"] * 3, [b"yz"] * 3]
+
+
+@impl_param
+def test_object_nearest_gathers_references(upsample: Upsample) -> None:
+    first, second = ["not", "inspected"], {"k": 1}
+    x = np.empty(2, dtype=object)
+    x[0], x[1] = first, second
+    got = upsample(x, [2])
+    assert got.dtype == object
+    assert got[0] is first and got[1] is first
+    assert got[2] is second and got[3] is second
+
+
+# ---------------------------------------------------------------------------------------------
+# legacy mode names, layouts, byte order
+# ---------------------------------------------------------------------------------------------
+
+
+@impl_param
+@pytest.mark.parametrize("alias", ["bilinear", "trilinear"])
+def test_legacy_linear_names_warn_and_run_linear(upsample: Upsample, alias: str) -> None:
+    expected = np.array(BILINEAR_ROWS, dtype=np.float32).reshape(2, 1, 4, 8)
+    with pytest.warns(UpsampleWarning, match=alias):
+        got = upsample(BILINEAR_X, [1, 1, 2, 4], alias)
+    assert_bits(got, expected)
+
+
+@impl_param
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_canonical_modes_do_not_warn(upsample: Upsample, mode: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        upsample(BILINEAR_X, [1, 1, 2, 4], mode)
+
+
+@impl_param
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_byte_swapped_and_strided_input(upsample: Upsample, mode: str) -> None:
+    x = BILINEAR_X.astype(">f4")
+    got = upsample(x, [1, 1, 2, 4], mode)
+    assert got.dtype == np.dtype("=f4")
+    assert got.flags.c_contiguous
+    expected = upsample(BILINEAR_X, [1, 1, 2, 4], mode)
+    assert_bits(got, expected)
+    # a transposed (non-contiguous) view: the same values as its contiguous copy
+    t = np.arange(12, dtype=np.float32).reshape(3, 4).T
+    assert_bits(upsample(t, [2, 1.5], mode), upsample(np.ascontiguousarray(t), [2, 1.5], mode))
+
+
+@impl_param
+def test_list_input(upsample: Upsample) -> None:
+    got = upsample([[1, 2], [3, 4]], [2, 1.5])
+    assert got.tolist() == [[1, 1, 2], [1, 1, 2], [3, 3, 4], [3, 3, 4]]
+
+
+@impl_param
+def test_scales_as_a_1x4_array(upsample: Upsample) -> None:
+    """Contract §3: scales may be an array of any shape with rank-many elements (ORT: [1, 4])."""
+    expected = np.array(
+        [[[[1, 1, 1, 2, 2, 2], [1, 1, 1, 2, 2, 2], [3, 3, 3, 4, 4, 4], [3, 3, 3, 4, 4, 4]]]],
+        dtype=np.float32,
+    )
+    assert_bits(upsample(X22, np.array([[1, 1, 2, 3]], dtype=np.float32)), expected)
