@@ -254,8 +254,8 @@ def _axis_parts(plan: _Plan, in_chunks: Chunks, out_chunks: Chunks) -> list[list
         for out_start, out_stop in itertools.pairwise(
             [0, *itertools.accumulate(out_chunks[axis])]
         ):
-            if out_stop <= out_start:
-                in_start = in_stop = 0
+            if out_stop <= out_start or 0 in plan.out_shape:
+                in_start = in_stop = 0  # an empty output block reads nothing
             elif plan.no_resize:
                 in_start, in_stop = out_start, out_stop
             else:

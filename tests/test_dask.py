@@ -1,0 +1,299 @@
+"""``onnx_upsample.dask.upsample`` against the in-memory ``upsample``, bit for bit.
+
+Chunking must not change the answer (style anchors, example 9): random shapes, scales,
+input chunkings and output chunkings, both modes and every element type, compared as raw
+bytes with the whole-array call; plus the ``2**24`` rule, the no-resize copy, the graph's
+shape (one task per output chunk, reading only the chunks it needs) and a LocalCluster run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import onnx_upsample.dask as oud  # noqa: E402
+from onnx_upsample import UpsampleError, UpsampleWarning, upsample  # noqa: E402
+
+SCALES = [1.0, 1.04, 1.3, 1.3333334, 1.5, 2.0, 2.5, 3.0]
+NUMERIC = [
+    "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128", ">f4", "<i2", ">u8",
+]
+NEAREST_ONLY = ["bool", "U3", "S2", "object"]
+
+
+@pytest.fixture(autouse=True)
+def _synchronous():
+    with dask.config.set(scheduler="synchronous"):
+        yield
+
+
+def _dtype(name: str) -> np.dtype:
+    if name == "bfloat16":
+        ml_dtypes = pytest.importorskip("ml_dtypes")
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+def _values(shape: tuple[int, ...], dtype: np.dtype, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    n = int(np.prod(shape))
+    if dtype.kind == "O":
+        x = np.empty(n, dtype=object)
+        x[:] = [f"s{i}" for i in rng.integers(0, 50, n)]
+        return x.reshape(shape)
+    if dtype.kind in "US":
+        return rng.integers(0, 100, n).astype(dtype).reshape(shape)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, n).astype(bool).reshape(shape)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, n, dtype=dtype.newbyteorder("="),
+                            endpoint=True).astype(dtype).reshape(shape)
+    values = rng.normal(0, 100, n)
+    if n >= 4:
+        values[:4] = [np.inf, -np.inf, np.nan, -0.0]
+    if dtype.kind == "c":
+        values = values + 1j * rng.normal(0, 100, n)
+    return values.astype(dtype).reshape(shape)
+
+
+def _assert_same(lazy, expected: np.ndarray) -> None:
+    got = lazy.compute()
+    assert got.shape == expected.shape
+    assert got.dtype == expected.dtype
+    assert got.flags.c_contiguous
+    if expected.dtype.kind == "O":
+        assert all(a is b for a, b in zip(got.ravel(), expected.ravel(), strict=True))
+    else:
+        assert got.tobytes() == expected.tobytes()
+
+
+@st.composite
+def _partition(draw, n: int, allow_empty: bool = True):
+    """Random chunk sizes summing to n (a few zero-size chunks allowed)."""
+    if n == 0:
+        return (0,)
+    cuts = draw(st.lists(st.integers(1, n - 1), max_size=min(n - 1, 5), unique=True)) if n > 1 \
+        else []
+    bounds = [0, *sorted(cuts), n]
+    sizes = [b - a for a, b in itertools.pairwise(bounds)]
+    if allow_empty and draw(st.integers(0, 9)) == 0:
+        sizes.insert(draw(st.integers(0, len(sizes))), 0)
+    return tuple(sizes)
+
+
+@st.composite
+def _case(draw, dtypes):
+    rank = draw(st.integers(1, 4))
+    shape = tuple(draw(st.integers(0 if draw(st.integers(0, 19)) == 0 else 1, 6))
+                  for _ in range(rank))
+    scales = [draw(st.sampled_from(SCALES)) for _ in range(rank)]
+    in_chunks = tuple(draw(_partition(n)) for n in shape)
+    dtype = draw(st.sampled_from(dtypes))
+    kind = draw(st.sampled_from(["default", "int", "tuple", "dict"]))
+    return shape, scales, in_chunks, dtype, kind, draw(st.data())
+
+
+def _out_chunks(kind: str, out_shape: tuple[int, ...], data):
+    if kind == "default":
+        return None
+    if kind == "int":
+        return data.draw(st.integers(1, 5))
+    if kind == "tuple":
+        return tuple(data.draw(_partition(n, allow_empty=False)) for n in out_shape)
+    axis = data.draw(st.integers(0, len(out_shape) - 1))
+    return {axis: data.draw(_partition(out_shape[axis], allow_empty=False))}
+
+
+def _check_case(case, mode: str) -> None:
+    shape, scales, in_chunks, dtype_name, kind, data = case
+    dtype = _dtype(dtype_name)
+    x = _values(shape, dtype, seed=len(shape) * 7 + sum(shape))
+    expected = upsample(x, scales, mode)
+    chunks = _out_chunks(kind, expected.shape, data)
+    lazy = oud.upsample(da.from_array(x, chunks=in_chunks), scales, mode, chunks=chunks)
+    if chunks is not None and not isinstance(chunks, dict | int):
+        assert lazy.chunks == chunks
+    _assert_same(lazy, expected)
+
+
+@given(_case(NUMERIC + NEAREST_ONLY + ["bfloat16"]))
+def test_random_chunkings_nearest(case) -> None:
+    _check_case(case, "nearest")
+
+
+@given(_case([*NUMERIC, "bfloat16"]))
+def test_random_chunkings_linear(case) -> None:
+    _check_case(case, "linear")
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("dtype", [*NUMERIC, "bool", "U3", "S2", "object", "bfloat16"])
+def test_every_element_type(dtype: str, mode: str) -> None:
+    np_dtype = _dtype(dtype)
+    if mode == "linear" and (np_dtype.kind in "bUSO"):
+        with pytest.raises(UpsampleError, match="use mode='nearest'"):
+            oud.upsample(da.zeros((2, 2), chunks=1, dtype=np_dtype), [2, 2], mode)
+        return
+    x = _values((5, 4, 3), np_dtype, seed=3)
+    scales = [1.5, 1.3333334, 2.0]
+    lazy = oud.upsample(da.from_array(x, chunks=(2, 3, 2)), scales, mode)
+    _assert_same(lazy, upsample(x, scales, mode))
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("scales", [[1.3, 1.04, 1.0], [1.0, 1.0, 1.0], [1.3, 1.05, 1.4]])
+def test_no_resize_copy(mode: str, scales: list[float]) -> None:
+    # (3, 10, 2) with these scales keeps its shape: ORT's global rule makes Y a copy of X
+    x = _values((3, 10, 2), np.dtype(np.float32), seed=1)
+    expected = upsample(x, scales, mode)
+    assert expected.shape == x.shape
+    np.testing.assert_array_equal(expected, x)
+    lazy = oud.upsample(da.from_array(x, chunks=(2, 3, 1)), scales, mode)
+    assert lazy.chunks == ((2, 1), (3, 3, 3, 1), (1, 1))
+    _assert_same(lazy, expected)
+    _assert_same(oud.upsample(da.from_array(x, chunks=(2, 3, 1)), scales, mode, chunks=4),
+                 expected)
+
+
+def test_rank_zero_and_empty() -> None:
+    x = np.array(5.5, dtype=np.float32)
+    _assert_same(oud.upsample(da.from_array(x), [], "linear"), upsample(x, [], "linear"))
+    empty = np.zeros((0, 3), dtype=np.int16)
+    lazy = oud.upsample(da.from_array(empty, chunks=(1, 2)), [2, 2])
+    assert lazy.shape == (0, 6)
+    _assert_same(lazy, upsample(empty, [2, 2]))
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_axes_beyond_2_24(mode: str) -> None:
+    """Indices at and past 2**24 use the exact rule; windows that straddle it agree too."""
+    n = 2**24 + 37
+    x = (np.arange(n, dtype=np.uint32) * 2654435761 >> 24).astype(np.uint8)
+    scale = 1.5
+    expected = upsample(x, [scale], mode)
+    n_out = expected.shape[0]
+    # output chunks whose boundaries sit just before, at and after 2**24
+    edges = [0, 2**23, 2**24 - 3, 2**24, 2**24 + 5, 2**24 + 2**22 + 1, n_out]
+    chunks = (tuple(b - a for a, b in itertools.pairwise(edges)),)
+    lazy = oud.upsample(da.from_array(x, chunks=2**22 + 3), [scale], mode, chunks=chunks)
+    _assert_same(lazy, expected)
+    # input below 2**24, output beyond it
+    small = x[: 2**23 + 11]
+    lazy = oud.upsample(da.from_array(small, chunks=2**21), [2.5], mode)
+    _assert_same(lazy, upsample(small, [2.5], mode))
+
+
+def _upsample_layer(lazy):
+    graph = lazy.__dask_graph__()
+    return graph.layers[lazy.name], graph
+
+
+def test_one_task_per_output_chunk_reading_only_its_input() -> None:
+    x = da.zeros((40, 30, 20), chunks=(10, 10, 10), dtype=np.float32)
+    nearest = oud.upsample(x, [2, 2, 2])
+    assert nearest.chunks == ((20,) * 4, (20,) * 3, (20,) * 2)
+    layer, graph = _upsample_layer(nearest)
+    assert len(layer) == 4 * 3 * 2
+    assert set(graph.layers) == {nearest.name, x.name}  # nothing rechunked or overlapped
+    for task in dict(layer).values():
+        assert len(task.dependencies) == 1  # nearest reads exactly one input chunk
+    linear = oud.upsample(x, [2, 2, 2], "linear")
+    layer, _ = _upsample_layer(linear)
+    assert len(layer) == 24
+    deps = [len(task.dependencies) for task in dict(layer).values()]
+    assert max(deps) == 8 and min(deps) == 1  # one element of halo crosses into neighbours
+    assert len(dict(graph)) == 24 + x.npartitions
+
+
+def test_default_chunks_follow_input_boundaries() -> None:
+    x = da.zeros((10, 7), chunks=((3, 3, 4), (5, 2)), dtype=np.uint8)
+    y = oud.upsample(x, [1.5, 2])
+    assert y.chunks == ((5, 4, 6), (10, 4))
+    # an input chunk that no output reads (in=30, s=1.04: index 29 is never read) is dropped
+    z = oud.upsample(da.zeros(30, chunks=((29, 1),), dtype=np.uint8), [1.04])
+    assert z.chunks == ((31,),)
+
+
+def test_chunks_forms() -> None:
+    x = da.from_array(np.arange(60, dtype=np.int32).reshape(6, 10), chunks=(4, 5))
+    expected = upsample(x.compute(), [2, 1.5])
+    assert oud.upsample(x, [2, 1.5], chunks=4).chunks == ((4, 4, 4), (4, 4, 4, 3))
+    assert oud.upsample(x, [2, 1.5], chunks={1: -1}).chunks == ((8, 4), (15,))
+    assert oud.upsample(x, [2, 1.5], chunks=(None, 5)).chunks == ((12,), (5, 5, 5))
+    assert oud.upsample(x, [2, 1.5], chunks="auto").shape == (12, 15)
+    for chunks in [None, 4, {1: -1}, (None, 5), "auto", ((1, 11), (7, 8))]:
+        _assert_same(oud.upsample(x, [2, 1.5], chunks=chunks), expected)
+    with pytest.raises(UpsampleError, match="chunks"):
+        oud.upsample(x, [2, 1.5], chunks=((5, 5), (15,)))
+    with pytest.raises(UpsampleError, match="axis 2"):
+        oud.upsample(x, [2, 1.5], chunks={2: 3})
+
+
+def test_arguments_checked_before_building() -> None:
+    x = da.zeros((4, 4), chunks=2, dtype=np.float32)
+    with pytest.raises(UpsampleError, match="scales has 1 value"):
+        oud.upsample(x, [2])
+    with pytest.raises(UpsampleError, match=r"scales\[1\] is 0.5.*use Resize"):
+        oud.upsample(x, [2, 0.5])
+    with pytest.raises(UpsampleError, match="expected 'nearest' or 'linear'"):
+        oud.upsample(x, [2, 2], "cubic")
+    with pytest.raises(TypeError):
+        oud.upsample(x, None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="dask array"):
+        oud.upsample(None, [2, 2])
+    with pytest.raises(UpsampleError, match="element type"):
+        oud.upsample(da.zeros(3, dtype="M8[s]"), [2])
+    unknown = x[x[:, 0] > 0]
+    with pytest.raises(UpsampleError, match="compute_chunk_sizes"):
+        oud.upsample(unknown, [2, 2])
+    with pytest.warns(UpsampleWarning, match="legacy name"):
+        y = oud.upsample(x, [2, 2], "bilinear")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _assert_same(y, upsample(np.zeros((4, 4), np.float32), [2, 2], "linear"))
+
+
+def test_other_arrays_are_wrapped_and_names_are_deterministic() -> None:
+    x = np.arange(12, dtype=np.float64).reshape(3, 4)
+    _assert_same(oud.upsample(x, [2, 2], "linear"), upsample(x, [2, 2], "linear"))
+    d = da.from_array(x, chunks=2)
+    assert oud.upsample(d, [2, 2]).name == oud.upsample(d, [2, 2]).name
+    assert oud.upsample(d, [2, 2]).name != oud.upsample(d, [2, 3]).name
+    assert oud.upsample(d, [2, 2]).name != oud.upsample(d, [2, 2], "linear").name
+
+
+def test_graph_of_1000_chunks_builds_fast() -> None:
+    import time
+
+    x = da.zeros((1000, 1000, 1000), chunks=100, dtype=np.float32)
+    start = time.perf_counter()
+    y = oud.upsample(x, [2, 2, 2], "linear")
+    graph = dict(y.__dask_graph__())
+    elapsed = time.perf_counter() - start
+    assert y.npartitions == 1000 and len(graph) == 2000
+    assert elapsed < 2.0  # the goal is 1 s; leave room for a busy test machine
+
+
+def test_local_cluster() -> None:
+    distributed = pytest.importorskip("distributed")
+    x = _values((9, 8, 3), np.dtype(np.float32), seed=5)
+    d = da.from_array(x, chunks=(4, 3, 3))
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                 dashboard_address=None, silence_logs=40) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        for mode in ("nearest", "linear"):
+            lazy = oud.upsample(d, [1.5, 2, 1], mode, chunks=(5, 4, 3))
+            got = client.compute(lazy).result()
+            assert got.tobytes() == upsample(x, [1.5, 2, 1], mode).tobytes()
