@@ -1,0 +1,258 @@
+"""``check(model)``: every ``Upsample`` node of a model, what is wrong with it and the fix."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import onnx
+from onnx import TensorProto, TypeProto
+
+from .._errors import UpsampleError
+from ._graphs import is_upsample, node_label
+from ._infer import infer_shapes, output_type, rank_of, site_type_maps
+from ._node import UpsampleNode, describe
+from ._versions import ORT_ELEMENT_TYPES, VERSIONS
+
+__all__ = ["Finding", "check"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem that :func:`check` found in a model.
+
+    Attributes
+    ----------
+    severity : {"error", "warning"}
+        ``"error"``: onnx's checker or onnxruntime rejects the model, or its outputs are not
+        what the model says; ``"warning"``: the model is valid, but a runtime or tool will
+        trip over it (no onnxruntime kernel, computed scales, onnx's different shape rule).
+    node : str
+        The node's name (``Upsample#3`` for the fourth node when unnamed), prefixed by the
+        place of its graph for subgraphs (``loop.body/up``) and functions.
+    message : str
+        What is wrong, with the values involved.
+    fix : str
+        How to fix it.
+    code : str
+        A short stable identifier of the kind of problem (``deprecated``, ``form-opset``,
+        ``declared-shape``, ...), for filtering.
+    """
+
+    severity: Literal["error", "warning"]
+    node: str
+    message: str
+    fix: str
+    code: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.severity}: {self.node}: {self.message}. Fix: {self.fix}"
+
+
+def _type_name(elem_type: int) -> str:
+    """ONNX's type string for an element type, as schemas write it (``tensor(float)``)."""
+    try:
+        return f"tensor({TensorProto.DataType.Name(elem_type).lower()})"
+    except ValueError:
+        return f"tensor(<unknown type {elem_type}>)"
+
+
+def _ort_runs_linear(scales: list[float]) -> bool:
+    rank = len(scales)
+    if rank in (2, 3):
+        return True
+    if rank == 4:
+        return scales[0] == 1 and (scales[1] == 1 or scales[3] == 1)
+    if rank == 5:
+        return scales[0] == 1 and scales[1] == 1
+    return False
+
+
+def _dims(value_type: TypeProto | None) -> list[int | None] | None:
+    if value_type is None or not value_type.HasField("tensor_type"):
+        return None
+    if not value_type.tensor_type.HasField("shape"):
+        return None
+    return [d.dim_value if d.HasField("dim_value") else None
+            for d in value_type.tensor_type.shape.dim]
+
+
+class _Findings:
+    def __init__(self) -> None:
+        self.items: list[Finding] = []
+
+    def add(self, severity: Literal["error", "warning"], node: str, code: str, message: str,
+            fix: str) -> None:
+        self.items.append(Finding(severity, node, message, fix, code))
+
+
+def _check_types(out: _Findings, info: UpsampleNode, x_type: TypeProto | None) -> None:
+    if x_type is None or not x_type.HasField("tensor_type") or info.version is None:
+        return
+    elem = x_type.tensor_type.elem_type
+    if elem == TensorProto.UNDEFINED:
+        return
+    name = _type_name(elem)
+    allowed = VERSIONS[info.version].element_types
+    if name not in allowed:
+        out.add("error", info.label, "element-type",
+                f"X has element type {name}, which Upsample-{info.version} does not allow "
+                f"(allowed: {', '.join(allowed)}); onnx's checker (full_check) and "
+                "onnxruntime reject it",
+                "Cast X to an allowed type (float) before the node and back after it; "
+                "onnx-upsample's evaluator runs every type")
+    elif name not in ORT_ELEMENT_TYPES:
+        out.add("warning", info.label, "ort-element-type",
+                f"onnxruntime 1.32 has no Upsample kernel for {name} ('Could not find an "
+                "implementation for Upsample'); it has float, float16, int8, uint8 and int32",
+                "run the model with onnx.reference.ReferenceEvaluator(model, "
+                "new_ops=[onnx_upsample.onnx.Upsample]), or Cast X to float around the node")
+    if info.mode == "linear" and name in ("tensor(bool)", "tensor(string)"):
+        out.add("error", info.label, "linear-type",
+                f"mode is linear but X has element type {name}; linear interpolation is "
+                "defined for numeric types only", "use mode='nearest'")
+
+
+def _check_linear(out: _Findings, info: UpsampleNode, rank: int | None) -> None:
+    if info.mode != "linear" or info.scales is None or info.blocking or rank is None:
+        return
+    scales = [float(s) for s in info.scales]
+    if len(scales) == rank and not _ort_runs_linear(scales):
+        out.add("warning", info.label, "ort-linear",
+                f"onnxruntime 1.32 refuses linear Upsample for rank {rank} with scales "
+                f"{scales} (it runs 2-D, 3-D, 4-D with the outer two scales 1 or the first "
+                "and last 1, and 5-D with the outer two scales 1); onnx-upsample runs it",
+                "run the model with onnx.reference.ReferenceEvaluator(model, "
+                "new_ops=[onnx_upsample.onnx.Upsample])")
+
+
+def _check_dynamic(out: _Findings, info: UpsampleNode, from_input: bool) -> None:
+    if info.form != 9 or info.scales is not None or info.blocking or not info.scales_input:
+        return
+    if from_input:
+        fix = ("store the scales as an initializer (a float32 tensor) if they do not change "
+               "between runs")
+    else:
+        fix = ("onnx_upsample.onnx.fold_scales(model) evaluates the computation and stores the "
+               "scales as an initializer when it depends only on constants and static shapes")
+    out.add("warning", info.label, "dynamic-scales",
+            f"the scales are computed at run time ({info.scales_origin}): shape inference "
+            "cannot know the output size, and static runtimes (TensorRT, CoreML, ncnn) "
+            "refuse such a node", fix)
+
+
+def _check_shapes(out: _Findings, info: UpsampleNode, x_type: TypeProto | None,
+                  declared: TypeProto | None) -> None:
+    if info.scales is None or info.blocking or info.mode is None:
+        return
+    x_dims = _dims(x_type)
+    if x_dims is None or len(x_dims) != len(info.scales):
+        return
+    expected = _dims(output_type(x_type, info.scales))
+    name = info.node.output[0]
+    declared_dims = _dims(declared)
+    if declared_dims is not None and expected is not None:
+        if len(declared_dims) != len(expected):
+            out.add("error", info.label, "declared-shape",
+                    f"the model declares output {name!r} with rank {len(declared_dims)}, but "
+                    f"Upsample's output has rank {len(expected)}",
+                    "onnx_upsample.onnx.infer_shapes(model) writes the right type")
+        elif any(d is not None and e is not None and d != e
+                 for d, e in zip(declared_dims, expected, strict=True)):
+            shown = [d if d is not None else "?" for d in declared_dims]
+            right = [e if e is not None else "?" for e in expected]
+            out.add("error", info.label, "declared-shape",
+                    f"the model declares output {name!r} with shape {shown}, but the output "
+                    f"has shape {right} (trunc(float32(dim) * float32(scale)), as onnxruntime "
+                    "computes it)",
+                    "onnx_upsample.onnx.infer_shapes(model) writes the right shape")
+    for axis, (n, scale) in enumerate(zip(x_dims, info.scales.tolist(), strict=True)):
+        if n is None or expected is None or expected[axis] is None:
+            continue
+        onnx_value = math.floor(float(n) * float(scale))
+        if onnx_value != expected[axis]:
+            out.add("warning", info.label, "onnx-shape-inference",
+                    f"onnx's shape inference (float64 rule, onnx >= 1.22) infers {onnx_value} "
+                    f"for axis {axis} ({n} x {float(np.float32(scale))!r}) where onnxruntime "
+                    f"produces {expected[axis]}: shapes onnx infers downstream are wrong, and "
+                    "check_model(full_check=True) rejects a model that declares the real shape",
+                    "infer shapes with onnx_upsample.onnx.infer_shapes(model); or use scales "
+                    "whose products are exact (1.5, 2, 3)")
+
+
+def check(model: onnx.ModelProto) -> list[Finding]:
+    """Check every ``Upsample`` node (versions 1, 7, 9, 10) of a model.
+
+    Looks at the main graph, every ``If``/``Loop``/``Scan`` subgraph and every model-local
+    function. A node with no inputs or malformed attributes is a finding, never an exception.
+
+    Checks, per node: inputs and outputs for its form; required attributes and their types;
+    unknown attributes; the mode name (``bilinear`` is version 1's name, an error from
+    version 7 on); constant scales (count, finite, >= 1, float element type); X's element
+    type against the version's list, and against onnxruntime's kernels; the node's form
+    against the model's opset (the version-7 form at opset 9, anything at opset 10 and
+    later); declared output shapes against the size rule ``trunc(f32(n) * f32(s))``, and
+    where onnx's own shape inference (float64 rule) disagrees with onnxruntime; scales
+    computed at run time; linear cases onnxruntime refuses.
+
+    Parameters
+    ----------
+    model : onnx.ModelProto
+        The model; it is not modified.
+
+    Returns
+    -------
+    list of Finding
+        In model order; empty when nothing is wrong. ``severity == "error"`` means onnx's
+        checker or onnxruntime rejects the model, or its declared shapes are wrong.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is not an ``onnx.ModelProto``.
+
+    Examples
+    --------
+    >>> from onnx import TensorProto, helper
+    >>> x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 2, 2])
+    >>> y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 1, 4, 4])
+    >>> node = helper.make_node("Upsample", ["X"], ["Y"], name="up", scales=[1, 1, 2, 2])
+    >>> graph = helper.make_graph([node], "g", [x], [y])
+    >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
+    >>> [(f.severity, f.node, f.code) for f in check(model)]
+    [('error', 'up', 'form-opset')]
+    """
+    if not isinstance(model, onnx.ModelProto):
+        raise TypeError(f"model is a {type(model).__name__}; expected an onnx.ModelProto")
+    out = _Findings()
+    try:
+        inferred = infer_shapes(model)
+    except UpsampleError as error:
+        out.add("warning", "(model)", "shape-inference",
+                f"shape inference failed, so element types and shapes are not checked: {error}",
+                "fix the model so that onnx.shape_inference.infer_shapes runs")
+        inferred = model
+    inferred_sites = site_type_maps(inferred)
+    declared_sites = site_type_maps(model)
+    for (site, declared), (_, types) in zip(declared_sites, inferred_sites, strict=True):
+        for index, node in enumerate(site.owner.node):
+            if not is_upsample(node):
+                continue
+            label = node_label(site, node, index)
+            x_type = types.get(node.input[0]) if node.input else None
+            rank = rank_of(x_type)
+            info = describe(node, label, site.opset, site.scope, rank)
+            for problem in info.problems:
+                out.add(problem.severity, label, problem.code, problem.message, problem.fix)
+            if not info.blocking or all(p.code not in ("no-inputs", "arity")
+                                        for p in info.blocking):
+                _check_types(out, info, x_type)
+            _check_linear(out, info, rank)
+            from_input = bool(info.scales_input) and site.scope.is_graph_input(
+                info.scales_input or "")
+            _check_dynamic(out, info, from_input)
+            if node.output and node.output[0]:
+                _check_shapes(out, info, x_type, declared.get(node.output[0]))
+    return out.items

@@ -1,0 +1,98 @@
+"""``Upsample`` for ``onnx.reference.ReferenceEvaluator``: every version, exactly as ORT 1.32."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from onnx.reference.op_run import OpRun
+
+from .._api import upsample
+from .._errors import UpsampleError, UpsampleWarning
+from ._graphs import Scope
+from ._node import describe
+from ._versions import DEFAULT_DOMAINS
+
+__all__ = ["Upsample"]
+
+# Problems the evaluator works around and reports as an UpsampleWarning. The legacy mode
+# names are left to the kernel, which warns about them itself.
+_WARNED_CODES = ("deprecated", "form-opset", "mode")
+
+
+class Upsample(OpRun):
+    """ONNX ``Upsample`` (versions 1, 7, 9 and 10) for :class:`onnx.reference.ReferenceEvaluator`.
+
+    onnx's own reference implementation runs only nearest mode with integer scales, and
+    neither the version-1 nor the version-7 form. This one runs every form with the
+    onnx-upsample kernel, bit-identical to onnxruntime 1.32 (see the project's contract)::
+
+        from onnx.reference import ReferenceEvaluator
+        from onnx_upsample.onnx import Upsample
+
+        session = ReferenceEvaluator(model, new_ops=[Upsample])
+        (y,) = session.run(None, {"X": x})
+
+    The version comes from the model's (or function's) default-domain opset import: opsets
+    1-6 run Upsample-1 (attributes ``height_scale``, ``width_scale``; 4-D input; mode
+    ``bilinear`` is linear), 7-8 Upsample-7 (``scales`` attribute), 9 Upsample-9 (``scales``
+    input, constant or computed at run time) and 10 and later the deprecated Upsample-10,
+    which runs with an :class:`~onnx_upsample.UpsampleWarning`. A node whose form does not
+    match the opset (for example the version-7 form at opset 9, which onnx's checker and
+    onnxruntime reject) runs by its form, with an ``UpsampleWarning`` that names the mismatch.
+
+    Raises
+    ------
+    UpsampleError
+        For a node that cannot run: no input, missing or malformed attributes, an unknown
+        mode, scales that are not finite numbers >= 1 or not one per axis, X not 4-D in
+        version 1. The message names the node.
+    """
+
+    op_domain = ""
+
+    def _run(self, *inputs: Any, **attributes: Any) -> tuple[np.ndarray]:
+        node = self.onnx_node
+        opsets: dict[str, int] = self.run_params.get("opsets", {})
+        opset = next((opsets[d] for d in DEFAULT_DOMAINS if d in opsets), None)
+        label = node.name or "Upsample"
+        if not inputs or inputs[0] is None:
+            raise UpsampleError(f"Upsample node {label!r} has no input X; connect the tensor "
+                                "to upsample as the node's first input")
+        x = np.asarray(inputs[0])
+        info = describe(node, label, opset, Scope(), rank=x.ndim)
+        info.raise_if_blocked("run")
+        for problem in info.problems:
+            if problem.code in _WARNED_CODES and not (
+                problem.code == "mode" and problem.severity == "error"
+            ):
+                warnings.warn(f"Upsample node {label!r}: {problem.message}; {problem.fix}",
+                              UpsampleWarning, stacklevel=2)
+        scales = self._runtime_scales(label, inputs) if info.form == 9 else info.scales
+        assert scales is not None and info.mode is not None
+        # The kernel warns about 'bilinear'/'trilinear' in versions 7+; version 1's own name
+        # for linear is 'bilinear', so it gets the canonical name (no warning).
+        mode = info.mode if info.form == 1 else info.mode_name
+        try:
+            return (upsample(x, scales, mode),)
+        except UpsampleError as error:
+            raise UpsampleError(
+                f"Upsample node {label!r} (version {info.version}): {error}") from None
+
+    @staticmethod
+    def _runtime_scales(label: str, inputs: tuple[Any, ...]) -> np.ndarray:
+        if len(inputs) < 2 or inputs[1] is None:
+            raise UpsampleError(f"Upsample node {label!r} has no scales input; give a float "
+                                "tensor with one scale per axis of X")
+        scales = np.asarray(inputs[1])
+        if scales.dtype.kind not in "iuf":
+            raise UpsampleError(
+                f"Upsample node {label!r}: the scales input has element type {scales.dtype}; "
+                "expected tensor(float) with one scale per axis of X")
+        if scales.dtype != np.float32:
+            warnings.warn(
+                f"Upsample node {label!r}: the scales input has element type {scales.dtype}; "
+                "Upsample takes tensor(float) (onnx's checker and onnxruntime reject it); "
+                "the values are converted to float32", UpsampleWarning, stacklevel=3)
+        return scales.reshape(-1)

@@ -1,0 +1,242 @@
+"""``fold_scales``: scales computed from constants and static shapes become an initializer.
+
+Exporters compute Upsample-9 scales with small subgraphs (PyTorch's ``size=`` export:
+``Shape -> Gather -> Cast -> Div -> Concat``; tf2onnx similar). Static runtimes (TensorRT,
+CoreML, ncnn) refuse such nodes although the value is known once the input shapes are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import onnx
+from onnx import AttributeProto, TypeProto, helper, numpy_helper
+
+from .._errors import UpsampleError
+from ._evaluator import Upsample
+from ._graphs import Site, all_names, is_upsample, unique_name, walk
+from ._infer import infer_shapes, site_type_maps
+from ._versions import DEFAULT_DOMAINS
+
+__all__ = ["fold_scales"]
+
+# Operators whose value is not a function of their inputs.
+_NOT_FOLDABLE = frozenset({
+    "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
+    "Bernoulli", "If", "Loop", "Scan", "SequenceMap",
+})
+
+
+def _static_dims(value_type: TypeProto | None) -> list[int] | None:
+    if value_type is None or not value_type.HasField("tensor_type"):
+        return None
+    tensor = value_type.tensor_type
+    if not tensor.HasField("shape"):
+        return None
+    dims = []
+    for dim in tensor.shape.dim:
+        if not dim.HasField("dim_value"):
+            return None
+        dims.append(int(dim.dim_value))
+    return dims
+
+
+def _attribute_int(node: onnx.NodeProto, name: str) -> int | None:
+    for attribute in node.attribute:
+        if attribute.name == name and attribute.type == AttributeProto.INT:
+            return int(attribute.i)
+    return None
+
+
+def _shape_value(node: onnx.NodeProto, dims: list[int]) -> np.ndarray:
+    if node.op_type == "Size":
+        return np.array(int(np.prod(dims, dtype=np.int64)), dtype=np.int64)
+    start = _attribute_int(node, "start") or 0
+    end = _attribute_int(node, "end")
+    return np.array(dims[start:end], dtype=np.int64)
+
+
+def _cone(site: Site, types: dict[str, TypeProto], name: str
+          ) -> tuple[list[onnx.NodeProto], dict[str, np.ndarray], list[onnx.NodeProto]] | None:
+    """The nodes computing ``name``, the constants they read and every node involved.
+
+    None if the value is not static (it depends on a graph input's value, on a dimension
+    that is not known, or on an operator that is not a function of its inputs).
+    """
+    graph = site.owner
+    nodes: dict[int, onnx.NodeProto] = {}
+    involved: list[onnx.NodeProto] = []
+    leaves: dict[str, np.ndarray] = {}
+    pending = [name]
+    seen: set[str] = set()
+    while pending:
+        value = pending.pop()
+        if not value or value in seen:
+            continue
+        seen.add(value)
+        producer = site.scope.producers.get(value)
+        if producer is None:
+            if site.scope.is_graph_input(value):
+                return None
+            constant = site.scope.constant(value)
+            if constant is None:
+                return None
+            leaves[value] = constant
+            continue
+        if producer.domain not in DEFAULT_DOMAINS or producer.op_type in _NOT_FOLDABLE:
+            return None
+        if any(a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) or a.ref_attr_name
+               for a in producer.attribute):
+            return None
+        if producer.op_type in ("Shape", "Size"):
+            dims = _static_dims(types.get(producer.input[0])) if producer.input else None
+            if dims is None:
+                return None
+            leaves[value] = _shape_value(producer, dims)
+            involved.append(producer)
+            continue
+        nodes[id(producer)] = producer
+        pending.extend(producer.input)
+    order = [node for node in graph.node if id(node) in nodes]
+    return order, leaves, involved + order
+
+
+def _evaluate(model: onnx.ModelProto, nodes: list[onnx.NodeProto],
+              leaves: dict[str, np.ndarray], name: str) -> np.ndarray | None:
+    from onnx.reference import ReferenceEvaluator
+
+    graph = helper.make_graph(
+        nodes, "fold", [], [onnx.ValueInfoProto(name=name)],
+        [numpy_helper.from_array(np.asarray(value), key) for key, value in leaves.items()])
+    folded = helper.make_model(graph, opset_imports=list(model.opset_import))
+    try:
+        (value,) = ReferenceEvaluator(folded, new_ops=[Upsample]).run(None, {})
+    except Exception:
+        return None
+    return np.asarray(value)
+
+
+def _remove_dead(model: onnx.ModelProto, nodes: list[onnx.NodeProto]) -> None:
+    """Remove the ``nodes`` whose outputs nothing reads any more (and so on, transitively)."""
+    candidates = {id(node) for node in nodes}  # ``nodes`` keeps the wrappers (and ids) alive
+    while True:
+        used: set[str] = set()
+        for site in walk(model):
+            for node in site.owner.node:
+                used.update(node.input)
+            if isinstance(site.owner, onnx.GraphProto):
+                used.update(value.name for value in site.owner.output)
+        removed = False
+        for site in walk(model, functions=False):
+            owner = site.owner
+            dead = [index for index, node in enumerate(owner.node)
+                    if id(node) in candidates and not any(o in used for o in node.output if o)]
+            for index in reversed(dead):
+                outputs = set(owner.node[index].output)
+                candidates.discard(id(owner.node[index]))
+                del owner.node[index]
+                assert isinstance(owner, onnx.GraphProto)
+                kept = [v for v in owner.value_info if v.name not in outputs]
+                del owner.value_info[:]
+                owner.value_info.extend(kept)
+                removed = True
+        if not removed:
+            return
+
+
+def _fix_inputs(model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]]) -> None:
+    inputs = {value.name: value for value in model.graph.input}
+    initializers = {tensor.name for tensor in model.graph.initializer}
+    for name, shape in input_shapes.items():
+        if name not in inputs or name in initializers:
+            known = sorted(set(inputs) - initializers)
+            raise UpsampleError(f"input_shapes names {name!r}, which is not an input of the "
+                                f"model; its inputs are {known}")
+        dims = list(shape)
+        if any(isinstance(d, bool) or not isinstance(d, int | np.integer) or d < 0
+               for d in dims):
+            raise UpsampleError(f"input_shapes[{name!r}] is {shape!r}; expected a sequence of "
+                                "non-negative integers")
+        tensor = inputs[name].type.tensor_type
+        if tensor.HasField("shape") and len(tensor.shape.dim) != len(dims):
+            raise UpsampleError(
+                f"input_shapes[{name!r}] is {dims} (rank {len(dims)}) but the model declares "
+                f"input {name!r} with rank {len(tensor.shape.dim)}; give one size per axis")
+        tensor.ClearField("shape")
+        tensor.shape.SetInParent()
+        for dim in dims:
+            tensor.shape.dim.add().dim_value = int(dim)
+
+
+def fold_scales(model: onnx.ModelProto, *,
+                input_shapes: Mapping[str, Sequence[int]] | None = None) -> onnx.ModelProto:
+    """Store computed ``Upsample`` scales as initializers where they are static.
+
+    For every ``Upsample`` of the version-9/10 form (main graph and subgraphs) whose scales
+    input is computed by nodes that depend only on constants (initializers, ``Constant``) and
+    on static input shapes (``Shape``, ``Size`` of tensors whose shape is known), the
+    computation (``Shape``, ``Gather``, ``Slice``, ``Cast``, ``Div``, ``Mul``, ``Concat``,
+    ``Unsqueeze``, ... any deterministic ONNX operator) is evaluated with onnx's reference
+    evaluator and the node reads the result from a new float32 initializer; nodes that then
+    compute nothing used are removed. Shapes come from :func:`infer_shapes`, so the size of
+    an Upsample output is onnxruntime's.
+
+    Parameters
+    ----------
+    model : onnx.ModelProto
+        The model; it is not modified.
+    input_shapes : mapping of str to sequence of int, optional
+        Fixed shapes for graph inputs with symbolic dimensions. The returned model declares
+        these shapes, since its folded scales hold for them only.
+
+    Returns
+    -------
+    onnx.ModelProto
+        A new model. Scales that depend on a graph input's value or on a dimension that is
+        not static are left as they are (``check`` reports them).
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is not an ``onnx.ModelProto``.
+    UpsampleError
+        For ``input_shapes`` that name no input or have the wrong rank, or if shape
+        inference fails.
+
+    Notes
+    -----
+    Upsample versions 9 and 10 (versions 1 and 7 have constant scales by construction).
+    """
+    if not isinstance(model, onnx.ModelProto):
+        raise TypeError(f"model is a {type(model).__name__}; expected an onnx.ModelProto")
+    work = onnx.ModelProto()
+    work.CopyFrom(model)
+    if input_shapes:
+        _fix_inputs(work, input_shapes)
+    inferred = infer_shapes(work)
+    maps = [types for site, types in site_type_maps(inferred) if site.function is None]
+    names = all_names(work)
+    folded_nodes: list[onnx.NodeProto] = []
+    for site, types in zip(walk(work, functions=False), maps, strict=True):
+        owner = site.owner
+        assert isinstance(owner, onnx.GraphProto)
+        for node in owner.node:
+            if not is_upsample(node) or len(node.input) != 2 or not node.input[1]:
+                continue
+            scales_name = node.input[1]
+            if site.scope.constant(scales_name) is not None:
+                continue
+            cone = _cone(site, types, scales_name)
+            if cone is None:
+                continue
+            nodes, leaves, involved = cone
+            value = _evaluate(work, nodes, leaves, scales_name)
+            if value is None:
+                continue
+            new_name = unique_name(names, f"{node.name or node.output[0]}_scales")
+            owner.initializer.append(numpy_helper.from_array(value, new_name))
+            node.input[1] = new_name
+            folded_nodes.extend(involved)
+    _remove_dead(work, folded_nodes)
+    return work

@@ -1,0 +1,234 @@
+"""Shape inference with onnxruntime's size rule for ``Upsample`` (contract §2, peers §1).
+
+onnx (1.22 and later) infers ``floor(double(dim) * double(scale))``, while onnxruntime computes
+``trunc(float(dim) * float(scale))``: 5 x 1.4 is 6 for onnx and 7 for ORT, and the wrong value
+then spreads downstream. :func:`infer_shapes` hides every ``Upsample`` from onnx's inference
+(it becomes a node of a private domain, which onnx skips), writes the output type computed with
+:func:`onnx_upsample.output_shape`, and lets onnx infer the rest; it repeats until no Upsample
+output changes, so chains of Upsample nodes are inferred too.
+"""
+
+from __future__ import annotations
+
+import onnx
+from onnx import TypeProto, helper
+
+from .._api import output_shape
+from .._errors import UpsampleError
+from ._graphs import Site, is_upsample, walk
+from ._node import describe
+
+__all__ = ["SURROGATE_DOMAIN", "infer_shapes", "output_type", "type_map"]
+
+SURROGATE_DOMAIN = "onnx_upsample.surrogate"
+
+
+def type_map(site: Site, parent: dict[str, TypeProto] | None = None) -> dict[str, TypeProto]:
+    """Every type known in a graph: inputs, initializers, value_info, outputs (and parent's)."""
+    types: dict[str, TypeProto] = dict(parent or {})
+    owner = site.owner
+    if not isinstance(owner, onnx.GraphProto):
+        for value in owner.value_info:
+            types[value.name] = value.type
+        return types
+    for tensor in owner.initializer:
+        types[tensor.name] = helper.make_tensor_type_proto(tensor.data_type, list(tensor.dims))
+    for value in [*owner.input, *owner.value_info, *owner.output]:
+        if value.HasField("type"):
+            types[value.name] = value.type
+    return types
+
+
+def site_type_maps(model: onnx.ModelProto) -> list[tuple[Site, dict[str, TypeProto]]]:
+    """Each site of ``model`` (graphs and functions) with the types visible in it."""
+    maps: dict[int, dict[str, TypeProto]] = {}
+    result = []
+    for site in walk(model):
+        parent_map = None
+        if site.scope.parent is not None:
+            parent_map = maps.get(id(site.scope.parent))
+        types = type_map(site, parent_map)
+        maps[id(site.scope)] = types
+        result.append((site, types))
+    return result
+
+
+def rank_of(value_type: TypeProto | None) -> int | None:
+    """The rank of a tensor type, or None where unknown."""
+    if value_type is None or not value_type.HasField("tensor_type"):
+        return None
+    if not value_type.tensor_type.HasField("shape"):
+        return None
+    return len(value_type.tensor_type.shape.dim)
+
+
+def output_type(x_type: TypeProto | None, scales: object, rank_ok: bool = True) -> TypeProto:
+    """The type of Upsample's Y for X of type ``x_type`` and constant ``scales`` (or None).
+
+    The element type is X's; a dimension is known where X's is and the scale is constant
+    (``trunc(f32(n) * f32(s))``), kept symbolic where the scale is 1, and 0 where X's is 0.
+    """
+    result = TypeProto()
+    if x_type is None or not x_type.HasField("tensor_type"):
+        return result
+    x_tensor = x_type.tensor_type
+    result.tensor_type.elem_type = x_tensor.elem_type
+    if not x_tensor.HasField("shape") or not rank_ok:
+        return result
+    dims = list(x_tensor.shape.dim)
+    values = None if scales is None else [float(s) for s in scales]  # type: ignore[attr-defined]
+    if values is not None and len(values) != len(dims):
+        return result
+    shape = result.tensor_type.shape
+    for axis, dim in enumerate(dims):
+        new = shape.dim.add()
+        if dim.HasField("dim_value"):
+            if dim.dim_value == 0:
+                new.dim_value = 0
+            elif values is not None:
+                try:
+                    new.dim_value = output_shape([int(dim.dim_value)], [values[axis]])[0]
+                except (UpsampleError, TypeError):
+                    shape.dim.pop()
+                    shape.dim.add()
+        elif dim.HasField("dim_param") and values is not None and values[axis] == 1.0:
+            new.dim_param = dim.dim_param
+    return result
+
+
+def _set_type(owner: onnx.GraphProto, name: str, value_type: TypeProto) -> None:
+    """Write ``value_type`` for ``name``: on the graph output if it is one, else value_info."""
+    for value in owner.output:
+        if value.name == name:
+            value.type.CopyFrom(value_type)
+            return
+    for value in owner.value_info:
+        if value.name == name:
+            value.type.CopyFrom(value_type)
+            return
+    owner.value_info.append(helper.make_value_info(name, value_type))
+
+
+def _hide_upsamples(model: onnx.ModelProto) -> dict[tuple[int, int], str]:
+    """Move every Upsample of every graph into the surrogate domain; return the old domains."""
+    hidden = {}
+    for number, site in enumerate(walk(model, functions=False)):
+        for index, node in enumerate(site.owner.node):
+            if is_upsample(node):
+                hidden[(number, index)] = node.domain
+                node.domain = SURROGATE_DOMAIN
+    if hidden:
+        model.opset_import.append(helper.make_opsetid(SURROGATE_DOMAIN, 1))
+    return hidden
+
+
+def _restore_upsamples(model: onnx.ModelProto, hidden: dict[tuple[int, int], str]) -> None:
+    for number, site in enumerate(walk(model, functions=False)):
+        for index, node in enumerate(site.owner.node):
+            if (number, index) in hidden and node.domain == SURROGATE_DOMAIN:
+                node.domain = hidden[(number, index)]
+    keep = [entry for entry in model.opset_import if entry.domain != SURROGATE_DOMAIN]
+    del model.opset_import[:]
+    model.opset_import.extend(keep)
+
+
+def _upsample_types(model: onnx.ModelProto,
+                    hidden: dict[tuple[int, int], str]) -> dict[tuple[int, str], TypeProto]:
+    """The output type of every hidden Upsample, from the types inferred so far."""
+    found: dict[tuple[int, str], TypeProto] = {}
+    for number, (site, types) in enumerate(site_type_maps_graphs(model)):
+        for index, node in enumerate(site.owner.node):
+            if (number, index) not in hidden or not node.output or not node.input:
+                continue
+            x_type = types.get(node.input[0])
+            info = describe(node, node.name, site.opset, site.scope, rank_of(x_type))
+            scales = None if info.blocking else info.scales
+            rank_ok = not info.blocking and not (info.form == 1 and rank_of(x_type) != 4)
+            found[(number, node.output[0])] = output_type(x_type, scales, rank_ok)
+    return found
+
+
+def site_type_maps_graphs(model: onnx.ModelProto) -> list[tuple[Site, dict[str, TypeProto]]]:
+    """:func:`site_type_maps` for the graphs only (no functions), in :func:`walk` order."""
+    return [(site, types) for site, types in site_type_maps(model) if site.function is None]
+
+
+def infer_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Infer types and shapes, with onnxruntime's size rule for every ``Upsample``.
+
+    Fills the output type and shape of every ``Upsample`` node (versions 1, 7, 9, 10, in the
+    main graph and in subgraphs) with the contract's size rule, ``trunc(f32(n) * f32(s))`` as
+    onnxruntime 1.32 computes it, and leaves every other node to
+    :func:`onnx.shape_inference.infer_shapes`, which then sees the right shapes downstream.
+
+    Parameters
+    ----------
+    model : onnx.ModelProto
+        Any model; it is not modified.
+
+    Returns
+    -------
+    onnx.ModelProto
+        A new model with inferred ``value_info`` (and output types). A declared shape of an
+        Upsample output that disagrees with the size rule is replaced by the right one.
+        Where the scales are computed at run time only the element type and rank are known
+        (dimensions of length 0 stay 0; a symbolic dimension with scale 1 is kept).
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is not an ``onnx.ModelProto``.
+    UpsampleError
+        If onnx's own shape inference fails on the rest of the model.
+
+    Notes
+    -----
+    onnx's float64 rule (onnx >= 1.22) gives a different size for about half of the scales
+    of the form ``float32(out / in)`` (peers §1). Model-local functions are left to onnx.
+    ``onnx.checker.check_model(full_check=True)`` still applies onnx's rule to Upsample and
+    may reject a model whose declared shapes are onnxruntime's.
+
+    Examples
+    --------
+    >>> from onnx import TensorProto, helper
+    >>> x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 5, 10])
+    >>> y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
+    >>> node = helper.make_node("Upsample", ["X"], ["Y"], scales=[1, 1, 1.4, 1.3])
+    >>> graph = helper.make_graph([node], "g", [x], [y])
+    >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 7)])
+    >>> inferred = infer_shapes(model)
+    >>> [d.dim_value for d in inferred.graph.output[0].type.tensor_type.shape.dim]
+    [1, 1, 7, 13]
+    """
+    if not isinstance(model, onnx.ModelProto):
+        raise TypeError(f"model is a {type(model).__name__}; expected an onnx.ModelProto")
+    work = onnx.ModelProto()
+    work.CopyFrom(model)
+    hidden = _hide_upsamples(work)
+    known: dict[tuple[int, str], TypeProto] = {}
+    inferred = work
+    for _ in range(len(hidden) + 1):
+        try:
+            inferred = onnx.shape_inference.infer_shapes(work, strict_mode=False)
+        except Exception as error:
+            raise UpsampleError(
+                f"onnx's shape inference failed on the model: {error}; fix the model (see "
+                "onnx_upsample.onnx.check(model)) and retry") from None
+        found = _upsample_types(inferred, hidden)
+        if found == known:
+            break
+        known = found
+        graphs = [site.owner for site in walk(work, functions=False)]
+        for (number, name), value_type in known.items():
+            owner = graphs[number]
+            assert isinstance(owner, onnx.GraphProto)
+            _set_type(owner, name, value_type)
+    result = inferred
+    graphs = [site.owner for site in walk(result, functions=False)]
+    for (number, name), value_type in known.items():
+        owner = graphs[number]
+        assert isinstance(owner, onnx.GraphProto)
+        _set_type(owner, name, value_type)
+    _restore_upsamples(result, hidden)
+    return result
+

@@ -1,0 +1,371 @@
+"""What one ``Upsample`` node is: its form (1, 7 or 9), mode, scales and what is wrong with it.
+
+:func:`describe` never raises for a malformed node; it lists :class:`Problem` s instead.
+``blocking`` problems (no inputs, missing or malformed attributes, an unknown mode, bad
+constant scales) mean the node cannot be run or converted at all; the others (a form that does
+not match the model's opset, the deprecated version 10, the legacy ``bilinear`` name) are
+model-level mistakes onnx-upsample can work around, which onnx's checker or onnxruntime reject.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import onnx
+from onnx import AttributeProto
+
+from .._errors import UpsampleError
+from ._graphs import Scope
+from ._versions import VERSIONS, form_of_opset, version_for_opset
+
+__all__ = ["Problem", "UpsampleNode", "describe"]
+
+Severity = Literal["error", "warning"]
+
+_FORM_WORDS = {
+    1: "version-1 form (attributes height_scale and width_scale)",
+    7: "version-7 form (a scales attribute)",
+    9: "version-9 form (scales as a second input)",
+}
+_ATTRIBUTE_TYPE_NAMES = {
+    AttributeProto.FLOAT: "FLOAT", AttributeProto.FLOATS: "FLOATS",
+    AttributeProto.STRING: "STRING", AttributeProto.INT: "INT", AttributeProto.INTS: "INTS",
+    AttributeProto.TENSOR: "TENSOR", AttributeProto.STRINGS: "STRINGS",
+    AttributeProto.GRAPH: "GRAPH", AttributeProto.GRAPHS: "GRAPHS",
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a node: severity, a short code, the message and the fix."""
+
+    severity: Severity
+    code: str
+    message: str
+    fix: str
+    blocking: bool = False
+
+
+@dataclass
+class UpsampleNode:
+    """An ``Upsample`` node as read from a model (see :func:`describe`)."""
+
+    node: onnx.NodeProto
+    label: str
+    opset: int | None
+    form: int | None = None
+    mode_name: str = "nearest"
+    mode: Literal["nearest", "linear"] | None = "nearest"
+    scales: np.ndarray | None = None
+    scales_input: str | None = None
+    scales_origin: str = ""
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def version(self) -> int | None:
+        """The Upsample version the node runs as: its form, and 10 for the v9 form at 10+."""
+        if self.form == 9 and self.opset is not None and self.opset >= 10:
+            return 10
+        return self.form
+
+    @property
+    def blocking(self) -> list[Problem]:
+        """The problems that make the node impossible to run or convert."""
+        return [problem for problem in self.problems if problem.blocking]
+
+    def raise_if_blocked(self, doing: str) -> None:
+        """Raise :class:`UpsampleError` for the first blocking problem."""
+        for problem in self.blocking:
+            raise UpsampleError(
+                f"cannot {doing} Upsample node {self.label!r}: {problem.message}; "
+                f"fix: {problem.fix}"
+            )
+
+    def add(self, severity: Severity, code: str, message: str, fix: str,
+            blocking: bool = False) -> None:
+        self.problems.append(Problem(severity, code, message, fix, blocking))
+
+
+def _attribute_value(info: UpsampleNode, attribute: AttributeProto,
+                     expected: str) -> object | None:
+    """The value of an attribute of the expected type, or None (with a problem added)."""
+    got = _ATTRIBUTE_TYPE_NAMES.get(attribute.type, str(attribute.type))
+    if attribute.ref_attr_name:
+        info.add("error", "attribute-reference",
+                 f"attribute {attribute.name!r} refers to the enclosing function's attribute "
+                 f"{attribute.ref_attr_name!r}, so its value is unknown until the function is "
+                 "called",
+                 f"give {attribute.name!r} a literal value", blocking=True)
+        return None
+    if got != expected:
+        info.add("error", "attribute-type",
+                 f"attribute {attribute.name!r} has type {got}; expected {expected}",
+                 f"store {attribute.name!r} as an attribute of type {expected}", blocking=True)
+        return None
+    if expected == "FLOAT":
+        return float(attribute.f)
+    if expected == "FLOATS":
+        return np.array(list(attribute.floats), dtype=np.float32)
+    try:
+        return attribute.s.decode("utf-8")
+    except UnicodeDecodeError:
+        info.add("error", "attribute-type",
+                 f"attribute {attribute.name!r} is not valid UTF-8 text ({attribute.s!r})",
+                 f"set {attribute.name!r} to 'nearest' or 'linear'", blocking=True)
+        return None
+
+
+def _read_form(info: UpsampleNode, attributes: dict[str, AttributeProto]) -> None:
+    node = info.node
+    has_hw = "height_scale" in attributes or "width_scale" in attributes
+    has_scales = "scales" in attributes
+    n_inputs = len(node.input)
+    if has_hw and has_scales:
+        info.add("error", "ambiguous-form",
+                 "the node has both the version-1 attributes (height_scale, width_scale) and "
+                 "the version-7 scales attribute",
+                 "keep only one way of giving the scales", blocking=True)
+        return
+    if has_hw:
+        info.form = 1
+    elif has_scales:
+        info.form = 7
+    elif n_inputs >= 2:
+        info.form = 9
+    elif info.opset is not None and form_of_opset(info.opset) in (1, 7):
+        info.form = form_of_opset(info.opset)
+    else:
+        info.add("error", "missing-scales",
+                 f"the node has {n_inputs} input(s) and no scales attribute, so it gives no "
+                 "scales at all",
+                 "add the scales as a second input (a float tensor, opset 9) or as the scales "
+                 "attribute (opset 7-8)", blocking=True)
+
+
+def _check_arity(info: UpsampleNode) -> None:
+    node = info.node
+    inputs = list(node.input)
+    if not inputs or not inputs[0]:
+        info.add("error", "no-inputs",
+                 "the node has no input X" if not inputs else "the node's input X is empty ('')",
+                 "connect the tensor to upsample as the node's first input", blocking=True)
+    if info.form in (1, 7) and len(inputs) > 1:
+        extra = ", ".join(repr(name) for name in inputs[1:])
+        info.add("error", "arity",
+                 f"Upsample in the {_FORM_WORDS[info.form]} takes 1 input (X) but the node has "
+                 f"{len(inputs)}: the extra input(s) {extra} are not allowed (onnxruntime: "
+                 f"'input size {len(inputs)} not in range [min=1, max=1]')",
+                 "remove the extra inputs, or remove the scales attribute to use the "
+                 "version-9 form at opset 9", blocking=True)
+    if info.form == 9 and len(inputs) != 2:
+        info.add("error", "arity",
+                 f"Upsample-9 takes 2 inputs (X, scales) but the node has {len(inputs)}",
+                 "give exactly the inputs X and scales", blocking=True)
+    if info.form == 9 and len(inputs) == 2 and not inputs[1]:
+        info.add("error", "arity", "the node's scales input is empty ('')",
+                 "connect a float tensor with one scale per axis of X", blocking=True)
+    outputs = list(node.output)
+    if len(outputs) != 1 or not outputs[0]:
+        info.add("error", "arity",
+                 f"Upsample has exactly 1 output (Y) but the node has {outputs!r}",
+                 "give the node one named output", blocking=True)
+
+
+def _read_attributes(info: UpsampleNode, attributes: dict[str, AttributeProto]) -> None:
+    form = info.form
+    assert form is not None
+    allowed = VERSIONS[form].attribute_types
+    for name in attributes:
+        if name not in allowed:
+            info.add("error", "unknown-attribute",
+                     f"attribute {name!r} is not an attribute of Upsample in the "
+                     f"{_FORM_WORDS[form]} (it has {', '.join(sorted(allowed))}); onnx's "
+                     "checker rejects the node",
+                     f"remove attribute {name!r}", blocking=True)
+    if "mode" in attributes:
+        value = _attribute_value(info, attributes["mode"], "STRING")
+        if value is None:
+            info.mode = None
+        else:
+            info.mode_name = str(value)
+    for name in VERSIONS[form].required_attributes:
+        if name not in attributes:
+            info.add("error", "missing-attribute",
+                     f"required attribute {name!r} of Upsample-{form} is missing",
+                     f"add the FLOAT{'S' if name == 'scales' else ''} attribute {name!r}",
+                     blocking=True)
+    if form == 1:
+        height = width = None
+        if "height_scale" in attributes:
+            height = _attribute_value(info, attributes["height_scale"], "FLOAT")
+        if "width_scale" in attributes:
+            width = _attribute_value(info, attributes["width_scale"], "FLOAT")
+        if isinstance(height, float) and isinstance(width, float):
+            info.scales = np.array([1, 1, height, width], dtype=np.float32)
+            info.scales_origin = "attributes height_scale and width_scale"
+    elif form == 7 and "scales" in attributes:
+        scales = _attribute_value(info, attributes["scales"], "FLOATS")
+        if isinstance(scales, np.ndarray):
+            info.scales = scales
+            info.scales_origin = "the scales attribute"
+
+
+def _read_mode(info: UpsampleNode) -> None:
+    if info.mode is None:
+        return
+    name = info.mode_name
+    if info.form == 1:
+        if name in ("nearest", "bilinear"):
+            info.mode = "nearest" if name == "nearest" else "linear"
+            return
+        if name == "linear":
+            info.mode = "linear"
+            info.add("warning", "mode",
+                     "mode is 'linear'; Upsample-1 calls it 'bilinear' (onnx-upsample runs it "
+                     "as linear)", "set mode='bilinear' (or upgrade the model)")
+            return
+        expected = "'nearest' (the default) or 'bilinear'"
+    else:
+        if name in ("nearest", "linear"):
+            info.mode = name  # type: ignore[assignment]
+            return
+        if name in ("bilinear", "trilinear"):
+            info.mode = "linear"
+            info.add("error", "mode",
+                     f"mode is {name!r}, a legacy name of 'linear' that Upsample-7/9/10 does "
+                     f"not define; onnxruntime rejects the node ('mode attribute is {name}. It "
+                     "can only be nearest(default) or linear or cubic'); onnx-upsample runs it "
+                     "as linear with a warning",
+                     "set mode='linear' (upgrade() and downgrade() do it)")
+            return
+        expected = "'nearest' (the default) or 'linear'"
+    info.mode = None
+    fix = f"set mode to {expected}"
+    if name.lower() in ("nearest", "linear", "bilinear"):
+        fix = f"write the mode in lower case: {expected}"
+    elif name == "cubic":
+        fix = ("cubic is not an Upsample mode (onnxruntime runs it outside the specification); "
+               "use Resize with mode='cubic' and coordinate_transformation_mode='asymmetric'")
+    info.add("error", "mode", f"mode is {name!r}; Upsample-{info.form} takes {expected}", fix,
+             blocking=True)
+
+
+def _read_scales_input(info: UpsampleNode, scope: Scope) -> None:
+    name = info.node.input[1]
+    info.scales_input = name
+    info.scales_origin = scope.origin(name)
+    value = scope.constant(name)
+    if value is None:
+        return
+    if value.dtype != np.float32:
+        info.add("error", "scales-type",
+                 f"the scales tensor ({info.scales_origin}) has element type {value.dtype}; "
+                 "Upsample takes tensor(float) (onnx's checker and onnxruntime reject it)",
+                 "store the scales as float32", blocking=True)
+        return
+    info.scales = value.reshape(-1)
+
+
+def _check_scales(info: UpsampleNode, rank: int | None) -> None:
+    scales = info.scales
+    if scales is None:
+        return
+    for axis, value in enumerate(scales.tolist()):
+        if not math.isfinite(value):
+            info.add("error", "scales-value",
+                     f"scales[{axis}] is {value!r} ({info.scales_origin}); each scale must be "
+                     "finite (onnxruntime: 'Scale value must be finite')",
+                     "set it to a finite number >= 1", blocking=True)
+        elif value < 1:
+            info.add("error", "scales-value",
+                     f"scales[{axis}] is {value!r} ({info.scales_origin}); Upsample only "
+                     "enlarges, each scale must be >= 1 (onnxruntime: 'Scale value should be "
+                     "greater than or equal to 1')",
+                     "use Resize to shrink, or set the scale to a number >= 1", blocking=True)
+    if rank is None:
+        return
+    if info.form == 1 and rank != 4:
+        info.add("error", "rank",
+                 f"X has rank {rank}; Upsample-1 is defined for 4-D input [N, C, H, W] only",
+                 "reshape X to 4-D, or use the version-7/9 form (one scale per axis)",
+                 blocking=True)
+    elif info.form != 1 and len(scales) != rank:
+        info.add("error", "scales-count",
+                 f"the scales ({info.scales_origin}) have {len(scales)} value(s) "
+                 f"{scales.tolist()} but X has rank {rank}",
+                 "give exactly one scale per axis of X", blocking=True)
+
+
+def _check_opset(info: UpsampleNode) -> None:
+    opset, form = info.opset, info.form
+    if opset is None or form is None:
+        return
+    expected = form_of_opset(opset)
+    version = version_for_opset(opset).version
+    if version == 10:
+        info.add("error", "deprecated",
+                 f"Upsample is deprecated from opset 10 and the model imports opset {opset}: "
+                 "onnx's checker and onnxruntime reject the model ('Op registered for Upsample "
+                 f"is deprecated in domain_version of {opset}'); onnx-upsample runs it as "
+                 "Upsample-10 with a warning",
+                 "onnx_upsample.onnx.upgrade(model) replaces it by a Resize with bit-identical "
+                 "outputs; downgrade(model) makes an opset-9 model")
+        if form != 9:
+            info.add("error", "form-opset",
+                     f"the node has the {_FORM_WORDS[form]}; Upsample-10 takes the scales as a "
+                     "second input", "upgrade(model) or downgrade(model) rewrites it")
+        return
+    if form != expected:
+        fix = (f"onnx_upsample.onnx.downgrade(model, opset={max(opset, 7)}) rewrites every "
+               "Upsample into the form of that opset; upgrade(model) turns them into Resize")
+        if form == 9 and expected == 7:
+            detail = ("onnxruntime: 'Node with schema(::Upsample:7) has input size 2 not in "
+                      "range [min=1, max=1]'")
+        elif form == 7 and expected == 9:
+            detail = "onnxruntime: 'input size 1 not in range [min=2, max=2]'"
+        else:
+            detail = "onnx's checker and onnxruntime reject it"
+        info.add("error", "form-opset",
+                 f"the node has the {_FORM_WORDS[form]} but the model imports opset {opset}, "
+                 f"whose Upsample-{version} has the {_FORM_WORDS[expected]} ({detail})", fix)
+    if form == 1:
+        info.add("warning", "experimental",
+                 "Upsample-1 is experimental and onnxruntime has no kernel for it ('Could not "
+                 "find an implementation for Upsample(1)')",
+                 "onnx_upsample.onnx.downgrade(model, opset=7) rewrites it as Upsample-7, "
+                 "which onnxruntime runs; upgrade(model) turns it into Resize")
+
+
+def describe(node: onnx.NodeProto, label: str, opset: int | None, scope: Scope,
+             rank: int | None = None) -> UpsampleNode:
+    """Read an ``Upsample`` node: form, mode, constant scales, and its problems.
+
+    Parameters
+    ----------
+    node : onnx.NodeProto
+        An ``Upsample`` node (versions 1, 7, 9 or 10).
+    label : str
+        How messages name the node.
+    opset : int or None
+        The default-domain opset of the model (or function) holding the node.
+    scope : Scope
+        Constants and producers visible to the node (for the scales input).
+    rank : int, optional
+        The rank of X where known, to check the scales count (and v1's 4-D rule).
+    """
+    info = UpsampleNode(node=node, label=label, opset=opset)
+    attributes = {attribute.name: attribute for attribute in node.attribute}
+    _read_form(info, attributes)
+    _check_arity(info)
+    if info.form is None:
+        return info
+    _read_attributes(info, attributes)
+    _read_mode(info)
+    if info.form == 9 and len(node.input) == 2 and node.input[1]:
+        _read_scales_input(info, scope)
+    _check_scales(info, rank)
+    _check_opset(info)
+    return info

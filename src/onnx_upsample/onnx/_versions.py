@@ -1,0 +1,171 @@
+"""The four versions of ONNX ``Upsample`` (1, 7, 9, 10) as data.
+
+One table says, per version, where the scales come from, which inputs and attributes the node
+has, which modes and element types the schema allows, the rank rule and whether the version is
+deprecated. ``tests/test_onnx_versions.py`` checks it against ``onnx.defs.get_schema``.
+
+It also holds what onnxruntime 1.32 can run (peers §3-§4), which the checks report as warnings.
+No onnx import here: this module is plain data and small helpers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "DEFAULT_DOMAINS",
+    "ORT_ELEMENT_TYPES",
+    "VERSIONS",
+    "ScalesSource",
+    "UpsampleVersion",
+    "form_of_opset",
+    "version_for_opset",
+]
+
+ScalesSource = Literal["height_width_attributes", "scales_attribute", "scales_input"]
+
+#: The names of ONNX's default operator set in ``opset_import`` and ``NodeProto.domain``.
+DEFAULT_DOMAINS = ("", "ai.onnx")
+
+_ALL_TENSOR_TYPES = (
+    "tensor(uint8)", "tensor(uint16)", "tensor(uint32)", "tensor(uint64)",
+    "tensor(int8)", "tensor(int16)", "tensor(int32)", "tensor(int64)",
+    "tensor(float16)", "tensor(float)", "tensor(double)", "tensor(string)", "tensor(bool)",
+    "tensor(complex64)", "tensor(complex128)",
+)
+
+#: Element types onnxruntime 1.32 has an Upsample kernel for (float16 through inserted Casts).
+ORT_ELEMENT_TYPES = ("tensor(float)", "tensor(float16)", "tensor(int8)", "tensor(uint8)",
+                     "tensor(int32)")
+
+
+@dataclass(frozen=True)
+class UpsampleVersion:
+    """What one version of ONNX ``Upsample`` is.
+
+    Attributes
+    ----------
+    version : int
+        The operator's ``since_version``: 1, 7, 9 or 10.
+    opsets : tuple of int
+        The first and last default-domain opset (inclusive) whose ``Upsample`` is this
+        version; ``None`` as the last means every later opset.
+    scales_from : str
+        ``"height_width_attributes"`` (v1: ``height_scale``, ``width_scale``, the scales are
+        ``[1, 1, height_scale, width_scale]``), ``"scales_attribute"`` (v7) or
+        ``"scales_input"`` (v9, v10: a float tensor, constant or computed at run time).
+    inputs : tuple of str
+        The node's inputs, in order.
+    required_attributes, optional_attributes : tuple of str
+        Attribute names (``mode`` is optional everywhere, default ``"nearest"``).
+    attribute_types : dict
+        Attribute name to ONNX attribute type name (``FLOAT``, ``FLOATS``, ``STRING``).
+    modes : tuple of str
+        The mode names the version's documentation defines (v1: ``nearest``, ``bilinear``).
+    element_types : tuple of str
+        ONNX type strings allowed for ``X`` and ``Y`` (type constraint ``T``).
+    rank : int or None
+        The only input rank allowed (4 for v1), or None for any rank.
+    deprecated : bool
+        True for v10: onnx's checker and onnxruntime reject any model using it.
+    experimental : bool
+        True for v1 (support level EXPERIMENTAL; no onnxruntime kernel).
+    """
+
+    version: int
+    opsets: tuple[int, int | None]
+    scales_from: ScalesSource
+    inputs: tuple[str, ...]
+    required_attributes: tuple[str, ...]
+    optional_attributes: tuple[str, ...]
+    attribute_types: dict[str, str]
+    modes: tuple[str, ...]
+    element_types: tuple[str, ...]
+    rank: int | None
+    deprecated: bool
+    experimental: bool
+
+    @property
+    def attributes(self) -> tuple[str, ...]:
+        """Every attribute name the version defines."""
+        return self.required_attributes + self.optional_attributes
+
+
+VERSIONS: dict[int, UpsampleVersion] = {
+    1: UpsampleVersion(
+        version=1,
+        opsets=(1, 6),
+        scales_from="height_width_attributes",
+        inputs=("X",),
+        required_attributes=("height_scale", "width_scale"),
+        optional_attributes=("mode",),
+        attribute_types={"height_scale": "FLOAT", "width_scale": "FLOAT", "mode": "STRING"},
+        modes=("nearest", "bilinear"),
+        element_types=("tensor(bool)", "tensor(int32)", "tensor(int64)", "tensor(float16)",
+                       "tensor(float)", "tensor(double)"),
+        rank=4,
+        deprecated=False,
+        experimental=True,
+    ),
+    7: UpsampleVersion(
+        version=7,
+        opsets=(7, 8),
+        scales_from="scales_attribute",
+        inputs=("X",),
+        required_attributes=("scales",),
+        optional_attributes=("mode",),
+        attribute_types={"scales": "FLOATS", "mode": "STRING"},
+        modes=("nearest", "linear"),
+        element_types=_ALL_TENSOR_TYPES,
+        rank=None,
+        deprecated=False,
+        experimental=False,
+    ),
+    9: UpsampleVersion(
+        version=9,
+        opsets=(9, 9),
+        scales_from="scales_input",
+        inputs=("X", "scales"),
+        required_attributes=(),
+        optional_attributes=("mode",),
+        attribute_types={"mode": "STRING"},
+        modes=("nearest", "linear"),
+        element_types=_ALL_TENSOR_TYPES,
+        rank=None,
+        deprecated=False,
+        experimental=False,
+    ),
+    10: UpsampleVersion(
+        version=10,
+        opsets=(10, None),
+        scales_from="scales_input",
+        inputs=("X", "scales"),
+        required_attributes=(),
+        optional_attributes=("mode",),
+        attribute_types={"mode": "STRING"},
+        modes=("nearest", "linear"),
+        element_types=_ALL_TENSOR_TYPES,
+        rank=None,
+        deprecated=True,
+        experimental=False,
+    ),
+}
+
+
+def version_for_opset(opset: int) -> UpsampleVersion:
+    """The ``Upsample`` version a model importing default-domain ``opset`` uses.
+
+    Opsets 1-6 use v1, 7-8 v7, 9 v9, and 10 and later the deprecated v10.
+    """
+    for info in VERSIONS.values():
+        first, last = info.opsets
+        if first <= opset and (last is None or opset <= last):
+            return info
+    raise ValueError(f"opset is {opset}; default-domain opsets start at 1")
+
+
+def form_of_opset(opset: int) -> int:
+    """The node form (1, 7 or 9) that ``opset`` expects; v10 has the v9 form."""
+    version = version_for_opset(opset).version
+    return 9 if version == 10 else version
