@@ -11,8 +11,6 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-import numpy as np
-
 from ._errors import UpsampleError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
@@ -32,35 +30,26 @@ def _fail(message: str) -> int:
 
 
 def _cmd_apply(args: argparse.Namespace) -> int:
-    from ._api import upsample
+    import warnings
 
-    try:
-        x = np.load(args.input, allow_pickle=False)
-    except FileNotFoundError:
-        return _fail(f"input file {args.input!r} does not exist")
-    except (OSError, ValueError) as error:
-        return _fail(f"cannot read {args.input!r} as a .npy array: {error}")
-    y = upsample(x, args.scales, args.mode)
-    _save_npy_atomically(args.output, y)
+    from . import _files
+    from ._errors import UpsampleWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UpsampleWarning)
+        try:
+            result = _files.apply(
+                args.input, args.output, args.scales, args.mode, chunks=args.chunks,
+                zarr_format=args.zarr_format, progress=None if args.quiet else sys.stderr,
+            )
+        except (OSError, MemoryError) as error:
+            return _fail(f"cannot upsample {args.input!r} into {args.output!r}: "
+                         f"{_files.reason(error)}")
+    for warning in caught:
+        print(f"onnx-upsample: warning: {warning.message}", file=sys.stderr)
     if not args.quiet:
-        print(f"{args.input} {x.shape} {x.dtype} -> {args.output} {y.shape} ({args.mode})")
+        print(_files.summary(args.input, args.output, result, args.mode))
     return EXIT_OK
-
-
-def _save_npy_atomically(path: str, array: np.ndarray) -> None:
-    """Write to a temporary file beside ``path`` and rename: never a half-written output."""
-    import os
-    import tempfile
-
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(prefix=".onnx-upsample-", suffix=".npy", dir=directory)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            np.save(stream, array, allow_pickle=False)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -71,7 +60,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 # Modules that add subcommands: each has ``register(subparsers) -> None`` and imports its
 # heavy dependencies (onnx, dask, Pillow) only inside its handlers.
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("_cli_files",)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,14 +71,27 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="run the operator documentation's examples and check them")
     demo.set_defaults(handler=_cmd_demo)
 
-    apply = sub.add_parser("apply", help="upsample an array file")
-    apply.add_argument("input", help="input .npy file")
-    apply.add_argument("output", help="output .npy file")
+    apply = sub.add_parser(
+        "apply", help="upsample an array file, image or zarr store",
+        description="Upsample IN into OUT. Formats by suffix: .npy, .png, .jpg/.jpeg, "
+        ".tif/.tiff (Pillow) and .zarr stores (read and written chunk by chunk through dask). "
+        "Images take two scales (height width; channels stay) or three (height width "
+        "channels). The output is written beside OUT under a hidden name and renamed only "
+        "when complete.",
+    )
+    apply.add_argument("input", help="input .npy, image (.png .jpg .tif) or .zarr store")
+    apply.add_argument("output", help="output .npy, image (.png .jpg .tif) or .zarr store")
     apply.add_argument("--scales", type=float, nargs="+", required=True, metavar="S",
                        help="one scale per axis, space separated, each >= 1")
     apply.add_argument("--mode", default="nearest",
                        help="nearest (default) or linear")
-    apply.add_argument("--quiet", action="store_true", help="print nothing on success")
+    apply.add_argument("--chunks", type=int, nargs="+", metavar="N",
+                       help="output chunk size, one for every axis or one per axis (-1: whole "
+                       "axis); runs chunk by chunk through dask")
+    apply.add_argument("--zarr-format", type=int, choices=(2, 3), default=3,
+                       help="format of a zarr output (default 3)")
+    apply.add_argument("--quiet", action="store_true",
+                       help="print nothing on success and show no progress bar")
     apply.set_defaults(handler=_cmd_apply)
 
     import importlib
