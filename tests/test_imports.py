@@ -1,0 +1,101 @@
+"""Import rules and public names (contract §4, §5), checked in fresh interpreters."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import subprocess
+import sys
+
+import pytest
+
+import onnx_upsample
+
+HEAVY = ("numba", "onnx", "onnxruntime", "dask", "ml_dtypes")
+
+PROBE = """
+import json, sys
+heavy = {heavy!r}
+before = set(sys.modules)
+import onnx_upsample
+after_import = sorted(m for m in sys.modules if m.split('.')[0] in heavy)
+import numpy as np
+onnx_upsample.upsample(np.arange(4.0).reshape(2, 2), [2, 1.5])
+onnx_upsample.upsample(np.arange(4, dtype=np.uint8).reshape(2, 2), [2, 3], "linear")
+onnx_upsample.output_shape((5,), [1.4])
+after_call = sorted(m for m in sys.modules if m.split('.')[0] in heavy)
+print(json.dumps({{"import": after_import, "call": after_call}}))
+"""
+
+
+@pytest.fixture(scope="module")
+def loaded() -> dict[str, list[str]]:
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE.format(heavy=HEAVY)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_import_loads_no_heavy_dependency(loaded: dict[str, list[str]]) -> None:
+    assert loaded["import"] == []
+
+
+def test_calls_load_neither_onnx_nor_dask_nor_ml_dtypes(loaded: dict[str, list[str]]) -> None:
+    """numba may load with the kernels; onnx only in onnx_upsample.onnx, dask only in .dask,
+    and bfloat16 is recognised without importing ml_dtypes."""
+    assert [m for m in loaded["call"] if m.split(".")[0] != "numba"] == []
+
+
+def test_all_is_exactly_the_contract_names() -> None:
+    assert sorted(onnx_upsample.__all__) == sorted(
+        ["upsample", "output_shape", "UpsampleError", "UpsampleWarning", "set_num_threads",
+         "reference"]
+    )
+    for name in onnx_upsample.__all__:
+        assert hasattr(onnx_upsample, name), name
+
+
+def test_star_import_gives_the_contract_names() -> None:
+    namespace: dict[str, object] = {}
+    exec("from onnx_upsample import *", namespace)
+    public = {name for name in namespace if not name.startswith("__")}
+    assert public == set(onnx_upsample.__all__)
+
+
+def _parameters(function: object) -> list[tuple[str, object, object]]:
+    return [
+        (p.name, p.kind, p.default) for p in inspect.signature(function).parameters.values()
+    ]
+
+
+P = inspect.Parameter
+
+
+def test_signatures() -> None:
+    assert _parameters(onnx_upsample.upsample) == [
+        ("x", P.POSITIONAL_OR_KEYWORD, P.empty),
+        ("scales", P.POSITIONAL_OR_KEYWORD, P.empty),
+        ("mode", P.POSITIONAL_OR_KEYWORD, "nearest"),
+        ("out", P.KEYWORD_ONLY, None),
+    ]
+    assert _parameters(onnx_upsample.reference.upsample) == [
+        ("x", P.POSITIONAL_OR_KEYWORD, P.empty),
+        ("scales", P.POSITIONAL_OR_KEYWORD, P.empty),
+        ("mode", P.POSITIONAL_OR_KEYWORD, "nearest"),
+    ]
+    assert _parameters(onnx_upsample.output_shape) == [
+        ("shape", P.POSITIONAL_OR_KEYWORD, P.empty),
+        ("scales", P.POSITIONAL_OR_KEYWORD, P.empty),
+    ]
+    assert [name for name, _, _ in _parameters(onnx_upsample.set_num_threads)] == ["n"]
+
+
+def test_exception_hierarchy() -> None:
+    assert issubclass(onnx_upsample.UpsampleError, ValueError)
+    assert issubclass(onnx_upsample.UpsampleWarning, UserWarning)
+    assert onnx_upsample.reference is sys.modules["onnx_upsample.reference"]
