@@ -60,7 +60,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 # Modules that add subcommands: each has ``register(subparsers) -> None`` and imports its
 # heavy dependencies (onnx, dask, Pillow) only inside its handlers.
-COMMAND_MODULES: tuple[str, ...] = ("_cli_files",)
+COMMAND_MODULES: tuple[str, ...] = ("_cli_files", "_cli_onnx")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,389 @@
+"""``onnx-upsample inspect | upgrade | run``: ONNX models with Upsample, from the command line.
+
+onnx (and, for ``upgrade --verify``, onnxruntime) is imported inside the handlers only, so
+``onnx-upsample --help`` and the core commands work without the ``onnx`` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ._errors import UpsampleError, UpsampleWarning
+
+if TYPE_CHECKING:
+    import onnx
+
+__all__ = ["register"]
+
+EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
+# Size given to symbolic dimensions of graph inputs by ``upgrade --verify``.
+FREE_DIMENSION = 8
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``inspect``, ``upgrade`` and ``run`` subcommands."""
+    inspect = subparsers.add_parser(
+        "inspect", help="list the Upsample nodes of an ONNX model and what is wrong with them",
+        description="A table of the model's Upsample nodes (name, version, mode, scales, "
+        "input and output shapes) and every finding of onnx_upsample.onnx.check with its "
+        "fix. Exit 1 if there are errors.")
+    inspect.add_argument("model", help="the .onnx file")
+    inspect.set_defaults(handler=_cmd_inspect)
+
+    upgrade = subparsers.add_parser(
+        "upgrade", help="turn every Upsample into a Resize with identical outputs",
+        description="Write a copy of MODEL at opset N where every Upsample is a Resize that "
+        "onnxruntime runs bit-identically, and every other node went through onnx's version "
+        "converter.")
+    upgrade.add_argument("model", help="the .onnx file")
+    upgrade.add_argument("-o", "--output", required=True, help="the upgraded .onnx file")
+    upgrade.add_argument("--opset", type=int, default=None, metavar="N",
+                         help="target opset, 10 to the newest onnx knows (default: newest)")
+    upgrade.add_argument("--verify", action="store_true",
+                         help="run both models in onnxruntime on the same random inputs and "
+                         "report the largest difference per output; exit 1 unless all are 0")
+    upgrade.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                         help="with --verify: use this array for input NAME (repeatable)")
+    upgrade.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    upgrade.set_defaults(handler=_cmd_upgrade)
+
+    run = subparsers.add_parser(
+        "run", help="run an ONNX model with every Upsample version (onnx's reference evaluator)",
+        description="Run MODEL with onnx.reference.ReferenceEvaluator and onnx-upsample's "
+        "Upsample (versions 1, 7, 9, 10; bit-identical to onnxruntime 1.32).")
+    run.add_argument("model", help="the .onnx file")
+    run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                     help="the value of graph input NAME (repeat for each input)")
+    run.add_argument("--output-dir", default=None, metavar="DIR",
+                     help="write each output to DIR/NAME.npy")
+    run.set_defaults(handler=_cmd_run)
+
+
+def _fail(message: str) -> int:
+    print(f"onnx-upsample: error: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+class _BadInput(Exception):
+    """A command-line problem reported as one line and exit code 2."""
+
+
+def _load_model(path: str) -> onnx.ModelProto:
+    import onnx
+
+    if not os.path.exists(path):
+        raise _BadInput(f"model file {path!r} does not exist")
+    try:
+        return onnx.load(path)
+    except Exception as error:  # protobuf DecodeError, external data errors, ...
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise _BadInput(f"cannot read {path!r} as an ONNX model: "
+                        f"{type(error).__name__} {first}".rstrip()) from None
+
+
+def _read_inputs(items: Sequence[str]) -> dict[str, np.ndarray]:
+    feeds: dict[str, np.ndarray] = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise _BadInput(f"--input {item!r}: expected NAME=FILE.npy")
+        if name in feeds:
+            raise _BadInput(f"--input gives {name!r} twice")
+        try:
+            feeds[name] = np.load(path, allow_pickle=False)
+        except FileNotFoundError:
+            raise _BadInput(f"--input {name}: file {path!r} does not exist") from None
+        except (OSError, ValueError) as error:
+            raise _BadInput(f"--input {name}: cannot read {path!r} as a .npy array: "
+                            f"{error}") from None
+    return feeds
+
+
+def _graph_inputs(model: onnx.ModelProto) -> list[Any]:
+    initializers = {tensor.name for tensor in model.graph.initializer}
+    return [value for value in model.graph.input if value.name not in initializers]
+
+
+def _warning_lines(caught: list[warnings.WarningMessage]) -> None:
+    seen = set()
+    for item in caught:
+        text = str(item.message)
+        if text not in seen:
+            seen.add(text)
+            print(f"onnx-upsample: warning: {text}", file=sys.stderr)
+
+
+def _guard(handler: Any) -> Any:
+    def wrapped(args: argparse.Namespace) -> int:
+        try:
+            return int(handler(args))
+        except _BadInput as error:
+            return _fail(str(error))
+    wrapped.__doc__ = handler.__doc__
+    return wrapped
+
+
+# --------------------------------------------------------------------------- inspect
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows,
+                                                                       strict=True)]
+    lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True))
+             .rstrip() for row in [headers, *rows]]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+@_guard
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    from .onnx import check
+    from .onnx._graphs import default_opset
+    from .onnx._report import upsample_rows
+
+    model = _load_model(args.model)
+    findings = check(model)
+    rows = upsample_rows(model)
+    producer = " ".join(p for p in (model.producer_name, model.producer_version) if p)
+    print(f"{args.model}: opset {default_opset(model.opset_import)}, IR version "
+          f"{model.ir_version}" + (f", produced by {producer}" if producer else ""))
+    if rows:
+        print()
+        print(_table(("node", "version", "mode", "scales", "input", "output"),
+                     [(r.node, r.form, r.mode, r.scales, r.input_shape, r.output_shape)
+                      for r in rows]))
+    errors = sum(f.severity == "error" for f in findings)
+    if findings:
+        print()
+        for finding in findings:
+            print(f"{finding.severity:<7}  {finding.node}: {finding.message}")
+            print(f"{'':<7}  fix: {finding.fix}")
+    print()
+    print(f"{len(rows)} Upsample node(s), {errors} error(s), {len(findings) - errors} "
+          "warning(s)")
+    return EXIT_FINDINGS if errors else EXIT_OK
+
+
+# --------------------------------------------------------------------------- upgrade
+
+
+def _save_model(model: onnx.ModelProto, path: str) -> None:
+    import tempfile
+
+    import onnx
+
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise _BadInput(f"output directory {directory!r} does not exist")
+    handle, temporary = tempfile.mkstemp(prefix=".onnx-upsample-", suffix=".onnx", dir=directory)
+    os.close(handle)
+    try:
+        onnx.save(model, temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def _runnable_original(model: onnx.ModelProto) -> tuple[onnx.ModelProto, str]:
+    """The original in a form onnxruntime loads (opset 7 or 9 Upsample), and how it was made."""
+    from .onnx import check, downgrade
+    from .onnx._graphs import default_opset, is_upsample, walk
+
+    if not any(is_upsample(node) for site in walk(model) for node in site.owner.node):
+        return model, ""
+    opset = default_opset(model.opset_import) or 9
+    codes = {finding.code for finding in check(model)}
+    if opset <= 6:
+        target = 7
+    elif opset >= 10:
+        target = 9
+    elif codes & {"form-opset", "mode"}:
+        target = opset
+    else:
+        return model, ""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UpsampleWarning)
+        rewritten = downgrade(model, opset=target)
+    note = (f"onnxruntime cannot load the original (opset {opset}); it runs as the equivalent "
+            f"opset-{target} Upsample model written by downgrade()")
+    return rewritten, note
+
+
+def _random_value(value: Any, rng: np.random.Generator, scales_inputs: dict[str, int],
+                  ) -> np.ndarray:
+    from onnx import helper
+
+    tensor = value.type.tensor_type
+    if not value.type.HasField("tensor_type") or not tensor.elem_type:
+        raise _BadInput(f"input {value.name!r} is not a tensor with a known element type; "
+                        "give it with --input NAME=FILE.npy")
+    dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.elem_type))
+    dims = [d.dim_value if d.HasField("dim_value") else FREE_DIMENSION
+            for d in tensor.shape.dim]
+    if value.name in scales_inputs:
+        rank = dims[0] if dims else scales_inputs[value.name]
+        pattern = [1.0] * max(rank - 2, 0) + [1.5, 2.5][: min(rank, 2)]
+        return np.array(pattern, dtype=dtype).reshape(dims)
+    if dtype.kind == "f":
+        return rng.standard_normal(dims).astype(dtype)
+    if dtype.kind in "iu":
+        return rng.integers(0, 100, dims).astype(dtype)
+    if dtype.kind == "b":
+        return rng.random(dims) < 0.5
+    raise _BadInput(f"input {value.name!r} has element type {dtype}; give it with --input "
+                    "NAME=FILE.npy")
+
+
+def _session(model: onnx.ModelProto, which: str) -> Any:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    try:
+        return ort.InferenceSession(model.SerializeToString(), options,
+                                    providers=["CPUExecutionProvider"])
+    except Exception as error:
+        first = str(error).strip().splitlines()[0]
+        raise _BadInput(f"onnxruntime cannot load the {which} model: {first}") from None
+
+
+def _bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.kind in "OUS":
+        return bool(np.array_equal(a, b))
+    return bool(np.array_equal(np.ascontiguousarray(a).view(np.uint8),
+                               np.ascontiguousarray(b).view(np.uint8)))
+
+
+def _difference(a: np.ndarray, b: np.ndarray) -> float:
+    if a.shape != b.shape:
+        return float("inf")
+    if a.size == 0 or a.dtype.kind not in "biufc":
+        return 0.0 if np.array_equal(a, b) else float("inf")
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
+    same_nan = np.isnan(a.astype(np.float64)) & np.isnan(b.astype(np.float64))
+    diff = np.where(same_nan, 0.0, diff)
+    return float(np.nanmax(np.where(np.isnan(diff), np.inf, diff)))
+
+
+def _verify(original: onnx.ModelProto, upgraded: onnx.ModelProto, given: dict[str, np.ndarray],
+            seed: int) -> int:
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        raise _BadInput("--verify needs onnxruntime: pip install onnxruntime") from None
+    from .onnx._graphs import is_upsample
+
+    reference, note = _runnable_original(original)
+    if note:
+        print(note)
+    scales_inputs = {node.input[1]: 0 for node in original.graph.node
+                     if is_upsample(node) and len(node.input) > 1}
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for value in _graph_inputs(reference):
+        feeds[value.name] = given[value.name] if value.name in given else _random_value(
+            value, rng, scales_inputs)
+    unknown = sorted(set(given) - set(feeds))
+    if unknown:
+        raise _BadInput(f"--input names {unknown}, which are not inputs of the model")
+    before = _session(reference, "original").run(None, feeds)
+    after = _session(upgraded, "upgraded").run(None, feeds)
+    names = [value.name for value in upgraded.graph.output]
+    rows = []
+    identical = True
+    for name, a, b in zip(names, before, after, strict=True):
+        a, b = np.asarray(a), np.asarray(b)
+        same = _bits_equal(a, b)
+        identical &= same
+        rows.append((name, "x".join(map(str, b.shape)) or "scalar", f"{_difference(a, b):g}",
+                     "yes" if same else "NO"))
+    print(_table(("output", "shape", "largest difference", "bit-identical"), rows))
+    print("verified: outputs are bit-identical" if identical else
+          "verification FAILED: the upgraded model gives different outputs")
+    return EXIT_OK if identical else EXIT_FINDINGS
+
+
+@_guard
+def _cmd_upgrade(args: argparse.Namespace) -> int:
+    from .onnx import upgrade
+    from .onnx._graphs import default_opset, is_upsample, walk
+
+    model = _load_model(args.model)
+    given = _read_inputs(args.input) if args.verify else {}
+    if args.input and not args.verify:
+        raise _BadInput("--input is used by --verify only")
+    count = sum(is_upsample(node) for site in walk(model) for node in site.owner.node)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UpsampleWarning)
+        upgraded = upgrade(model, opset=args.opset)
+    _warning_lines(caught)
+    _save_model(upgraded, args.output)
+    print(f"{args.model} (opset {default_opset(model.opset_import)}) -> {args.output} (opset "
+          f"{default_opset(upgraded.opset_import)}): {count} Upsample node(s) became Resize")
+    if not args.verify:
+        return EXIT_OK
+    return _verify(model, upgraded, given, args.seed)
+
+
+# --------------------------------------------------------------------------- run
+
+
+def _file_name(name: str) -> str:
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+    return (safe or "output") + ".npy"
+
+
+@_guard
+def _cmd_run(args: argparse.Namespace) -> int:
+    from onnx.reference import ReferenceEvaluator
+
+    from .cli import _save_npy_atomically
+    from .onnx import Upsample
+
+    model = _load_model(args.model)
+    feeds = _read_inputs(args.input)
+    expected = [value.name for value in _graph_inputs(model)]
+    missing = [name for name in expected if name not in feeds]
+    if missing:
+        raise _BadInput(f"the model needs input(s) {missing}; give each with --input "
+                        "NAME=FILE.npy (the model's inputs: " + ", ".join(expected) + ")")
+    unknown = sorted(set(feeds) - set(expected))
+    if unknown:
+        raise _BadInput(f"--input names {unknown}, which are not inputs of the model "
+                        f"(its inputs: {', '.join(expected)})")
+    if args.output_dir is not None and not os.path.isdir(args.output_dir):
+        raise _BadInput(f"--output-dir {args.output_dir!r} is not a directory")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UpsampleWarning)
+        try:
+            session = ReferenceEvaluator(model, new_ops=[Upsample])
+            results = session.run(None, feeds)
+        except UpsampleError:
+            raise
+        except Exception as error:
+            first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+            raise _BadInput(f"the model failed to run: {type(error).__name__}: {first}") from None
+    _warning_lines(caught)
+    for name, value in zip(session.output_names, results, strict=True):
+        array = np.asarray(value)
+        line = f"{name}: {array.dtype} {list(array.shape)}"
+        if array.size and array.dtype.kind in "biuf":
+            line += f", min {array.min().item()}, max {array.max().item()}"
+        if args.output_dir is not None:
+            path = os.path.join(args.output_dir, _file_name(name))
+            _save_npy_atomically(path, array)
+            line += f" -> {path}"
+        print(line)
+    return EXIT_OK
