@@ -340,6 +340,22 @@ def _cmd_upgrade(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- run
 
 
+def _save_npy(path: str, array: np.ndarray) -> None:
+    """Write to a temporary file beside ``path`` and rename: never a half-written output."""
+    import tempfile
+
+    directory = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(prefix=".onnx-upsample-", suffix=".npy", dir=directory)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            np.save(stream, array, allow_pickle=array.dtype.kind == "O")
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
 def _file_name(name: str) -> str:
     safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
     return (safe or "output") + ".npy"
@@ -349,7 +365,6 @@ def _file_name(name: str) -> str:
 def _cmd_run(args: argparse.Namespace) -> int:
     from onnx.reference import ReferenceEvaluator
 
-    from .cli import _save_npy_atomically
     from .onnx import Upsample
 
     model = _load_model(args.model)
@@ -383,7 +398,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             line += f", min {array.min().item()}, max {array.max().item()}"
         if args.output_dir is not None:
             path = os.path.join(args.output_dir, _file_name(name))
-            _save_npy_atomically(path, array)
+            _save_npy(path, array)
             line += f" -> {path}"
         print(line)
     return EXIT_OK
