@@ -1,0 +1,452 @@
+"""``onnx-upsample apply`` on files: .npy, images (Pillow) and zarr stores, in a temporary folder.
+
+Every written result is compared bit for bit with the in-memory ``onnx_upsample.upsample``
+of what was read; failures are one line on stderr with exit code 2; an interrupted or failed
+write leaves nothing under the output's name (and no temporary files).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+Image = pytest.importorskip("PIL.Image")
+zarr = pytest.importorskip("zarr")
+pytest.importorskip("dask.array")
+
+from onnx_upsample import _files, upsample  # noqa: E402
+from onnx_upsample.cli import main  # noqa: E402
+
+
+def run(argv: list[str]) -> int:
+    try:
+        return main([str(a) for a in argv])
+    except SystemExit as stop:
+        return int(stop.code) if isinstance(stop.code, int) else 2
+
+
+def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err
+    lines = err.strip("\n").splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    assert lines[0].startswith("onnx-upsample: error:") or "error:" in lines[0]
+    return lines[0]
+
+
+def same(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def only(folder: Path, *names: str) -> None:
+    """Nothing but ``names`` in ``folder``: no output left behind, no temporary files."""
+    assert sorted(p.name for p in folder.iterdir()) == sorted(names)
+
+
+RNG = np.random.default_rng(20)
+
+
+# ---------------------------------------------------------------------------------------------
+# images
+# ---------------------------------------------------------------------------------------------
+
+
+def _rgb(h: int = 9, w: int = 13) -> np.ndarray:
+    return RNG.integers(0, 256, (h, w, 3), dtype=np.uint8)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("suffix", [".png", ".tif"])
+def test_rgb_image_round_trip(tmp_path: Path, mode: str, suffix: str) -> None:
+    x = _rgb()
+    source, target = tmp_path / f"in{suffix}", tmp_path / f"out{suffix}"
+    Image.fromarray(x).save(source)
+    assert run(["apply", source, target, "--scales", "2", "1.5", "--mode", mode,
+                "--quiet"]) == 0
+    with Image.open(target) as out:
+        assert out.mode == "RGB"
+        got = np.asarray(out)
+    assert same(got, upsample(x, [2, 1.5, 1], mode))
+    only(tmp_path, source.name, target.name)
+
+
+def test_three_scales_scale_the_channels(tmp_path: Path) -> None:
+    x = _rgb()
+    source, target = tmp_path / "in.png", tmp_path / "out.png"
+    Image.fromarray(x).save(source)
+    assert run(["apply", source, target, "--scales", "2", "2", "1.3333334", "--quiet"]) == 0
+    with Image.open(target) as out:
+        assert out.mode == "RGBA"  # 3 channels * 1.3333334 -> 4
+        assert same(np.asarray(out), upsample(x, [2, 2, 1.3333334]))
+
+
+def test_grayscale_takes_two_scales(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    x = RNG.integers(0, 256, (7, 5), dtype=np.uint8)
+    source, target = tmp_path / "in.png", tmp_path / "out.png"
+    Image.fromarray(x).save(source)
+    assert run(["apply", source, target, "--scales", "3", "2.5", "--mode", "linear",
+                "--quiet"]) == 0
+    with Image.open(target) as out:
+        assert out.mode == "L"
+        assert same(np.asarray(out), upsample(x, [3, 2.5], "linear"))
+    os.unlink(target)
+    assert run(["apply", source, target, "--scales", "2", "2", "1"]) == 2
+    assert "grayscale" in one_line_error(capsys)
+    only(tmp_path, "in.png")
+
+
+@pytest.mark.parametrize("transparent", [False, True])
+def test_palette_images_become_rgb(tmp_path: Path, transparent: bool) -> None:
+    indices = RNG.integers(0, 4, (6, 8), dtype=np.uint8)
+    palette = [0, 0, 0, 255, 0, 0, 0, 255, 0, 10, 20, 250]
+    image = Image.new("P", (8, 6))
+    image.putdata(indices.ravel().tolist())
+    image.putpalette(palette)
+    if transparent:
+        image.info["transparency"] = 0
+    source, target = tmp_path / "in.png", tmp_path / "out.png"
+    image.save(source)
+    with Image.open(source) as reread:
+        assert reread.mode == "P"
+        expected_in = np.asarray(reread.convert("RGBA" if transparent else "RGB"))
+    assert run(["apply", source, target, "--scales", "2", "2", "--quiet"]) == 0
+    with Image.open(target) as out:
+        assert out.mode == ("RGBA" if transparent else "RGB")
+        assert same(np.asarray(out), upsample(expected_in, [2, 2, 1]))
+
+
+@pytest.mark.parametrize("suffix", [".png", ".tif"])
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_16_bit_images_stay_16_bit(tmp_path: Path, suffix: str, mode: str) -> None:
+    x = RNG.integers(0, 65536, (6, 7), dtype=np.uint16)
+    source, target = tmp_path / f"in{suffix}", tmp_path / f"out{suffix}"
+    Image.fromarray(x).save(source)
+    assert run(["apply", source, target, "--scales", "2", "1.5", "--mode", mode,
+                "--quiet"]) == 0
+    with Image.open(target) as out:
+        assert out.mode == "I;16"
+        got = np.asarray(out)
+    assert got.dtype == np.uint16
+    assert same(got, upsample(x, [2, 1.5], mode))
+
+
+def test_float_tiff_and_npy_to_image(tmp_path: Path) -> None:
+    x = RNG.normal(size=(5, 6)).astype(np.float32)
+    source, target = tmp_path / "in.tif", tmp_path / "out.tif"
+    Image.fromarray(x).save(source)
+    assert run(["apply", source, target, "--scales", "2", "2", "--mode", "linear",
+                "--quiet"]) == 0
+    with Image.open(target) as out:
+        assert out.mode == "F"
+        assert same(np.asarray(out), upsample(x, [2, 2], "linear"))
+    # an array file to an image: the array's own shape decides
+    array_file, png = tmp_path / "a.npy", tmp_path / "a.png"
+    rgba = RNG.integers(0, 256, (4, 5, 4), dtype=np.uint8)
+    np.save(array_file, rgba)
+    assert run(["apply", array_file, png, "--scales", "2", "3", "1", "--quiet"]) == 0
+    with Image.open(png) as out:
+        assert out.mode == "RGBA"
+        assert same(np.asarray(out), upsample(rgba, [2, 3, 1]))
+
+
+def test_jpeg(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    x = _rgb(16, 16)
+    source = tmp_path / "in.jpg"
+    Image.fromarray(x).save(source, quality=90)
+    with Image.open(source) as reread:
+        decoded = np.asarray(reread)
+    # exact through a lossless output
+    assert run(["apply", source, tmp_path / "out.png", "--scales", "2", "2", "--quiet"]) == 0
+    with Image.open(tmp_path / "out.png") as out:
+        assert same(np.asarray(out), upsample(decoded, [2, 2, 1]))
+    # JPEG output: right size and mode (lossy, so compared loosely)
+    assert run(["apply", source, tmp_path / "out.jpg", "--scales", "2", "2", "--quiet"]) == 0
+    with Image.open(tmp_path / "out.jpg") as out:
+        assert out.mode == "RGB" and out.size == (32, 32)
+        error = np.abs(np.asarray(out).astype(int) - upsample(decoded, [2, 2, 1]).astype(int))
+        assert error.mean() < 12
+    # JPEG cannot hold alpha
+    rgba = tmp_path / "rgba.png"
+    Image.fromarray(RNG.integers(0, 256, (4, 4, 4), dtype=np.uint8)).save(rgba)
+    assert run(["apply", rgba, tmp_path / "x.jpg", "--scales", "2", "2"]) == 2
+    assert "JPEG" in one_line_error(capsys)
+    assert not (tmp_path / "x.jpg").exists()
+
+
+def test_other_pillow_modes_are_converted(tmp_path: Path) -> None:
+    bits = RNG.integers(0, 2, (5, 6)).astype(bool)
+    Image.fromarray(bits).save(tmp_path / "bits.png")
+    data, mode = _files.read_image(str(tmp_path / "bits.png"))
+    assert mode == "L" and data.dtype == np.uint8 and set(np.unique(data)) <= {0, 255}
+    Image.new("CMYK", (4, 3), (10, 20, 30, 40)).save(tmp_path / "cmyk.jpg")
+    data, mode = _files.read_image(str(tmp_path / "cmyk.jpg"))
+    assert mode == "RGB" and data.shape == (3, 4, 3)
+
+
+# ---------------------------------------------------------------------------------------------
+# zarr and chunked .npy
+# ---------------------------------------------------------------------------------------------
+
+
+def _volume(dtype: str = "float32") -> np.ndarray:
+    return RNG.normal(0, 50, (11, 9, 7)).astype(dtype)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_npy_to_zarr_to_npy(tmp_path: Path, mode: str) -> None:
+    x = _volume()
+    np.save(tmp_path / "in.npy", x)
+    store = tmp_path / "out.zarr"
+    assert run(["apply", tmp_path / "in.npy", store, "--scales", "2", "1.5", "1.3",
+                "--mode", mode, "--chunks", "8", "--quiet"]) == 0
+    assert (store / "zarr.json").exists()  # zarr v3 by default
+    written = zarr.open_array(str(store), mode="r")
+    assert written.chunks == (8, 8, 8)
+    expected = upsample(x, [2, 1.5, 1.3], mode)
+    assert same(written[...], expected)
+    # zarr to zarr: chunk by chunk, attributes kept
+    written_rw = zarr.open_array(str(store), mode="r+")
+    written_rw.attrs["units"] = "mm"
+    again = tmp_path / "again.zarr"
+    assert run(["apply", store, again, "--scales", "1.5", "1", "1", "--mode", mode,
+                "--quiet"]) == 0
+    reread = zarr.open_array(str(again), mode="r")
+    assert reread.attrs["units"] == "mm"
+    assert reread.chunks == (12, 8, 8)  # the input's chunks, scaled
+    assert same(reread[...], upsample(expected, [1.5, 1, 1], mode))
+    # zarr to .npy
+    assert run(["apply", again, tmp_path / "back.npy", "--scales", "1", "1", "1",
+                "--quiet"]) == 0
+    assert same(np.load(tmp_path / "back.npy"), reread[...])
+    only(tmp_path, "in.npy", "out.zarr", "again.zarr", "back.npy")
+
+
+def test_zarr_v2_and_image_to_zarr(tmp_path: Path) -> None:
+    x = _rgb(10, 12)
+    Image.fromarray(x).save(tmp_path / "in.png")
+    store = tmp_path / "out.zarr"
+    assert run(["apply", tmp_path / "in.png", store, "--scales", "2", "2",
+                "--zarr-format", "2", "--quiet"]) == 0
+    assert (store / ".zarray").exists()
+    assert same(zarr.open_array(str(store), mode="r")[...], upsample(x, [2, 2, 1]))
+    # a zarr store to an image
+    assert run(["apply", store, tmp_path / "out.png", "--scales", "1.5", "1", "1",
+                "--quiet"]) == 0
+    with Image.open(tmp_path / "out.png") as out:
+        assert same(np.asarray(out), upsample(upsample(x, [2, 2, 1]), [1.5, 1, 1]))
+
+
+@pytest.mark.parametrize("dtype", ["uint8", ">i2", "float64", "complex64", "bool", "U2"])
+def test_chunked_npy_equals_in_memory(tmp_path: Path, dtype: str) -> None:
+    x = _volume("float64").astype(dtype)
+    np.save(tmp_path / "in.npy", x)
+    mode = "nearest" if np.dtype(dtype).kind in "bU" else "linear"
+    for chunks in (["5"], ["3", "4", "-1"]):
+        assert run(["apply", tmp_path / "in.npy", tmp_path / "out.npy", "--scales", "1.5",
+                    "2", "1", "--mode", mode, "--chunks", *chunks, "--quiet"]) == 0
+        assert same(np.load(tmp_path / "out.npy"), upsample(x, [1.5, 2, 1], mode))
+
+
+def test_large_npy_takes_the_chunked_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(_files, "CHUNKED_ABOVE_BYTES", 1000)
+    monkeypatch.setattr(_files, "TARGET_CHUNK_BYTES", 800)
+    x = _volume()
+    np.save(tmp_path / "in.npy", x)
+    assert run(["apply", tmp_path / "in.npy", tmp_path / "out.npy", "--scales", "2", "2",
+                "2", "--mode", "linear"]) == 0
+    assert "chunked" in capsys.readouterr().out
+    assert same(np.load(tmp_path / "out.npy"), upsample(x, [2, 2, 2], "linear"))
+
+
+def test_zarr_output_replaces_an_old_store_only(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    np.save(tmp_path / "in.npy", np.arange(6, dtype=np.int32))
+    store = tmp_path / "out.zarr"
+    for scale in ("2", "3"):
+        assert run(["apply", tmp_path / "in.npy", store, "--scales", scale, "--quiet"]) == 0
+    assert zarr.open_array(str(store), mode="r").shape == (18,)
+    other = tmp_path / "notes.zarr"
+    other.mkdir()
+    (other / "keep.txt").write_text("mine")
+    assert run(["apply", tmp_path / "in.npy", other, "--scales", "2"]) == 2
+    assert "not a zarr store" in one_line_error(capsys)
+    assert (other / "keep.txt").read_text() == "mine"
+    only(tmp_path, "in.npy", "out.zarr", "notes.zarr")
+
+
+def test_progress_bar_on_stderr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    from dask.diagnostics import ProgressBar
+
+    class Immediate(ProgressBar):
+        def __init__(self, **kwargs: object) -> None:
+            kwargs["minimum"] = 0
+            super().__init__(**kwargs)
+
+    monkeypatch.setattr("dask.diagnostics.ProgressBar", Immediate)
+    np.save(tmp_path / "in.npy", _volume())
+    assert run(["apply", tmp_path / "in.npy", tmp_path / "o.zarr", "--scales", "2", "2",
+                "2"]) == 0
+    captured = capsys.readouterr()
+    assert "100% Completed" in captured.err
+    assert "o.zarr" in captured.out and "Completed" not in captured.out
+    assert run(["apply", tmp_path / "in.npy", tmp_path / "q.zarr", "--scales", "2", "2",
+                "2", "--quiet"]) == 0
+    assert capsys.readouterr() == ("", "")
+
+
+# ---------------------------------------------------------------------------------------------
+# errors: one line, exit code 2, nothing written
+# ---------------------------------------------------------------------------------------------
+
+
+def _bad_inputs(tmp_path: Path) -> None:
+    np.save(tmp_path / "ok.npy", np.zeros((4, 4), np.float32))
+    (tmp_path / "garbage.png").write_bytes(b"not an image at all")
+    (tmp_path / "garbage.npy").write_bytes(b"\x93NUMPY broken")
+    broken = tmp_path / "broken.zarr"
+    broken.mkdir()
+    (broken / "zarr.json").write_text("{not json")
+    group = zarr.open_group(str(tmp_path / "group.zarr"), mode="w")
+    group.create_array("volume", shape=(2, 2), dtype="f4")
+    Image.fromarray(np.zeros((3, 3), np.uint8)).save(tmp_path / "gray.png")
+
+
+BAD = [
+    (["ok.npy", "out.bmp", "--scales", "2", "2"], r"unknown format \(suffix '\.bmp'\)"),
+    (["ok.txt", "out.npy", "--scales", "2", "2"], r"unknown format"),
+    (["missing.npy", "out.npy", "--scales", "2", "2"], r"does not exist"),
+    (["garbage.png", "out.png", "--scales", "2", "2"], r"cannot read .* as an image"),
+    (["garbage.npy", "out.npy", "--scales", "2", "2"], r"cannot read .* as a \.npy"),
+    (["broken.zarr", "out.zarr", "--scales", "2", "2"], r"cannot open .* as a zarr store"),
+    (["group.zarr", "out.zarr", "--scales", "2", "2"], r"zarr group.*volume"),
+    (["ok.npy", "out.npy", "--scales", "2", "0.5"], r"scales\[1\] is 0.5"),
+    (["ok.npy", "out.npy", "--scales", "2", "1e30"], r"largest dimension"),
+    (["ok.npy", "out.zarr", "--scales", "2", "1e30"], r"largest dimension"),
+    (["ok.npy", "out.npy", "--scales", "2"], r"scales has 1 value"),
+    (["ok.npy", "out.npy", "--scales", "2", "2", "--mode", "cubic"], r"cubic"),
+    (["ok.npy", "out.npy", "--scales", "2", "2", "--chunks", "1", "2", "3"], r"--chunks has 3"),
+    (["ok.npy", "out.npy", "--scales", "2", "2", "--chunks", "0"], r"--chunks\[0\] is 0"),
+    (["ok.npy", "out.png", "--scales", "2", "2"], r"PNG image cannot hold .* float32"),
+    (["gray.png", "out.png", "--scales", "2", "2", "2"], r"grayscale image"),
+    (["ok.npy", "no/such/out.npy", "--scales", "2", "2"], r"does not exist; create it"),
+    (["ok.npy", "out.npy", "--scales", "x"], r"invalid float value"),
+    (["ok.npy", "out.zarr", "--scales", "2", "2", "--zarr-format", "4"], r"invalid choice"),
+]
+
+
+@pytest.mark.parametrize(("argv", "pattern"), BAD)
+def test_bad_files_and_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                 argv: list[str], pattern: str) -> None:
+    _bad_inputs(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    paths = [tmp_path / a if i < 2 else a for i, a in enumerate(argv)]
+    assert run(["apply", *paths]) == 2
+    assert re.search(pattern, one_line_error(capsys))
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_bad_image_as_a_process(tmp_path: Path) -> None:
+    (tmp_path / "bad.png").write_bytes(b"nope")
+    result = subprocess.run(
+        [sys.executable, "-m", "onnx_upsample", "apply", str(tmp_path / "bad.png"),
+         str(tmp_path / "out.png"), "--scales", "2", "2"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+    only(tmp_path, "bad.png")
+
+
+# ---------------------------------------------------------------------------------------------
+# interrupted writes
+# ---------------------------------------------------------------------------------------------
+
+
+def _fail_after(monkeypatch: pytest.MonkeyPatch, n: int, error: BaseException) -> None:
+    """Make the n-th output chunk of the chunked path fail (after others were written)."""
+    import onnx_upsample.dask as oud
+
+    original = oud._compute_block
+    calls = {"n": 0}
+
+    def failing(*args: object) -> np.ndarray:
+        calls["n"] += 1
+        if calls["n"] == n:
+            raise error
+        return original(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(oud, "_compute_block", failing)
+
+
+@pytest.mark.parametrize("target", ["out.zarr", "out.npy", "out.png"])
+@pytest.mark.parametrize("error", [KeyboardInterrupt(), OSError(28, "No space left on device")])
+def test_interrupted_write_leaves_no_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str], target: str,
+                                            error: BaseException) -> None:
+    import dask
+
+    x = RNG.integers(0, 256, (40, 30, 3), dtype=np.uint8)
+    np.save(tmp_path / "in.npy", x)
+    _fail_after(monkeypatch, 5, error)
+    with dask.config.set(scheduler="synchronous"):
+        code = run(["apply", tmp_path / "in.npy", tmp_path / target, "--scales", "2", "2", "1",
+                    "--chunks", "10", "--quiet"])
+    if isinstance(error, KeyboardInterrupt):
+        assert code == 130
+        assert "interrupted" in capsys.readouterr().err
+    else:
+        assert code == 2
+        assert "No space left" in one_line_error(capsys)
+    only(tmp_path, "in.npy")
+
+
+def test_failed_rewrite_keeps_the_previous_store(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import dask
+
+    np.save(tmp_path / "in.npy", np.arange(100, dtype=np.float32).reshape(10, 10))
+    store = tmp_path / "out.zarr"
+    assert run(["apply", tmp_path / "in.npy", store, "--scales", "2", "2", "--quiet"]) == 0
+    before = zarr.open_array(str(store), mode="r")[...]
+    _fail_after(monkeypatch, 2, KeyboardInterrupt())
+    with dask.config.set(scheduler="synchronous"):
+        assert run(["apply", tmp_path / "in.npy", store, "--scales", "3", "3", "--chunks", "5",
+                    "--quiet"]) == 130
+    assert same(zarr.open_array(str(store), mode="r")[...], before)
+    only(tmp_path, "in.npy", "out.zarr")
+
+
+def test_ctrl_c_of_a_running_process(tmp_path: Path) -> None:
+    """SIGINT during a real chunked write: exit 130, no output, no temporary store left."""
+    source = tmp_path / "in.zarr"
+    z = zarr.create_array(str(source), shape=(64, 256, 256), chunks=(8, 64, 64), dtype="f4")
+    z[...] = RNG.random((64, 256, 256), dtype=np.float32)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "onnx_upsample", "apply", str(source),
+         str(tmp_path / "out.zarr"), "--scales", "4", "4", "4", "--mode", "linear"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 60
+    # wait until the temporary store exists, that is, until writing has begun
+    while time.monotonic() < deadline and process.poll() is None:
+        if any(p.name.startswith(".out.zarr.") for p in tmp_path.iterdir()):
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)
+    if process.poll() is not None:
+        pytest.skip("the job finished before it could be interrupted")
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    only(tmp_path, "in.zarr")
