@@ -363,9 +363,7 @@ def _file_name(name: str) -> str:
 
 @_guard
 def _cmd_run(args: argparse.Namespace) -> int:
-    from onnx.reference import ReferenceEvaluator
-
-    from .onnx import Upsample
+    from .onnx._evaluator import reference_evaluator
 
     model = _load_model(args.model)
     feeds = _read_inputs(args.input)
@@ -383,7 +381,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UpsampleWarning)
         try:
-            session = ReferenceEvaluator(model, new_ops=[Upsample])
+            session = reference_evaluator(model)
             results = session.run(None, feeds)
         except UpsampleError:
             raise

@@ -392,6 +392,12 @@ def _bridge_compatible(site: Site, index: int, node: onnx.NodeProto,
     return True
 
 
+def _has_shape(value_type: TypeProto | None) -> bool:
+    if value_type is None or not value_type.HasField("tensor_type"):
+        return value_type is not None and not value_type.HasField("tensor_type")
+    return value_type.tensor_type.HasField("shape")
+
+
 def _restore_metadata(result: onnx.ModelProto, original: onnx.ModelProto, target: int) -> None:
     for name in ("producer_name", "producer_version", "domain", "model_version", "doc_string"):
         setattr(result, name, getattr(original, name))
@@ -403,10 +409,20 @@ def _restore_metadata(result: onnx.ModelProto, original: onnx.ModelProto, target
     result.ir_version = max(original.ir_version, minimum)
     # Keep the declarations of the main graph as they were: the converter adds inferred
     # types (from one branch of an If, for example) that the original did not claim.
+    # onnx's checker wants a shape on every graph output: where the original declares none,
+    # write the one inferred with onnxruntime's Upsample size rule.
     declared = {value.name: value for value in original.graph.output}
+    inferred: dict[str, TypeProto] = {}
+    if any(not _has_shape(value.type) for value in declared.values()):
+        try:
+            inferred = {value.name: value.type for value in infer_shapes(original).graph.output}
+        except UpsampleError:
+            inferred = {}
     for value in result.graph.output:
         if value.name in declared:
             value.CopyFrom(declared[value.name])
+            if not _has_shape(value.type) and _has_shape(inferred.get(value.name)):
+                value.type.CopyFrom(inferred[value.name])
     originals = {value.name for value in original.graph.value_info}
     kept = [value for value in result.graph.value_info if value.name in originals]
     del result.graph.value_info[:]

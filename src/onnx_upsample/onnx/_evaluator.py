@@ -6,6 +6,8 @@ import warnings
 from typing import Any
 
 import numpy as np
+import onnx
+from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
 from .._api import upsample
@@ -14,7 +16,7 @@ from ._graphs import Scope
 from ._node import describe
 from ._versions import DEFAULT_DOMAINS
 
-__all__ = ["Upsample"]
+__all__ = ["Upsample", "reference_evaluator"]
 
 # Problems the evaluator works around and reports as an UpsampleWarning. The legacy mode
 # names are left to the kernel, which warns about them itself.
@@ -41,6 +43,17 @@ class Upsample(OpRun):
     which runs with an :class:`~onnx_upsample.UpsampleWarning`. A node whose form does not
     match the opset (for example the version-7 form at opset 9, which onnx's checker and
     onnxruntime reject) runs by its form, with an ``UpsampleWarning`` that names the mismatch.
+
+    onnx 1.23's evaluator compiles a model's local functions without ``new_ops``, so an
+    Upsample inside a model-local function runs onnx's own (integer-nearest only) version;
+    build the function evaluators yourself to avoid it (the ``run`` command does)::
+
+        functions = []
+        for f in model.functions:
+            functions.append(ReferenceEvaluator(f, new_ops=[Upsample], functions=functions[:]))
+        session = ReferenceEvaluator(model.graph, opsets={d.domain: d.version for d in
+                                     model.opset_import}, functions=functions,
+                                     new_ops=[Upsample])
 
     Raises
     ------
@@ -96,3 +109,16 @@ class Upsample(OpRun):
                 "Upsample takes tensor(float) (onnx's checker and onnxruntime reject it); "
                 "the values are converted to float32", UpsampleWarning, stacklevel=3)
         return scales.reshape(-1)
+
+
+def reference_evaluator(model: onnx.ModelProto) -> ReferenceEvaluator:
+    """``ReferenceEvaluator(model, new_ops=[Upsample])``, Upsample in local functions too."""
+    if not model.functions:
+        return ReferenceEvaluator(model, new_ops=[Upsample])
+    functions: list[ReferenceEvaluator] = []
+    for function in model.functions:
+        functions.append(ReferenceEvaluator(function, new_ops=[Upsample],
+                                            functions=list(functions)))
+    opsets = {entry.domain: entry.version for entry in model.opset_import}
+    return ReferenceEvaluator(model.graph, opsets=opsets, functions=functions,
+                              new_ops=[Upsample])
