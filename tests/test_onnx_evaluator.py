@@ -11,7 +11,6 @@ import warnings
 
 import numpy as np
 import pytest
-
 from test_onnx_support import (
     OPSET_OF,
     SOURCES,

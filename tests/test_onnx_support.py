@@ -18,6 +18,7 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
 from onnx_upsample.onnx._evaluator import reference_evaluator  # noqa: E402
 
 #: How each form/source of an Upsample node gets its scales.

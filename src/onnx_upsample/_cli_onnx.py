@@ -71,7 +71,7 @@ def _fail(message: str) -> int:
     return EXIT_BAD_INPUT
 
 
-class _BadInput(Exception):
+class _BadInputError(Exception):
     """A command-line problem reported as one line and exit code 2."""
 
 
@@ -79,12 +79,12 @@ def _load_model(path: str) -> onnx.ModelProto:
     import onnx
 
     if not os.path.exists(path):
-        raise _BadInput(f"model file {path!r} does not exist")
+        raise _BadInputError(f"model file {path!r} does not exist")
     try:
         return onnx.load(path)
     except Exception as error:  # protobuf DecodeError, external data errors, ...
         first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        raise _BadInput(f"cannot read {path!r} as an ONNX model: "
+        raise _BadInputError(f"cannot read {path!r} as an ONNX model: "
                         f"{type(error).__name__} {first}".rstrip()) from None
 
 
@@ -93,15 +93,15 @@ def _read_inputs(items: Sequence[str]) -> dict[str, np.ndarray]:
     for item in items:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
-            raise _BadInput(f"--input {item!r}: expected NAME=FILE.npy")
+            raise _BadInputError(f"--input {item!r}: expected NAME=FILE.npy")
         if name in feeds:
-            raise _BadInput(f"--input gives {name!r} twice")
+            raise _BadInputError(f"--input gives {name!r} twice")
         try:
             feeds[name] = np.load(path, allow_pickle=False)
         except FileNotFoundError:
-            raise _BadInput(f"--input {name}: file {path!r} does not exist") from None
+            raise _BadInputError(f"--input {name}: file {path!r} does not exist") from None
         except (OSError, ValueError) as error:
-            raise _BadInput(f"--input {name}: cannot read {path!r} as a .npy array: "
+            raise _BadInputError(f"--input {name}: cannot read {path!r} as a .npy array: "
                             f"{error}") from None
     return feeds
 
@@ -124,7 +124,7 @@ def _guard(handler: Any) -> Any:
     def wrapped(args: argparse.Namespace) -> int:
         try:
             return int(handler(args))
-        except _BadInput as error:
+        except _BadInputError as error:
             return _fail(str(error))
     wrapped.__doc__ = handler.__doc__
     return wrapped
@@ -181,7 +181,7 @@ def _save_model(model: onnx.ModelProto, path: str) -> None:
 
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
-        raise _BadInput(f"output directory {directory!r} does not exist")
+        raise _BadInputError(f"output directory {directory!r} does not exist")
     handle, temporary = tempfile.mkstemp(prefix=".onnx-upsample-", suffix=".onnx", dir=directory)
     os.close(handle)
     try:
@@ -224,7 +224,7 @@ def _random_value(value: Any, rng: np.random.Generator, scales_inputs: dict[str,
 
     tensor = value.type.tensor_type
     if not value.type.HasField("tensor_type") or not tensor.elem_type:
-        raise _BadInput(f"input {value.name!r} is not a tensor with a known element type; "
+        raise _BadInputError(f"input {value.name!r} is not a tensor with a known element type; "
                         "give it with --input NAME=FILE.npy")
     dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.elem_type))
     dims = [d.dim_value if d.HasField("dim_value") else FREE_DIMENSION
@@ -239,7 +239,7 @@ def _random_value(value: Any, rng: np.random.Generator, scales_inputs: dict[str,
         return rng.integers(0, 100, dims).astype(dtype)
     if dtype.kind == "b":
         return rng.random(dims) < 0.5
-    raise _BadInput(f"input {value.name!r} has element type {dtype}; give it with --input "
+    raise _BadInputError(f"input {value.name!r} has element type {dtype}; give it with --input "
                     "NAME=FILE.npy")
 
 
@@ -253,7 +253,7 @@ def _session(model: onnx.ModelProto, which: str) -> Any:
                                     providers=["CPUExecutionProvider"])
     except Exception as error:
         first = str(error).strip().splitlines()[0]
-        raise _BadInput(f"onnxruntime cannot load the {which} model: {first}") from None
+        raise _BadInputError(f"onnxruntime cannot load the {which} model: {first}") from None
 
 
 def _bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
@@ -282,7 +282,7 @@ def _verify(original: onnx.ModelProto, upgraded: onnx.ModelProto, given: dict[st
     try:
         import onnxruntime  # noqa: F401
     except ImportError:
-        raise _BadInput("--verify needs onnxruntime: pip install onnxruntime") from None
+        raise _BadInputError("--verify needs onnxruntime: pip install onnxruntime") from None
     from .onnx._graphs import is_upsample
 
     reference, note = _runnable_original(original)
@@ -297,7 +297,7 @@ def _verify(original: onnx.ModelProto, upgraded: onnx.ModelProto, given: dict[st
             value, rng, scales_inputs)
     unknown = sorted(set(given) - set(feeds))
     if unknown:
-        raise _BadInput(f"--input names {unknown}, which are not inputs of the model")
+        raise _BadInputError(f"--input names {unknown}, which are not inputs of the model")
     before = _session(reference, "original").run(None, feeds)
     after = _session(upgraded, "upgraded").run(None, feeds)
     names = [value.name for value in upgraded.graph.output]
@@ -323,7 +323,7 @@ def _cmd_upgrade(args: argparse.Namespace) -> int:
     model = _load_model(args.model)
     given = _read_inputs(args.input) if args.verify else {}
     if args.input and not args.verify:
-        raise _BadInput("--input is used by --verify only")
+        raise _BadInputError("--input is used by --verify only")
     count = sum(is_upsample(node) for site in walk(model) for node in site.owner.node)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UpsampleWarning)
@@ -370,14 +370,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
     expected = [value.name for value in _graph_inputs(model)]
     missing = [name for name in expected if name not in feeds]
     if missing:
-        raise _BadInput(f"the model needs input(s) {missing}; give each with --input "
+        raise _BadInputError(f"the model needs input(s) {missing}; give each with --input "
                         "NAME=FILE.npy (the model's inputs: " + ", ".join(expected) + ")")
     unknown = sorted(set(feeds) - set(expected))
     if unknown:
-        raise _BadInput(f"--input names {unknown}, which are not inputs of the model "
+        raise _BadInputError(f"--input names {unknown}, which are not inputs of the model "
                         f"(its inputs: {', '.join(expected)})")
     if args.output_dir is not None and not os.path.isdir(args.output_dir):
-        raise _BadInput(f"--output-dir {args.output_dir!r} is not a directory")
+        raise _BadInputError(f"--output-dir {args.output_dir!r} is not a directory")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UpsampleWarning)
         try:
@@ -387,7 +387,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             raise
         except Exception as error:
             first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-            raise _BadInput(f"the model failed to run: {type(error).__name__}: {first}") from None
+            raise _BadInputError(f"the model failed to run: {type(error).__name__}: {first}") from None
     _warning_lines(caught)
     for name, value in zip(session.output_names, results, strict=True):
         array = np.asarray(value)
