@@ -387,7 +387,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             raise
         except Exception as error:
             first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-            raise _BadInputError(f"the model failed to run: {type(error).__name__}: {first}") from None
+            raise _BadInputError(
+                f"the model failed to run: {type(error).__name__}: {first}") from None
     _warning_lines(caught)
     for name, value in zip(session.output_names, results, strict=True):
         array = np.asarray(value)
