@@ -197,7 +197,7 @@ def test_whole_conv_net_runs_like_ort() -> None:
     y, u, r = evaluate(model, {"X": x})
     # ORT's default optimizations run this Upsample as com.microsoft.nchwc::Upsample (after the
     # Conv), which differs from ORT's own Upsample kernel in the last bit: stop before them
-    y_ort, u_ort, r_ort = ort_run(model, {"X": x}, layout_optimizations=False)
+    y_ort, u_ort, r_ort = ort_run(model, {"X": x}, optimization="extended")
     # onnx's reference Conv sums in another order than ORT's: compare the Upsample exactly
     # on the same input, and the whole net to float32 precision
     assert bits_equal(onnx_upsample.upsample(r_ort, [1, 1, 2, 2], "linear"), u_ort)

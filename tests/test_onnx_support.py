@@ -107,26 +107,32 @@ def feeds_for(model: onnx.ModelProto, x: np.ndarray,
     return feeds
 
 
-@functools.lru_cache(maxsize=2)
-def _options(layout_optimizations: bool) -> object:
+@functools.lru_cache(maxsize=4)
+def _options(optimization: str) -> object:
     options = ort.SessionOptions()
     options.log_severity_level = 3
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
-    if not layout_optimizations:
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    options.graph_optimization_level = {
+        "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+        "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+        "disabled": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+    }[optimization]
     return options
 
 
 def ort_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray],
-            layout_optimizations: bool = True) -> list[np.ndarray]:
+            optimization: str = "all") -> list[np.ndarray]:
     """Run ``model`` in onnxruntime (CPU) and return every output.
 
-    With ``layout_optimizations`` (ORT's default level, ORT_ENABLE_ALL) an Upsample or Resize
-    that follows a Conv may run as ``com.microsoft.nchwc::Upsample``, whose linear results
-    differ from ORT's own Upsample kernel in the last bit; False stops at ORT_ENABLE_EXTENDED.
+    ``optimization`` is ORT's graph optimization level: ``"all"`` (ORT's default),
+    ``"extended"`` or ``"disabled"``. At ``"all"`` an Upsample or Resize after a Conv may run
+    as ``com.microsoft.nchwc::Upsample``, whose linear results differ from ORT's own Upsample
+    kernel in the last bit; from ``"extended"`` down to ``"basic"`` ORT constant-folds
+    ``Shape`` with the shapes onnx's inference gives (the float64 size rule for Upsample),
+    which can differ from the tensor's real shape.
     """
-    session = ort.InferenceSession(model.SerializeToString(), _options(layout_optimizations),
+    session = ort.InferenceSession(model.SerializeToString(), _options(optimization),
                                    providers=["CPUExecutionProvider"])
     return [np.asarray(value) for value in session.run(None, feeds)]
 

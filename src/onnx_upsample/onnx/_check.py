@@ -176,8 +176,12 @@ def _check_shapes(out: _Findings, info: UpsampleNode, x_type: TypeProto | None,
             out.add("warning", info.label, "onnx-shape-inference",
                     f"onnx's shape inference (float64 rule, onnx >= 1.22) infers {onnx_value} "
                     f"for axis {axis} ({n} x {float(np.float32(scale))!r}) where onnxruntime "
-                    f"produces {expected[axis]}: shapes onnx infers downstream are wrong, and "
-                    "check_model(full_check=True) rejects a model that declares the real shape",
+                    f"produces {expected[axis]}: shapes onnx infers downstream are wrong, "
+                    "check_model(full_check=True) rejects a model that declares the real shape, "
+                    "and onnxruntime's graph-level inference (the same rule) refuses to load a "
+                    "model whose static shapes downstream need the real size ('Can't merge "
+                    "shape info') and, with its default optimizations, folds a Shape of this "
+                    "output into onnx's size",
                     "infer shapes with onnx_upsample.onnx.infer_shapes(model); or use scales "
                     "whose products are exact (1.5, 2, 3)")
 

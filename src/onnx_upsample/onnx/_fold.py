@@ -207,6 +207,12 @@ def fold_scales(model: onnx.ModelProto, *,
     Notes
     -----
     Upsample versions 9 and 10 (versions 1 and 7 have constant scales by construction).
+    The shape of an Upsample output is its real one (5 x 1.4 gives 7). onnxruntime 1.32 with
+    its default graph optimizations folds ``Shape`` of such an output into onnx's inferred
+    size (6) instead, so where a scales computation reads the shape of an Upsample output
+    whose size onnx infers differently, the original model's results under onnxruntime's
+    default optimizations differ from its results without them; the folded model gives the
+    latter.
     """
     if not isinstance(model, onnx.ModelProto):
         raise TypeError(f"model is a {type(model).__name__}; expected an onnx.ModelProto")
