@@ -12,7 +12,7 @@ import numpy as np
 
 from .._dtypes import ElementType
 from .._validate import Mode, Plan
-from . import _numpy
+from . import _compiled, _numpy
 from ._tables import Window, linear_tables, nearest_tables
 
 __all__ = ["Window", "input_window", "run", "run_window"]
@@ -56,9 +56,14 @@ def run_window(
     :func:`input_window` for that window. Arguments must already be checked.
     """
     with np.errstate(all="ignore"):
+        if out.size == 0:
+            return
         if mode == "nearest":
             tables, _, _ = nearest_tables(in_shape, out_shape, scales, window)
-            _numpy.nearest(x_window, out, tables)
+            if etype.name == "object":  # references: numpy gathers them, numba cannot
+                _numpy.nearest(x_window, out, tables)
+            else:
+                _compiled.nearest(x_window, out, tables)
         else:
             axes, _, _ = linear_tables(in_shape, out_shape, scales, window)
-            _numpy.linear(x_window, out, axes, etype)
+            _compiled.linear(x_window, out, axes, etype)

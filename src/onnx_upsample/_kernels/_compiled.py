@@ -1,0 +1,183 @@
+"""Glue between checked calls and the numba kernels: element views, layouts, scratch.
+
+Every fixed-size element type runs on the compiled kernels. Nearest is a byte gather, so
+each element is viewed as unsigned integers (1, 2, 4 or 8 bytes, with a trailing axis for
+wider items such as complex128 or fixed-width strings). Linear reads float16 and bfloat16
+through a 65536-entry table to float32, views complex numbers as (real, imaginary) pairs
+computed separately, and converts results with truncation and saturation for integers.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+
+import numpy as np
+
+from .._dtypes import ElementType
+from .._rules import IndexArray
+from .._threads import num_threads
+from ._layout import Axis, Layout, element_axis, outer_arrays, plan_layout
+from ._tables import LinearAxis
+
+# float16/bfloat16 linear results are rounded from a float32 scratch of at most this size.
+HALF_SCRATCH_BYTES = 1 << 22
+
+_launch_lock = threading.Lock()
+
+
+def _native_contiguous(x: np.ndarray) -> np.ndarray:
+    if not x.dtype.isnative:
+        x = x.astype(x.dtype.newbyteorder("="))
+    return np.ascontiguousarray(x)
+
+
+def _unsigned_view(a: np.ndarray) -> tuple[np.ndarray, int]:
+    """``a`` (C-contiguous) as unsigned integers, with a trailing axis of ``parts`` units."""
+    itemsize = a.dtype.itemsize
+    unit = next(u for u in (8, 4, 2, 1) if itemsize % u == 0)
+    parts = itemsize // unit
+    view = a.reshape(-1).view(f"u{unit}").reshape((*a.shape, parts))
+    return view, parts
+
+
+@functools.cache
+def _to_float32_table(name: str) -> np.ndarray:
+    """float32 value of every 16-bit pattern of float16 or bfloat16 (exact conversions)."""
+    bits = np.arange(1 << 16, dtype=np.uint32)
+    if name == "bfloat16":
+        return (bits << 16).view(np.float32)
+    return bits.astype(np.uint16).view(np.float16).astype(np.float32)
+
+
+def _launch(parallel: bool, kernel_parallel, kernel_serial, *args) -> None:  # type: ignore[no-untyped-def]
+    from . import _numba
+
+    if not parallel:
+        kernel_serial(*args)
+        return
+    threads = num_threads()
+    if _numba.needs_launch_lock():
+        with _launch_lock:
+            _numba.set_threads(threads)
+            kernel_parallel(*args)
+    else:
+        _numba.set_threads(threads)
+        kernel_parallel(*args)
+
+
+def nearest(x: np.ndarray, out: np.ndarray, tables: list[IndexArray | None]) -> None:
+    """Compiled nearest gather: ``out[o...] = x[table0[o0], table1[o1], ...]``."""
+    from . import _numba
+
+    source, parts = _unsigned_view(_native_contiguous(x))
+    target, _ = _unsigned_view(out)
+    axes = [
+        Axis(n_in, n_out, "copy") if table is None else Axis(n_in, n_out, "gather", table=table)
+        for n_in, n_out, table in zip(x.shape, out.shape, tables, strict=True)
+    ] + element_axis(parts)
+    layout = plan_layout(axes, num_threads())
+    row = layout.row
+    row_table = row.table if row.kind == "gather" else np.zeros(1, np.int64)
+    assert row_table is not None
+    repeat = _repeat_factor(row_table) if row.kind == "gather" and layout.block == 1 else 0
+    if repeat:
+        row_kind = _numba.ROW_REPEAT
+        layout.segment = -(-layout.segment // repeat) * repeat
+        layout.n_segments = -(-row.n_out // layout.segment)
+    else:
+        row_kind = _numba.ROW_COPY if row.kind == "copy" else _numba.ROW_GATHER
+    arrays = outer_arrays(layout)
+    _launch(
+        layout.n_blocks * layout.n_segments > 1,
+        _numba.nearest_parallel, _numba.nearest_serial,
+        source.reshape(-1), target.reshape(layout.rows, -1),
+        arrays["sizes"], arrays["strides"], arrays["copy"], arrays["lo"], arrays["starts"],
+        row_table, row_kind, max(repeat, 1), layout.block,
+        layout.n_blocks, layout.n_segments, layout.segment,
+    )
+
+
+def _repeat_factor(table: IndexArray) -> int:
+    """k if ``table[j] == j // k`` for every j (an integer scale from index 0), else 0."""
+    n_in = int(table[-1]) + 1
+    if table.size % n_in or int(table[0]) != 0:
+        return 0
+    k = table.size // n_in
+    if k < 2 or not np.array_equal(table, np.arange(table.size, dtype=np.int64) // k):
+        return 0
+    return k
+
+
+def _row_taps(row: Axis) -> tuple[np.ndarray, ...]:
+    if row.kind == "blend":
+        assert row.taps is not None
+        return row.taps.lo, row.taps.hi, row.taps.w_lo, row.taps.w_hi
+    identity = np.arange(row.n_out, dtype=np.int64)
+    unused = np.zeros(1, np.float32)
+    return identity, identity, unused, unused
+
+
+def linear(x: np.ndarray, out: np.ndarray, axes: list[LinearAxis], etype: ElementType) -> None:
+    """Compiled linear blend of the 2**k corners of every output's cell (contract §2)."""
+    from . import _numba
+
+    assert etype.accumulator is not None
+    acc = etype.accumulator
+    source = _native_contiguous(x)
+    lut = np.zeros(0, np.float32)
+    parts = 1
+    if etype.name in ("float16", "bfloat16"):
+        lut = _to_float32_table(etype.name)
+        source = source.view(np.uint16)
+    elif etype.parts == 2:
+        source = source.reshape(-1).view(acc).reshape((*x.shape, 2))
+        parts = 2
+    blends = {a.axis: a for a in axes}
+    canonical_axes = [
+        Axis(n_in, n_out, "blend", taps=blends[i]) if i in blends else Axis(n_in, n_out, "copy")
+        for i, (n_in, n_out) in enumerate(zip(x.shape, out.shape, strict=True))
+    ] + element_axis(parts)
+    slots = 2 << len(axes)
+    layout = plan_layout(canonical_axes, num_threads(), (2 * slots + 1) * acc.itemsize + 4)
+    arrays = outer_arrays(layout)
+    row = layout.row
+    row_lo, row_hi, row_w_lo, row_w_hi = _row_taps(row)
+
+    if parts == 2:
+        target = out.reshape(-1).view(acc).reshape(layout.rows, -1)
+    else:
+        target = out.reshape(layout.rows, -1)
+    saturate = etype.is_integer
+    if saturate:
+        info = np.iinfo(out.dtype)
+        bounds = (float(info.min), float(info.max) + 1.0, info.min, info.max)
+    else:
+        bounds = (0.0, 0.0, 0, 0)
+    low_bound, high_bound, low_value, high_value = bounds
+
+    def launch(into: np.ndarray, row_base: int, layout: Layout) -> None:
+        value_type = into.dtype.type
+        _launch(
+            layout.n_blocks * layout.n_segments > 1,
+            _numba.linear_parallel, _numba.linear_serial,
+            source.reshape(-1), into, lut, np.zeros(1, acc),
+            arrays["sizes"], arrays["strides"], ~arrays["copy"],
+            arrays["lo"], arrays["hi"], arrays["w_lo"], arrays["w_hi"], arrays["starts"],
+            row_lo, row_hi, row_w_lo, row_w_hi, row.kind == "blend", layout.block,
+            max(1, min(into.shape[0], layout.n_blocks)), layout.n_segments, layout.segment,
+            saturate, low_bound, high_bound, value_type(low_value), value_type(high_value),
+            row_base,
+        )
+
+    if etype.name not in ("float16", "bfloat16"):
+        launch(target, 0, layout)
+        return
+    width = target.shape[1]
+    chunk = max(1, HALF_SCRATCH_BYTES // (4 * width))
+    scratch = np.empty((min(chunk, layout.rows), width), np.float32)
+    for start in range(0, layout.rows, chunk):
+        stop = min(layout.rows, start + chunk)
+        part = scratch[: stop - start]
+        launch(part, start, layout)
+        target[start:stop] = part  # float32 -> float16/bfloat16, round to nearest even

@@ -1,0 +1,136 @@
+"""Canonical form of one kernel call (numpy only): axes merged, element views, work split.
+
+Turns per-axis tables (from :mod:`._tables`) into the flat description the compiled kernels
+take: outer axes with strides and tables, one row axis, a contiguous block per row-axis
+position, and a split of the work into items for the threads.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._rules import IndexArray
+from ._tables import LinearAxis
+
+# A trailing run of unchanged axes at least this long is streamed as the row itself;
+# shorter runs (RGB channels, complex parts) ride along each position of the row axis.
+MIN_STREAMED_BLOCK = 32
+# Work below this many output elements runs on one thread: a parallel launch costs more.
+MIN_PARALLEL_ELEMENTS = 1 << 15
+# Per-item scratch of the linear kernel (cached expanded rows + accumulator), in bytes.
+LINEAR_SCRATCH_BYTES = 1 << 21
+# Items per thread: enough to balance load, few enough to keep row reuse inside items.
+ITEMS_PER_THREAD = 4
+
+
+@dataclass
+class Axis:
+    """One axis of the canonical form.
+
+    ``kind`` is ``"copy"`` (output index o reads input o), ``"gather"`` (nearest table) or
+    ``"blend"`` (linear taps). Lengths are those of the input and output windows.
+    """
+
+    n_in: int
+    n_out: int
+    kind: str
+    table: IndexArray | None = None
+    taps: LinearAxis | None = None
+
+
+@dataclass
+class Layout:
+    """The flat description of a call: outer axes, row axis, block, and the work split."""
+
+    outer: list[Axis]
+    row: Axis
+    block: int
+    rows: int
+    strides: list[int] = field(default_factory=list)
+    n_blocks: int = 1
+    n_segments: int = 1
+    segment: int = 1
+
+
+def element_axis(length: int) -> list[Axis]:
+    """A trailing unchanged axis for the parts of one element (bytes, or real/imag)."""
+    return [Axis(length, length, "copy")] if length > 1 else []
+
+
+def canonical(axes: list[Axis]) -> tuple[list[Axis], Axis, int]:
+    """Drop unit copy axes, merge neighbouring copy axes, pick the row axis and block."""
+    kept = [a for a in axes if not (a.kind == "copy" and a.n_out == 1)]
+    merged: list[Axis] = []
+    for axis in kept:
+        if axis.kind == "copy" and merged and merged[-1].kind == "copy":
+            merged[-1] = Axis(merged[-1].n_in * axis.n_in, merged[-1].n_out * axis.n_out, "copy")
+        else:
+            merged.append(axis)
+    if not merged:
+        return [], Axis(1, 1, "copy"), 1
+    last = merged[-1]
+    if last.kind != "copy":
+        return merged[:-1], last, 1
+    if last.n_out >= MIN_STREAMED_BLOCK or len(merged) == 1:
+        return merged[:-1], last, 1
+    return merged[:-2], merged[-2], last.n_out
+
+
+def plan_layout(
+    axes: list[Axis], threads: int, bytes_per_position: int = 0, parallel_ok: bool = True
+) -> Layout:
+    """Canonical form plus a split into ``n_blocks x n_segments`` work items.
+
+    ``bytes_per_position`` is the scratch one row-axis position costs (linear kernel);
+    segments are shortened so that an item's scratch stays within LINEAR_SCRATCH_BYTES.
+    """
+    outer, row, block = canonical(axes)
+    rows = math.prod(a.n_out for a in outer)
+    in_lengths = [a.n_in for a in outer] + [row.n_in * block]
+    strides = [math.prod(in_lengths[i + 1 :]) for i in range(len(outer))]
+    layout = Layout(outer, row, block, rows, strides)
+    total = rows * row.n_out * block
+    wanted = threads * ITEMS_PER_THREAD if (parallel_ok and total >= MIN_PARALLEL_ELEMENTS) else 1
+    layout.n_blocks = max(1, min(rows, wanted))
+    n_segments = max(1, -(-wanted // layout.n_blocks))
+    if bytes_per_position:
+        longest = max(1, LINEAR_SCRATCH_BYTES // (bytes_per_position * block))
+        n_segments = max(n_segments, -(-row.n_out // longest))
+    n_segments = min(n_segments, max(1, row.n_out))
+    layout.segment = max(1, -(-row.n_out // n_segments))
+    layout.n_segments = max(1, -(-row.n_out // layout.segment))
+    return layout
+
+
+def outer_arrays(layout: Layout) -> dict[str, np.ndarray]:
+    """Outer-axis sizes, strides, kinds and concatenated tables as kernel arguments."""
+    sizes = np.array([a.n_out for a in layout.outer] or [1], dtype=np.int64)
+    strides = np.array(layout.strides or [0], dtype=np.int64)
+    copy = np.array([a.kind == "copy" for a in layout.outer] or [True])
+    starts = np.zeros(max(1, len(layout.outer)), dtype=np.int64)
+    lo, hi, w_lo, w_hi = [], [], [], []
+    position = 0
+    for i, axis in enumerate(layout.outer):
+        starts[i] = position
+        if axis.kind == "gather":
+            assert axis.table is not None
+            lo.append(axis.table)
+        elif axis.kind == "blend":
+            assert axis.taps is not None
+            lo.append(axis.taps.lo)
+            hi.append(axis.taps.hi)
+            w_lo.append(axis.taps.w_lo)
+            w_hi.append(axis.taps.w_hi)
+        else:
+            continue
+        position += axis.n_out
+    def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(1, dtype)
+    return {
+        "sizes": sizes, "strides": strides, "copy": copy, "starts": starts,
+        "lo": cat(lo, np.int64), "hi": cat(hi, np.int64),
+        "w_lo": cat(w_lo, np.float32), "w_hi": cat(w_hi, np.float32),
+    }
