@@ -1,0 +1,319 @@
+"""The default path ``onnx_upsample.upsample`` against the slow reference, bit for bit.
+
+Both implement the same contract (§2) independently; here every element type the library
+accepts is compared: bool, int8-64, uint8-64, float16/32/64, complex64/128, bfloat16
+(``ml_dtypes``), and for nearest also numpy ``str``, ``bytes`` and object arrays (whose
+elements must be the very same objects). Ranks 0-6, every axis may be scaled (batch and
+channel included), values include each type's extremes and, for floats, arbitrary bit
+patterns (NaN payloads, signalling NaNs, infinities, -0.0, denormals).
+
+The reference loops over output elements in Python, so outputs stay small: at most
+``NEAREST_BUDGET`` elements for nearest, and ``LINEAR_BUDGET`` element-corners for linear.
+"""
+
+from __future__ import annotations
+
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from onnx_upsample import reference, upsample
+
+NUMERIC_TYPES = (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128", "bfloat16",
+)
+TEXT_TYPES = ("str", "bytes", "object")
+ALL_TYPES = NUMERIC_TYPES + TEXT_TYPES
+LINEAR_TYPES = tuple(name for name in NUMERIC_TYPES if name != "bool")
+FIXED_SCALES = (1.0, 2.0, 3.0, 1.1, 1.3333334, 1.5, 1.7, 2.7)
+NEAREST_BUDGET = 2000
+LINEAR_BUDGET = 8000  # output elements x corners per element (2**interpolated axes)
+
+# Bit patterns of each float width worth forcing into the data.
+FLOAT_SPECIAL_BITS = {
+    16: [0x7E00, 0xFE00, 0x7E01, 0xFE23, 0x7C01, 0x7C00, 0xFC00, 0x8000, 0x0000, 0x0001,
+         0x83FF, 0x0400, 0x7BFF, 0xFBFF, 0x3C00],
+    32: [0x7FC00000, 0xFFC00000, 0x7FC00001, 0xFFC12345, 0x7F800001, 0x7F800000, 0xFF800000,
+         0x80000000, 0x00000000, 0x00000001, 0x807FFFFF, 0x00800000, 0x7F7FFFFF, 0xFF7FFFFF,
+         0x4B800001, 0x3F800000],
+    64: [0x7FF8000000000000, 0xFFF8000000000000, 0x7FF8000000000001, 0xFFF0000000000001,
+         0x7FF0000000000000, 0xFFF0000000000000, 0x8000000000000000, 0x0000000000000001,
+         0x7FEFFFFFFFFFFFFF, 0xFFEFFFFFFFFFFFFF, 0x0010000000000000, 0x4340000000000001],
+}
+BFLOAT16_SPECIAL_BITS = [0x7FC0, 0xFFC0, 0x7FC1, 0x7F81, 0x7F80, 0xFF80, 0x8000, 0x0000,
+                         0x0001, 0x7F7F, 0xFF7F, 0x3F80, 0x4B80]
+
+
+def dtype_of(name: str) -> np.dtype:
+    if name == "bfloat16":
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype({"str": "<U4", "bytes": "S3", "object": "O"}.get(name, name))
+
+
+# --- comparing results -------------------------------------------------------------------
+
+def assert_identical(got: np.ndarray, expected: np.ndarray, context: str) -> None:
+    """Same dtype, shape and raw bytes; for object arrays, the same objects."""
+    assert isinstance(got, np.ndarray), f"result is a {type(got).__name__} [{context}]"
+    assert got.dtype == expected.dtype, f"dtype {got.dtype} != {expected.dtype} [{context}]"
+    assert got.shape == expected.shape, f"shape {got.shape} != {expected.shape} [{context}]"
+    if got.dtype.kind == "O":
+        for index in np.ndindex(got.shape):
+            assert got[index] is expected[index], (
+                f"object at {index}: got {got[index]!r}, expected the object "
+                f"{expected[index]!r} [{context}]")
+        return
+    if got.tobytes() == expected.tobytes():
+        return
+    width = got.dtype.itemsize
+    got_rows = np.frombuffer(got.tobytes(), np.uint8).reshape(-1, width)
+    expected_rows = np.frombuffer(expected.tobytes(), np.uint8).reshape(-1, width)
+    differ = np.flatnonzero((got_rows != expected_rows).any(axis=1))
+    first = np.unravel_index(int(differ[0]), got.shape)
+    raise AssertionError(
+        f"{differ.size} of {got.size} elements differ [{context}]; first at {first}: got "
+        f"{got[first]!r} ({got_rows[differ[0]].tobytes().hex()}), expected "
+        f"{expected[first]!r} ({expected_rows[differ[0]].tobytes().hex()})"
+    )
+
+
+def check(x: np.ndarray, scales: list[float], mode: str) -> None:
+    """fast == reference, bit for bit; and ``out=`` gives the same bits in ``out``."""
+    context = f"x {x.dtype}{x.shape}, scales {scales}, {mode}"
+    expected = reference.upsample(x, scales, mode)
+    got = upsample(x, scales, mode)
+    assert_identical(got, expected, context)
+    buffer = np.empty(expected.shape, expected.dtype)
+    if buffer.dtype.kind != "O":  # garbage that must be overwritten everywhere
+        buffer.reshape(-1).view(np.uint8)[:] = 0xA5 if buffer.dtype.kind != "U" else 0x41
+    result = upsample(x, scales, mode, out=buffer)
+    assert result is buffer, f"out= returned a different array [{context}]"
+    assert_identical(buffer, expected, "out=, " + context)
+
+
+# --- value generation ------------------------------------------------------------------
+
+def values_strategy(name: str, n: int) -> st.SearchStrategy[np.ndarray]:
+    """``n`` values of type ``name`` (1-D), extremes and special bit patterns included."""
+    dtype = dtype_of(name)
+    if name == "bool":
+        return st.lists(st.booleans(), min_size=n, max_size=n).map(
+            lambda v: np.array(v, dtype=bool))
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        edges = [int(info.min), int(info.max), 0, 1, int(info.max) - 1]
+        if info.min < 0:
+            edges += [-1, int(info.min) + 1]
+        ints = st.one_of(st.sampled_from(edges), st.integers(int(info.min), int(info.max)))
+        return st.lists(ints, min_size=n, max_size=n).map(
+            lambda v: np.array(v, dtype=object).astype(dtype))
+    if name == "bfloat16":
+        return _bits_strategy(16, BFLOAT16_SPECIAL_BITS, n).map(
+            lambda b: b.view(ml_dtypes.bfloat16))
+    if dtype.kind == "f":
+        width = 8 * dtype.itemsize
+        return _bits_strategy(width, FLOAT_SPECIAL_BITS[width], n).map(
+            lambda b: b.view(dtype))
+    if dtype.kind == "c":
+        width = 4 * dtype.itemsize
+        return _bits_strategy(width, FLOAT_SPECIAL_BITS[width], 2 * n).map(
+            lambda b: b.view(dtype))
+    if name == "str":
+        text = st.text(alphabet=st.sampled_from("aZ é\u20ac\U0001f600"), max_size=4)
+        return st.lists(text, min_size=n, max_size=n).map(lambda v: np.array(v, dtype="<U4"))
+    if name == "bytes":
+        raw = st.binary(max_size=3)
+        return st.lists(raw, min_size=n, max_size=n).map(lambda v: np.array(v, dtype="S3"))
+    pool = st.sampled_from([None, "text", b"raw", 7, 2.5, (1, 2)])
+    objects = st.one_of(pool, st.builds(list, st.lists(st.integers(), max_size=2)),
+                        st.builds(lambda: np.arange(2)))
+    return st.lists(objects, min_size=n, max_size=n).map(_object_array)
+
+
+def _object_array(items: list[object]) -> np.ndarray:
+    array = np.empty(len(items), dtype=object)
+    for i, item in enumerate(items):
+        array[i] = item  # element by element: numpy would unpack lists and arrays
+    return array
+
+
+def _bits_strategy(width: int, specials: list[int], n: int) -> st.SearchStrategy[np.ndarray]:
+    float_type = {16: np.float16, 32: np.float32, 64: np.float64}[width]
+    unsigned = {16: np.uint16, 32: np.uint32, 64: np.uint64}[width]
+
+    def bits_of_float(value: float) -> int:
+        return int(np.array([value], dtype=float_type).view(unsigned)[0])
+
+    element = st.one_of(
+        st.sampled_from(specials),
+        st.integers(0, 2**width - 1),
+        st.floats(width=width, allow_nan=False).map(bits_of_float),
+        st.floats(-100, 100, width=width).map(bits_of_float),
+    )
+    return st.lists(element, min_size=n, max_size=n).map(
+        lambda bits: np.array(bits, dtype=np.uint64).astype(unsigned))
+
+
+# --- shapes and scales ------------------------------------------------------------------
+
+def interpolated_axes(scales: list[float]) -> int:
+    """How many axes linear mode blends (contract §2, "which axes interpolate")."""
+    rank = len(scales)
+    unit = [np.float32(s) == 1 for s in scales]
+    if rank in (2, 3):
+        return rank
+    if rank == 4 and unit[0] and (unit[1] or unit[3]):
+        return 2
+    if rank == 5 and unit[0] and unit[1]:
+        return 3
+    return rank - sum(unit)
+
+
+def output_elements(shape: list[int], scales: list[float]) -> int:
+    return math.prod(int(np.float32(n) * np.float32(s)) for n, s in zip(shape, scales,
+                                                                         strict=True))
+
+
+def fit(shape: list[int], scales: list[float], mode: str) -> list[int]:
+    """Shrink the largest axis until the reference's work fits the budget."""
+    shape = list(shape)
+    cost = 1 if mode == "nearest" else 2 ** interpolated_axes(scales)
+    budget = NEAREST_BUDGET if mode == "nearest" else LINEAR_BUDGET
+    while output_elements(shape, scales) * cost > budget:
+        shape[int(np.argmax(shape))] -= 1
+    return shape
+
+
+scale_strategy = st.one_of(
+    st.just(1.0),
+    st.sampled_from(FIXED_SCALES),
+    st.floats(1.0, 4.0, width=32, exclude_max=True),
+)
+
+
+@st.composite
+def cases(draw: st.DrawFn, types: tuple[str, ...], modes: tuple[str, ...] = ("nearest", "linear"),
+          ranks: tuple[int, int] = (0, 6)) -> tuple[np.ndarray, list[float], str]:
+    name = draw(st.sampled_from(types))
+    mode = draw(st.sampled_from([m for m in modes if m == "nearest" or name in LINEAR_TYPES]))
+    rank = draw(st.integers(*ranks))
+    scales = [draw(scale_strategy) for _ in range(rank)]
+    smallest = 0 if draw(st.integers(0, 9)) == 0 else 1  # sometimes an empty axis
+    shape = fit([draw(st.integers(smallest, 5)) for _ in range(rank)], scales, mode)
+    values = draw(values_strategy(name, math.prod(shape)))
+    return values.reshape(shape), scales, mode
+
+
+@given(cases(NUMERIC_TYPES))
+def test_numeric_types(case: tuple[np.ndarray, list[float], str]) -> None:
+    """Every numeric element type, both modes, ranks 0-6, any axis scaled."""
+    check(*case)
+
+
+@given(cases(TEXT_TYPES))
+def test_text_and_object_types(case: tuple[np.ndarray, list[float], str]) -> None:
+    """str, bytes and object arrays (nearest only): the same characters, the same objects."""
+    check(*case)
+
+
+@given(cases(("float32", "float16", "bfloat16", "float64", "complex64"), ("linear",), (2, 5)))
+def test_float_linear(case: tuple[np.ndarray, list[float], str]) -> None:
+    """Linear on floats with arbitrary bit patterns (NaN payloads meet in the sums)."""
+    check(*case)
+
+
+# --- deterministic coverage of every type -------------------------------------------------
+
+def _fixed_values(name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """Deterministic values of type ``name`` that include its extremes."""
+    n = math.prod(shape)
+    rng = np.random.default_rng(len(name) * 7 + n)
+    dtype = dtype_of(name)
+    if name == "bool":
+        return (rng.random(n) < 0.5).reshape(shape)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        values = rng.integers(info.min, info.max, n, endpoint=True, dtype=dtype)
+        values[: min(n, 3)] = [info.min, info.max, 0][: min(n, 3)]
+        return values.reshape(shape)
+    if dtype.kind in "fc" or name == "bfloat16":
+        if name == "bfloat16":
+            bits = np.array(BFLOAT16_SPECIAL_BITS, np.uint16)
+            base = rng.standard_normal(n).astype(np.float32).astype(dtype)
+            base.view(np.uint16)[: min(n, bits.size)] = bits[: min(n, bits.size)]
+            return base.reshape(shape)
+        part = np.finfo(dtype).dtype  # complex64 -> float32
+        count = n * (2 if dtype.kind == "c" else 1)
+        real = (rng.standard_normal(count) * 10).astype(part)
+        width = 8 * np.dtype(part).itemsize
+        specials = np.array(FLOAT_SPECIAL_BITS[width], dtype=f"u{width // 8}")
+        real.view(specials.dtype)[: min(count, specials.size)] = specials[: min(count,
+                                                                              specials.size)]
+        rng.shuffle(real)
+        return real.view(dtype).reshape(shape)
+    if name == "str":
+        return np.array([["", "a", "é€", "\U0001f600xyz"][i % 4] for i in range(n)],
+                        "<U4").reshape(shape)
+    if name == "bytes":
+        return np.array([[b"", b"a\x00", b"\x00b", b"xyz"][i % 4] for i in range(n)],
+                        "S3").reshape(shape)
+    return _object_array([[None, "s", [1], np.arange(2), 3.5][i % 5] for i in range(n)]
+                         ).reshape(shape)
+
+
+FIXED_CASES = [
+    pytest.param((), [], id="rank0"),
+    pytest.param((7,), [2.7], id="rank1"),
+    pytest.param((4, 5), [1.5, 1.3333334], id="rank2"),
+    pytest.param((2, 3, 4), [1.7, 1.0, 2.0], id="rank3"),
+    pytest.param((2, 3, 3, 2), [1.5, 2.0, 1.1, 1.0], id="rank4-batch-channel"),
+    pytest.param((1, 2, 3, 4), [1.0, 1.0, 1.5, 2.7], id="rank4-nchw"),
+    pytest.param((1, 2, 3, 2), [1.0, 1.5, 2.0, 1.0], id="rank4-nhwc"),
+    pytest.param((2, 1, 2, 2, 3), [1.0, 1.0, 2.0, 1.5, 1.3], id="rank5"),
+    pytest.param((2, 1, 2, 1, 2, 2), [1.5, 3.0, 1.0, 2.0, 1.0, 1.7], id="rank6"),
+    pytest.param((3, 4), [1.1, 1.2], id="no-resize-copy"),
+    pytest.param((0, 3), [2.0, 1.5], id="empty"),
+]
+
+
+@pytest.mark.parametrize(("shape", "scales"), FIXED_CASES)
+@pytest.mark.parametrize("name", ALL_TYPES)
+def test_every_type_nearest(name: str, shape: tuple[int, ...], scales: list[float]) -> None:
+    check(_fixed_values(name, shape), scales, "nearest")
+
+
+@pytest.mark.parametrize(("shape", "scales"), FIXED_CASES)
+@pytest.mark.parametrize("name", LINEAR_TYPES)
+def test_every_type_linear(name: str, shape: tuple[int, ...], scales: list[float]) -> None:
+    check(_fixed_values(name, shape), scales, "linear")
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    pytest.param("int8", 127, id="int8-max"),
+    pytest.param("int8", -128, id="int8-min"),
+    pytest.param("uint8", 255, id="uint8-max"),
+    pytest.param("int16", -32768, id="int16-min"),
+    pytest.param("uint16", 65535, id="uint16-max"),
+    pytest.param("int32", 2**31 - 1, id="int32-max"),
+    pytest.param("int32", -(2**31), id="int32-min"),
+    pytest.param("uint32", 2**32 - 1, id="uint32-max"),
+    pytest.param("int64", 2**63 - 1, id="int64-max"),
+    pytest.param("int64", -(2**63), id="int64-min"),
+    pytest.param("uint64", 2**64 - 1, id="uint64-max"),
+])
+def test_linear_integer_extremes_saturate(name: str, value: int) -> None:
+    """A constant extreme value blends to itself, never wraps. With scales 2 and 4 every
+    weight is a multiple of 1/4 and every sum is exact, so by hand the result is the
+    constant; where the accumulator rounds it up past the range (2**31-1 -> 2**31 in
+    float32, 2**63-1 and 2**64-1 in float64) contract §2 saturates it back to the bound."""
+    x = np.full((2, 3), value, dtype=name)
+    scales = [2.0, 4.0]
+    expected = np.full((4, 12), value, dtype=name)
+    assert_identical(reference.upsample(x, scales, "linear"), expected, f"reference {name}")
+    assert_identical(upsample(x, scales, "linear"), expected, f"fast {name}")
+    check(x, [1.5, 2.7], "linear")
