@@ -297,3 +297,16 @@ def test_local_cluster() -> None:
             lazy = oud.upsample(d, [1.5, 2, 1], mode, chunks=(5, 4, 3))
             got = client.compute(lazy).result()
             assert got.tobytes() == upsample(x, [1.5, 2, 1], mode).tobytes()
+
+
+def test_zarr_and_numpy_arrays_are_wrapped_in_their_own_chunks(tmp_path) -> None:
+    zarr = pytest.importorskip("zarr")
+    x = _values((9, 10), np.dtype(np.uint16), seed=2)
+    z = zarr.create_array(str(tmp_path / "x.zarr"), shape=x.shape, chunks=(4, 5),
+                          dtype=x.dtype)
+    z[...] = x
+    lazy = oud.upsample(z, [2, 1.5], "linear")
+    assert lazy.chunks == ((8, 8, 2), (8, 7))  # the store's chunks, followed through
+    _assert_same(lazy, upsample(x, [2, 1.5], "linear"))
+    strings = np.array(["a", "bc", None], dtype=object)
+    _assert_same(oud.upsample(strings, [2]), upsample(strings, [2]))

@@ -57,8 +57,9 @@ def upsample(
     ----------
     array : dask.array.Array
         Input of any rank and any ONNX element type (see :func:`onnx_upsample.upsample`).
-        Chunk sizes must be known. Other arrays (numpy, zarr, ...) are wrapped with
-        ``dask.array.asarray`` first.
+        Chunk sizes must be known. Other arrays are wrapped with ``dask.array.from_array``
+        first, in their own chunks where they have them (zarr, h5py) and in dask's
+        ``"auto"`` chunks otherwise (numpy). For an xarray ``DataArray`` pass ``.data``.
     scales : sequence of float or array
         One scale per axis, each finite and >= 1; converted to float32 as ONNX stores them.
     mode : {"nearest", "linear"}
@@ -112,7 +113,7 @@ def upsample(
                 f"array is a {type(array).__name__}; expected a dask array (or an array with "
                 "shape and dtype, such as a numpy or zarr array)"
             )
-        array = da.asarray(array)
+        array = _as_dask(array)
     canonical_mode, warning = mode_of(mode)
     etype = element_type(array.dtype)
     if canonical_mode == "linear" and not etype.linear_ok:
@@ -138,6 +139,18 @@ def upsample(
     )
     out_chunks = _output_chunks(plan, array.chunks, chunks)
     return _build(array, plan, out_chunks)
+
+
+def _as_dask(array: Any) -> da.Array:
+    """Wrap a numpy, zarr, h5py... array, keeping its own chunks where it has them."""
+    chunks = getattr(array, "chunks", None)
+    if (isinstance(chunks, tuple) and len(chunks) == len(array.shape)
+            and all(isinstance(c, int) and c > 0 for c in chunks)):
+        return da.from_array(array, chunks=chunks)
+    try:
+        return da.from_array(array, chunks="auto")
+    except (NotImplementedError, ValueError):  # object arrays: dask cannot size them
+        return da.from_array(array, chunks=-1)
 
 
 @dataclass(frozen=True)
