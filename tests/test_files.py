@@ -259,6 +259,7 @@ def test_large_npy_takes_the_chunked_path(tmp_path: Path, monkeypatch: pytest.Mo
                                           capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(_files, "CHUNKED_ABOVE_BYTES", 1000)
     monkeypatch.setattr(_files, "TARGET_CHUNK_BYTES", 800)
+    monkeypatch.setattr(_files, "ZARR_CHUNK_BYTES", 800)
     x = _volume()
     np.save(tmp_path / "in.npy", x)
     assert run(["apply", tmp_path / "in.npy", tmp_path / "out.npy", "--scales", "2", "2",
@@ -316,6 +317,10 @@ def _bad_inputs(tmp_path: Path) -> None:
     broken = tmp_path / "broken.zarr"
     broken.mkdir()
     (broken / "zarr.json").write_text("{not json")
+    corrupt = zarr.create_array(str(tmp_path / "corrupt.zarr"), shape=(4, 4), chunks=(2, 2),
+                                dtype="f4")
+    corrupt[...] = 1.5
+    (tmp_path / "corrupt.zarr" / "c" / "1" / "0").write_bytes(b"garbage")
     group = zarr.open_group(str(tmp_path / "group.zarr"), mode="w")
     group.create_array("volume", shape=(2, 2), dtype="f4")
     Image.fromarray(np.zeros((3, 3), np.uint8)).save(tmp_path / "gray.png")
@@ -329,6 +334,8 @@ BAD = [
     (["garbage.npy", "out.npy", "--scales", "2", "2"], r"cannot read .* as a \.npy"),
     (["broken.zarr", "out.zarr", "--scales", "2", "2"], r"cannot open .* as a zarr store"),
     (["group.zarr", "out.zarr", "--scales", "2", "2"], r"zarr group.*volume"),
+    (["corrupt.zarr", "out.zarr", "--scales", "2", "2"], r"cannot upsample .*decompression"),
+    (["corrupt.zarr", "out.npy", "--scales", "2", "2"], r"cannot upsample .*decompression"),
     (["ok.npy", "out.npy", "--scales", "2", "0.5"], r"scales\[1\] is 0.5"),
     (["ok.npy", "out.npy", "--scales", "2", "1e30"], r"largest dimension"),
     (["ok.npy", "out.zarr", "--scales", "2", "1e30"], r"largest dimension"),

@@ -37,6 +37,7 @@ SUFFIXES = ".npy, .png, .jpg/.jpeg, .tif/.tiff or .zarr (a zarr store directory)
 CHUNKED_ABOVE_BYTES = 256 * 2**20
 # output chunks aimed at when neither --chunks nor the input's chunks say otherwise
 TARGET_CHUNK_BYTES = 64 * 2**20
+ZARR_CHUNK_BYTES = 8 * 2**20  # zarr stores prefer smaller chunks (each one is a file)
 ZARR_MARKERS = ("zarr.json", ".zarray", ".zgroup")
 
 
@@ -216,10 +217,12 @@ def output_chunks(
     return tuple(result)
 
 
-def _auto_chunks(out_shape: tuple[int, ...], dtype: np.dtype) -> tuple[int, ...]:
-    """Regular output chunks of about :data:`TARGET_CHUNK_BYTES`, last axes kept whole."""
+def _auto_chunks(
+    out_shape: tuple[int, ...], dtype: np.dtype, target: int
+) -> tuple[int, ...]:
+    """Regular output chunks of about ``target`` bytes, last axes kept whole."""
     itemsize = max(1, dtype.itemsize)
-    budget = max(1, TARGET_CHUNK_BYTES // itemsize)
+    budget = max(1, target // itemsize)
     chunks = list(out_shape)
     for axis in range(len(chunks)):
         rest = math.prod(chunks[axis + 1:]) or 1
@@ -307,7 +310,17 @@ def apply(
         _write_memory(output_path, out_kind, result, source)
     else:
         lazy = _lazy(source, full_scales, mode, requested, out_kind)
-        _write_lazy(output_path, out_kind, lazy, source, zarr_format, progress)
+        try:
+            _write_lazy(output_path, out_kind, lazy, source, zarr_format, progress)
+        except UpsampleError:
+            raise
+        except (OSError, MemoryError):
+            raise
+        except Exception as error:  # a corrupt chunk, a codec failure: one line, exit 2
+            raise UpsampleError(
+                f"cannot upsample {input_path!r} into {output_path!r}: "
+                f"{type(error).__name__}: {reason(error)}"
+            ) from None
     return Result(source.shape, source.dtype, out_shape, chunked)
 
 
@@ -335,7 +348,8 @@ def _lazy(
             )
     else:
         if requested is None:
-            requested = _auto_chunks(out_shape, source.dtype)
+            target = ZARR_CHUNK_BYTES if out_kind == "zarr" else TARGET_CHUNK_BYTES
+            requested = _auto_chunks(out_shape, source.dtype, target)
         array = da.from_array(
             source.data, chunks=_input_chunks(requested, scales, source.shape),
             asarray=True, inline_array=True,
