@@ -213,7 +213,8 @@ def _convert_model(model: onnx.ModelProto, source: int, target: int,
         for site in walk(current, functions=False):
             for index, node in enumerate(site.owner.node):
                 _bridge_compatible(site, index, node, types, version, version - 1)
-        converted = _run_converter(current, version, version - 1, what)
+        converted = _run_converter(current, version, version - 1,
+                                   f"{what} (on its way from opset {source} to {target})")
         for site in walk(converted, functions=False):
             for node in site.owner.node:
                 if node.domain == COMPATIBLE_DOMAIN:
@@ -353,6 +354,47 @@ def _signature(schema: onnx.defs.OpSchema) -> tuple[object, ...]:
             schema.min_input, schema.max_input, schema.min_output, schema.max_output)
 
 
+# Operators whose later versions only added optional attributes that, when absent, keep the
+# earlier meaning (checked against the ONNX changelog; RoiAlign-16, for one, is not: its new
+# coordinate_transformation_mode defaults to another mapping than version 10's).
+_NEW_ATTRIBUTES_KEEP_OLD_MEANING = frozenset({
+    "ArgMax", "ArgMin", "AveragePool", "Cast", "CastLike", "Constant", "DepthToSpace",
+    "GatherND", "Loop", "LpPool", "MaxPool", "Reshape", "ScatterElements", "ScatterND",
+    "Shape", "TopK",
+})
+
+
+def _compatible_use(node: onnx.NodeProto, new: onnx.defs.OpSchema,
+                    old: onnx.defs.OpSchema) -> bool:
+    """Whether ``node`` (valid for ``new``) means the same under ``old``.
+
+    Same inputs and outputs (a variadic one may have a smaller minimum arity in ``new``, as
+    Loop-11's loop-carried values, when the node's count fits ``old``); every attribute the
+    node sets exists in ``old`` with the same type; attributes both versions have keep their
+    defaults; ``old``'s required ones are set.
+    """
+    def parameters(items: Sequence[onnx.defs.OpSchema.FormalParameter]) -> tuple[object, ...]:
+        return tuple((p.name, p.option, p.is_homogeneous) for p in items)  # not min_arity
+
+    if (parameters(new.inputs) != parameters(old.inputs)
+            or parameters(new.outputs) != parameters(old.outputs)):
+        return False
+    if not (old.min_input <= len(node.input) <= old.max_input
+            and old.min_output <= len(node.output) <= old.max_output):
+        return False
+    used = {attribute.name for attribute in node.attribute}
+    for name in used:
+        if name not in old.attributes or old.attributes[name].type != new.attributes[name].type:
+            return False
+    for name, attribute in old.attributes.items():
+        if attribute.required and name not in used:
+            return False
+        if name in new.attributes and (attribute.default_value.SerializeToString()
+                                       != new.attributes[name].default_value.SerializeToString()):
+            return False
+    return True
+
+
 def _bridge_compatible(site: Site, index: int, node: onnx.NodeProto,
                        types: dict[str, TypeProto], source: int, target: int) -> bool:
     """Move a node down unchanged if its schema at ``target`` differs only in types."""
@@ -367,7 +409,9 @@ def _bridge_compatible(site: Site, index: int, node: onnx.NodeProto,
         return False
     if new.since_version == old.since_version:
         return False  # the converter carries it without an adapter
-    if _signature(new) != _signature(old):
+    if _signature(new) != _signature(old) and not (
+            node.op_type in _NEW_ATTRIBUTES_KEEP_OLD_MEANING
+            and _compatible_use(node, new, old)):
         return False
     constraints = {c.type_param_str: c.allowed_type_strs for c in old.type_constraints}
     for position, name in enumerate(node.input):
