@@ -212,7 +212,7 @@ def test_resize10_that_cannot_be_expressed() -> None:
     model = make_model([node], [helper.make_tensor_value_info("X", TensorProto.FLOAT, [4, 4])],
                        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["a", "b"])],
                        [numpy_helper.from_array(np.array([0.5, 2], np.float32), "s")], opset=10)
-    with pytest.raises(UpsampleError, match="'mixed'.*enlarge some axes and shrink others"):
+    with pytest.raises(UpsampleError, match=r"'mixed'.*enlarge some axes and shrink others"):
         upgrade(model, opset=13)
     model.graph.initializer.pop()
     model.graph.input.append(helper.make_tensor_value_info("s", TensorProto.FLOAT, [2]))
@@ -318,7 +318,7 @@ def test_round_trip_and_upsample_forms(source: str, x: np.ndarray) -> None:
     expected = onnx_upsample.upsample(x, scales)
     for target in (9, 8, 7):
         if source == "v9-input" and target < 9:
-            with pytest.raises(UpsampleError, match="computed at run time.*fold_scales"):
+            with pytest.raises(UpsampleError, match=r"computed at run time.*fold_scales"):
                 downgrade(model, opset=target)
             continue
         legacy = downgrade(model, opset=target)
@@ -369,7 +369,7 @@ def test_nodes_opset_9_cannot_express() -> None:
     model = _resize_model(13, [1, 1, 2, 2], "nearest", **_upsample_attributes("nearest"))
     model.graph.node[0].CopyFrom(helper.make_node("Pad", ["X", "pads"], ["r"], name="pad"))
     model.graph.input.append(helper.make_tensor_value_info("pads", TensorProto.INT64, [8]))
-    with pytest.raises(UpsampleError, match="from opset 13 to 9.*'pad' \\(Pad-11\\)"):
+    with pytest.raises(UpsampleError, match=r"from opset 13 to 9.*'pad' \(Pad-11\)"):
         downgrade(model)
     with pytest.raises(UpsampleError, match="opset is 10"):
         downgrade(model, opset=10)
