@@ -169,7 +169,7 @@ def test_run_every_version_exactly(capsys: pytest.CaptureFixture[str], tmp_path:
     np.save(tmp_path / "x.npy", x)
     for source in ("v1", "v7", "v10"):
         path = _save(upsample_model(source, [1, 1, 2, 1.5], "nearest"), tmp_path / "m.onnx")
-        code, out, err = _run(capsys, "run", path, "--input", f"X={tmp_path / 'x.npy'}",
+        code, _, err = _run(capsys, "run", path, "--input", f"X={tmp_path / 'x.npy'}",
                               "--output-dir", str(tmp_path))
         assert code == 0
         assert bits_equal(np.load(tmp_path / "Y.npy"),
