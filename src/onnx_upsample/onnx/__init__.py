@@ -1,3 +1,31 @@
+"""ONNX models with ``Upsample`` (versions 1, 7, 9, 10): run, check, infer, fold, convert.
+
+Needs the ``onnx`` extra (``pip install onnx-upsample[onnx]``). Every function takes an
+``onnx.ModelProto`` and returns a new one; the input is never modified.
+
+- :class:`Upsample`: the operator for ``onnx.reference.ReferenceEvaluator(model,
+  new_ops=[Upsample])``, every version and scales source, bit-identical to onnxruntime 1.32.
+- :func:`check`: what is wrong with each Upsample node (:class:`Finding`: severity, node,
+  message, fix).
+- :func:`infer_shapes`: shape inference with onnxruntime's size rule for Upsample.
+- :func:`fold_scales`: scales computed from constants and static shapes become initializers.
+- :func:`upgrade`: every Upsample becomes a Resize with bit-identical outputs, the rest of
+  the model goes through onnx's version converter.
+- :func:`downgrade`: Upsample-equivalent Resize nodes become Upsample, in an opset-9 model.
+
+Example::
+
+    import onnx
+    from onnx_upsample.onnx import check, upgrade
+
+    model = onnx.load("yolo_head_opset9.onnx")
+    for finding in check(model):
+        print(finding)
+    onnx.save(upgrade(model, opset=18), "yolo_head_opset18.onnx")
+"""
+
+from __future__ import annotations
+
 from ._check import Finding, check
 from ._convert import downgrade, upgrade
 from ._evaluator import Upsample
