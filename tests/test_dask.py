@@ -249,6 +249,8 @@ def test_arguments_checked_before_building() -> None:
         oud.upsample(x, [2, 2], "cubic")
     with pytest.raises(TypeError):
         oud.upsample(x, None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):  # kinds are checked before values, as in memory
+        oud.upsample(x, ["a", 2], "cubic")
     with pytest.raises(TypeError, match="dask array"):
         oud.upsample(None, [2, 2])
     with pytest.raises(UpsampleError, match="element type"):

@@ -32,7 +32,7 @@ from dask.tokenize import tokenize
 from ._dtypes import ElementType, element_type
 from ._errors import UpsampleError, UpsampleWarning
 from ._rules import nearest_indices
-from ._validate import Mode, mode_of, scales_of, shape_of
+from ._validate import Mode, _scale_values, mode_of, scales_of, shape_of
 
 __all__ = ["upsample"]
 
@@ -114,6 +114,7 @@ def upsample(
                 "shape and dtype, such as a numpy or zarr array)"
             )
         array = _as_dask(array)
+    values = _scale_values(scales)  # kinds first, as the in-memory call (contract §2)
     canonical_mode, warning = mode_of(mode)
     etype = element_type(array.dtype)
     if canonical_mode == "linear" and not etype.linear_ok:
@@ -129,7 +130,7 @@ def upsample(
             "array.compute_chunk_sizes() first"
         )
     in_shape = tuple(int(n) for n in in_shape)
-    f32_scales = scales_of(scales, in_shape)
+    f32_scales = scales_of(values, in_shape)
     out_shape = shape_of(in_shape, f32_scales)
     if warning is not None:
         warnings.warn(warning, UpsampleWarning, stacklevel=2)
