@@ -222,7 +222,7 @@ def check(model: onnx.ModelProto) -> list[Finding]:
     >>> from onnx import TensorProto, helper
     >>> x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 2, 2])
     >>> y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 1, 4, 4])
-    >>> node = helper.make_node("Upsample", ["X"], ["Y"], name="up", scales=[1, 1, 2, 2])
+    >>> node = helper.make_node("Upsample", ["X"], ["Y"], name="up", scales=[1.0, 1, 2, 2])
     >>> graph = helper.make_graph([node], "g", [x], [y])
     >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
     >>> [(f.severity, f.node, f.code) for f in check(model)]

@@ -546,7 +546,7 @@ def upgrade(model: onnx.ModelProto, opset: int | None = None) -> onnx.ModelProto
     >>> from onnx import TensorProto, helper
     >>> x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 2, 2])
     >>> y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 1, 4, 4])
-    >>> node = helper.make_node("Upsample", ["X"], ["Y"], scales=[1, 1, 2, 2])
+    >>> node = helper.make_node("Upsample", ["X"], ["Y"], scales=[1.0, 1, 2, 2])
     >>> old = helper.make_model(helper.make_graph([node], "g", [x], [y]),
     ...                         opset_imports=[helper.make_opsetid("", 7)])
     >>> new = upgrade(old, opset=13)

@@ -80,7 +80,7 @@ class UpsampleNode:
         """Raise :class:`UpsampleError` for the first blocking problem."""
         for problem in self.blocking:
             raise UpsampleError(
-                f"cannot {doing} Upsample node {self.label!r}: {problem.message}; "
+                f"Upsample node {self.label!r} (cannot {doing}): {problem.message}; "
                 f"fix: {problem.fix}"
             )
 
