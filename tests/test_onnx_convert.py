@@ -387,3 +387,31 @@ def test_downgrade_keeps_the_model_and_its_metadata(x: np.ndarray) -> None:
     feeds = {"X": random_input((1, 2, 3, 3), np.float32, seed=4), "C": np.array(False)}
     for a, b in zip(ort_run(model, feeds), ort_run(legacy, feeds), strict=True):
         assert bits_equal(a, b)
+
+
+@pytest.mark.parametrize("target", range(10, NEWEST + 1))
+def test_every_target_opset(target: int, x: np.ndarray) -> None:
+    for mode in ("nearest", "linear"):
+        model = upsample_model("v9-raw", [1, 1, 1.5, 2.7], mode, shape=SHAPE)
+        (y,) = ort_run(_upgrade(model, target), {"X": x})
+        assert bits_equal(y, ort_run(model, {"X": x})[0])
+
+
+def test_upgrade_and_downgrade_inside_scan() -> None:
+    body = helper.make_graph(
+        [helper.make_node("Upsample", ["row", "s"], ["wide"], mode="linear", name="scan_up")],
+        "body", [helper.make_tensor_value_info("row", TensorProto.FLOAT, [3, 4])],
+        [helper.make_tensor_value_info("wide", TensorProto.FLOAT, [6, 6])])
+    node = helper.make_node("Scan", ["X"], ["Y"], body=body, num_scan_inputs=1, name="scan")
+    model = make_model([node], [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                                              [2, 3, 4])],
+                       [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 6, 6])],
+                       [numpy_helper.from_array(np.array([2, 1.5], np.float32), "s")])
+    x = random_input((2, 3, 4), np.float32)
+    (expected,) = ort_run(model, {"X": x})
+    assert bits_equal(expected[1], onnx_upsample.upsample(x[1], [2, 1.5], "linear"))
+    for target in (11, 16, NEWEST):
+        upgraded = _upgrade(model, target)
+        assert 'op_type: "Upsample"' not in str(upgraded)
+        assert bits_equal(ort_run(upgraded, {"X": x})[0], expected)
+        assert bits_equal(ort_run(downgrade(upgraded), {"X": x})[0], expected)
