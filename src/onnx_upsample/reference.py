@@ -95,12 +95,30 @@ def corner_weight(weights: Sequence[np.float32]) -> np.float32:
     return product
 
 
+def _quiet(nan: np.floating) -> np.floating:
+    """The NaN with its quiet bit set, as x86 arithmetic returns it."""
+    bits = np.array(nan).view(f"u{nan.itemsize}")
+    quiet_bit = 1 << (8 * nan.itemsize - (10 if nan.itemsize == 4 else 13))
+    return (bits | type(bits.item())(quiet_bit)).view(nan.dtype)[()]
+
+
+def add(total: np.floating, term: np.floating) -> np.floating:
+    """``total + term``; where both are NaN, the running sum's NaN (quieted) is kept.
+
+    IEEE 754 leaves the payload open; x86's add returns its first operand's, which is what
+    the compiled kernels give (numpy's scalar add returns the second one's).
+    """
+    if np.isnan(total) and np.isnan(term):
+        return _quiet(total)
+    return total + term
+
+
 def weighted_sum(terms: Sequence[tuple[np.float32, float]], acc: type) -> np.floating:
     """Sum of weight*value in the accumulation type: first term first, left to right."""
     total = None
     for weight, value in terms:
         term = acc(weight) * acc(value)
-        total = term if total is None else total + term
+        total = term if total is None else add(total, term)
     assert total is not None
     return total
 

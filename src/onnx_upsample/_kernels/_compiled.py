@@ -9,6 +9,7 @@ computed separately, and converts results with truncation and saturation for int
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import threading
 
@@ -27,9 +28,19 @@ _launch_lock = threading.Lock()
 
 
 def _native_contiguous(x: np.ndarray) -> np.ndarray:
+    """x as the kernels read it: C-contiguous, native byte order, typed as writable.
+
+    numba compiles a separate kernel for read-only arrays (seconds per element type); the
+    kernels never write their input, so a read-only x is handed over as a writable alias
+    of the same memory, which the caller keeps alive for the duration of the call.
+    """
     if not x.dtype.isnative:
         x = x.astype(x.dtype.newbyteorder("="))
-    return np.ascontiguousarray(x)
+    x = np.ascontiguousarray(x)
+    if x.flags.writeable or x.size == 0:
+        return x
+    memory = (ctypes.c_char * x.nbytes).from_address(x.ctypes.data)
+    return np.frombuffer(memory, dtype=x.dtype).reshape(x.shape)
 
 
 def _unsigned_view(a: np.ndarray) -> tuple[np.ndarray, int]:
@@ -91,8 +102,8 @@ def nearest(x: np.ndarray, out: np.ndarray, tables: list[IndexArray | None]) -> 
     _launch(
         layout.n_blocks * layout.n_segments > 1,
         _numba.nearest_parallel, _numba.nearest_serial,
-        source.reshape(-1), target.reshape(layout.rows, -1),
-        arrays["sizes"], arrays["strides"], arrays["copy"], arrays["lo"], arrays["starts"],
+        source.reshape(-1), target.reshape(-1), layout.rows,
+        arrays["sizes"], arrays["lo"], arrays["starts"],
         row_table, row_kind, max(repeat, 1), layout.block,
         layout.n_blocks, layout.n_segments, layout.segment,
     )
@@ -162,7 +173,7 @@ def linear(x: np.ndarray, out: np.ndarray, axes: list[LinearAxis], etype: Elemen
             layout.n_blocks * layout.n_segments > 1,
             _numba.linear_parallel, _numba.linear_serial,
             source.reshape(-1), into, lut, np.zeros(1, acc),
-            arrays["sizes"], arrays["strides"], ~arrays["copy"],
+            arrays["sizes"], arrays["blend"],
             arrays["lo"], arrays["hi"], arrays["w_lo"], arrays["w_hi"], arrays["starts"],
             row_lo, row_hi, row_w_lo, row_w_hi, row.kind == "blend", layout.block,
             max(1, min(into.shape[0], layout.n_blocks)), layout.n_segments, layout.segment,

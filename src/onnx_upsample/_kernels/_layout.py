@@ -106,31 +106,39 @@ def plan_layout(
 
 
 def outer_arrays(layout: Layout) -> dict[str, np.ndarray]:
-    """Outer-axis sizes, strides, kinds and concatenated tables as kernel arguments."""
+    """Outer axes as kernel arguments: sizes, and per output index the input offset read.
+
+    ``lo``/``hi`` hold, for every outer axis one after the other (axis a from ``starts[a]``),
+    the input offset (index times stride) of the first and second tap; ``w_lo``/``w_hi`` the
+    taps' weights on blended axes. Copy and gather axes have one tap (``hi`` repeats it).
+    """
     sizes = np.array([a.n_out for a in layout.outer] or [1], dtype=np.int64)
-    strides = np.array(layout.strides or [0], dtype=np.int64)
-    copy = np.array([a.kind == "copy" for a in layout.outer] or [True])
+    blend = np.array([a.kind == "blend" for a in layout.outer] or [False])
     starts = np.zeros(max(1, len(layout.outer)), dtype=np.int64)
     lo, hi, w_lo, w_hi = [], [], [], []
     position = 0
-    for i, axis in enumerate(layout.outer):
+    for i, (axis, stride) in enumerate(zip(layout.outer, layout.strides, strict=True)):
         starts[i] = position
-        if axis.kind == "gather":
-            assert axis.table is not None
-            lo.append(axis.table)
-        elif axis.kind == "blend":
+        position += axis.n_out
+        if axis.kind == "blend":
             assert axis.taps is not None
-            lo.append(axis.taps.lo)
-            hi.append(axis.taps.hi)
+            lo.append(axis.taps.lo * stride)
+            hi.append(axis.taps.hi * stride)
             w_lo.append(axis.taps.w_lo)
             w_hi.append(axis.taps.w_hi)
-        else:
             continue
-        position += axis.n_out
+        index = np.arange(axis.n_out, dtype=np.int64) if axis.table is None else axis.table
+        lo.append(index * stride)
+        hi.append(lo[-1])
+        ones = np.ones(axis.n_out, np.float32)
+        w_lo.append(ones)
+        w_hi.append(ones)
+
     def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
         return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(1, dtype)
+
     return {
-        "sizes": sizes, "strides": strides, "copy": copy, "starts": starts,
+        "sizes": sizes, "blend": blend, "starts": starts,
         "lo": cat(lo, np.int64), "hi": cat(hi, np.int64),
         "w_lo": cat(w_lo, np.float32), "w_hi": cat(w_hi, np.float32),
     }
