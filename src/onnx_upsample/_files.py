@@ -290,7 +290,9 @@ def apply(
         hold; nothing is left at ``output_path`` then.
     """
     from ._api import output_shape
+    from ._validate import mode_of
 
+    mode_of(mode)  # a wrong mode is reported before any file is opened
     out_kind = kind_of(output_path, "output")
     source = read(input_path)
     full_scales = resolve_scales(source, scales)
