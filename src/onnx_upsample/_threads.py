@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 
 from ._errors import UpsampleError
@@ -11,6 +12,7 @@ ENV_VAR = "ONNX_UPSAMPLE_NUM_THREADS"
 _requested: int | None = None
 
 
+@functools.cache
 def max_threads() -> int:
     """The most threads the kernels can run: numba's pool size (all cores by default)."""
     configured = os.environ.get("NUMBA_NUM_THREADS")

@@ -57,7 +57,7 @@ def mode_of(mode: object) -> tuple[Mode, str | None]:
     )
 
 
-def _scale_values(scales: object) -> list[float]:
+def _scale_values(scales: object) -> list[float | int]:
     """Flatten ``scales`` to Python floats, rejecting anything that is not a real number."""
     expected = "expected a sequence or array of numbers, one per axis of x"
     if scales is None or isinstance(scales, str | bytes):
@@ -78,8 +78,8 @@ def _scale_values(scales: object) -> list[float]:
             raise TypeError(f"scales[{position}] is {item!r}; {expected}")
         try:
             values.append(float(item))
-        except OverflowError:
-            values.append(math.inf)
+        except OverflowError:  # an integer beyond float: kept as given, for the message
+            values.append(int(item))  # type: ignore[call-overload]
     return values
 
 
@@ -92,22 +92,26 @@ def scales_of(scales: object, shape: tuple[int, ...]) -> tuple[np.float32, ...]:
             f"(shape {shape}); give exactly one scale per axis of x"
             + (" (an empty list for a scalar x)" if not shape else "")
         )
-    converted = []
-    for axis, value in enumerate(values):
-        with np.errstate(over="ignore"):
-            as_f32 = np.float32(value)
-        if not np.isfinite(as_f32):
-            beyond = "" if not math.isfinite(value) else " (beyond float32's range)"
+    finite_or_inf = [v if isinstance(v, float) or abs(v) < 2**1000 else math.inf for v in values]
+    with np.errstate(over="ignore"):
+        as_f32 = np.array(finite_or_inf, dtype=np.float64).astype(np.float32)
+    bad = np.flatnonzero(~np.isfinite(as_f32) | (as_f32 < 1))
+    if bad.size:
+        axis = int(bad[0])
+        value = values[axis]
+        text = repr(value)
+        shown = text if len(text) <= 40 else f"{text[:12]}... ({len(text)} digits)"
+        if not np.isfinite(as_f32[axis]):
+            given_finite = not isinstance(value, float) or math.isfinite(value)
+            beyond = " (beyond float32's range)" if given_finite else ""
             raise UpsampleError(
-                f"scales[{axis}] is {value!r}{beyond}; each scale must be a finite number >= 1"
+                f"scales[{axis}] is {shown}{beyond}; each scale must be a finite number >= 1"
             )
-        if as_f32 < 1:
-            raise UpsampleError(
-                f"scales[{axis}] is {value!r}; Upsample only enlarges (each scale must be "
-                ">= 1); use Resize to shrink"
-            )
-        converted.append(as_f32)
-    return tuple(converted)
+        raise UpsampleError(
+            f"scales[{axis}] is {shown}; Upsample only enlarges (each scale must be "
+            ">= 1); use Resize to shrink"
+        )
+    return tuple(as_f32)
 
 
 def shape_of(shape: tuple[int, ...], scales: tuple[np.float32, ...]) -> tuple[int, ...]:

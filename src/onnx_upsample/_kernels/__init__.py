@@ -3,19 +3,26 @@
 ``run`` serves :func:`onnx_upsample.upsample`; ``input_window`` and ``run_window`` serve the
 chunked path, which computes one output window at a time from the input window it needs.
 Both produce exactly the values of the whole-array call: tables are built from global
-output indices.
+output indices. Prepared kernel calls are cached per (shapes, scales, mode, type, window,
+threads), so a repeated call pays for its tables once.
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .._dtypes import ElementType
+from .._threads import num_threads
 from .._validate import Mode, Plan
-from . import _compiled, _numpy
+from . import _numpy
+from ._compiled import Launcher, prepare_linear, prepare_nearest
 from ._tables import Window, linear_tables, nearest_tables
 
 __all__ = ["Window", "input_window", "run", "run_window"]
+
+CACHED_TABLE_ENTRIES = 1 << 16
 
 
 def run(plan: Plan, out: np.ndarray) -> None:
@@ -42,6 +49,29 @@ def input_window(
     return start, stop
 
 
+@functools.lru_cache(maxsize=64)
+def _launcher(
+    in_shape: tuple[int, ...],
+    out_shape: tuple[int, ...],
+    scales: tuple[np.float32, ...],
+    mode: Mode,
+    etype: ElementType,
+    dtype: np.dtype,
+    window: Window,
+    window_shape: tuple[int, ...],
+    threads: int,
+) -> Launcher:
+    if mode == "nearest":
+        tables, _, _ = nearest_tables(in_shape, out_shape, scales, window)
+        return prepare_nearest(window_shape, _shape(window), dtype, tables, threads)
+    axes, _, _ = linear_tables(in_shape, out_shape, scales, window)
+    return prepare_linear(window_shape, _shape(window), dtype, axes, etype, threads)
+
+
+def _shape(window: Window) -> tuple[int, ...]:
+    return tuple(b - a for a, b in zip(window.out_start, window.out_stop, strict=True))
+
+
 def run_window(
     x_window: np.ndarray,
     in_shape: tuple[int, ...],
@@ -55,15 +85,19 @@ def run_window(
     """Fill ``out`` (the output ``window``) from ``x_window``, the slice given by
     :func:`input_window` for that window. Arguments must already be checked.
     """
+    if out.size == 0:
+        return
     with np.errstate(all="ignore"):
-        if out.size == 0:
-            return
-        if mode == "nearest":
+        if mode == "nearest" and etype.name == "object":
+            # references: numpy gathers them, numba cannot
             tables, _, _ = nearest_tables(in_shape, out_shape, scales, window)
-            if etype.name == "object":  # references: numpy gathers them, numba cannot
-                _numpy.nearest(x_window, out, tables)
-            else:
-                _compiled.nearest(x_window, out, tables)
-        else:
-            axes, _, _ = linear_tables(in_shape, out_shape, scales, window)
-            _compiled.linear(x_window, out, axes, etype)
+            _numpy.nearest(x_window, out, tables)
+            return
+        dtype = x_window.dtype.newbyteorder("=")
+        # tables grow with the output's axis lengths: only small ones stay cached
+        prepare = _launcher if sum(out.shape) <= CACHED_TABLE_ENTRIES else _launcher.__wrapped__
+        launcher = prepare(
+            in_shape, out_shape, scales, mode, etype, dtype, window, x_window.shape,
+            num_threads(),
+        )
+        launcher(x_window, out)

@@ -5,6 +5,10 @@ each element is viewed as unsigned integers (1, 2, 4 or 8 bytes, with a trailing
 wider items such as complex128 or fixed-width strings). Linear reads float16 and bfloat16
 through a 65536-entry table to float32, views complex numbers as (real, imaginary) pairs
 computed separately, and converts results with truncation and saturation for integers.
+
+``prepare_nearest`` and ``prepare_linear`` do all the per-call work that depends only on
+shapes, scales and types, and return a :class:`Launcher`; the caller caches launchers, so a
+repeated call costs one dictionary lookup plus the kernel.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from __future__ import annotations
 import ctypes
 import functools
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,16 +46,13 @@ def _native_contiguous(x: np.ndarray) -> np.ndarray:
     if x.flags.writeable or x.size == 0:
         return x
     memory = (ctypes.c_char * x.nbytes).from_address(x.ctypes.data)
-    return np.frombuffer(memory, dtype=x.dtype).reshape(x.shape)
+    return np.frombuffer(memory, dtype=x.dtype).reshape(x.shape)  # type: ignore[call-overload]
 
 
-def _unsigned_view(a: np.ndarray) -> tuple[np.ndarray, int]:
-    """``a`` (C-contiguous) as unsigned integers, with a trailing axis of ``parts`` units."""
-    itemsize = a.dtype.itemsize
-    unit = next(u for u in (8, 4, 2, 1) if itemsize % u == 0)
-    parts = itemsize // unit
-    view = a.reshape(-1).view(f"u{unit}").reshape((*a.shape, parts))
-    return view, parts
+def _unsigned(dtype: np.dtype) -> tuple[np.dtype, int]:
+    """The unsigned integer type that tiles ``dtype``'s items, and how many per item."""
+    unit = next(u for u in (8, 4, 2, 1) if dtype.itemsize % u == 0)
+    return np.dtype(f"u{unit}"), dtype.itemsize // unit
 
 
 @functools.cache
@@ -77,36 +80,14 @@ def _launch(parallel: bool, kernel_parallel, kernel_serial, *args) -> None:  # t
         kernel_parallel(*args)
 
 
-def nearest(x: np.ndarray, out: np.ndarray, tables: list[IndexArray | None]) -> None:
-    """Compiled nearest gather: ``out[o...] = x[table0[o0], table1[o1], ...]``."""
-    from . import _numba
+@dataclass(frozen=True)
+class Launcher:
+    """A prepared kernel call: ``launcher(x_window, out)`` fills ``out``."""
 
-    source, parts = _unsigned_view(_native_contiguous(x))
-    target, _ = _unsigned_view(out)
-    axes = [
-        Axis(n_in, n_out, "copy") if table is None else Axis(n_in, n_out, "gather", table=table)
-        for n_in, n_out, table in zip(x.shape, out.shape, tables, strict=True)
-    ] + element_axis(parts)
-    layout = plan_layout(axes, num_threads())
-    row = layout.row
-    row_table = row.table if row.kind == "gather" else np.zeros(1, np.int64)
-    assert row_table is not None
-    repeat = _repeat_factor(row_table) if row.kind == "gather" and layout.block == 1 else 0
-    if repeat:
-        row_kind = _numba.ROW_REPEAT
-        layout.segment = -(-layout.segment // repeat) * repeat
-        layout.n_segments = -(-row.n_out // layout.segment)
-    else:
-        row_kind = _numba.ROW_COPY if row.kind == "copy" else _numba.ROW_GATHER
-    arrays = outer_arrays(layout)
-    _launch(
-        layout.n_blocks * layout.n_segments > 1,
-        _numba.nearest_parallel, _numba.nearest_serial,
-        source.reshape(-1), target.reshape(-1), layout.rows,
-        arrays["sizes"], arrays["lo"], arrays["starts"],
-        row_table, row_kind, max(repeat, 1), layout.block,
-        layout.n_blocks, layout.n_segments, layout.segment,
-    )
+    run: Callable[[np.ndarray, np.ndarray], None]
+
+    def __call__(self, x: np.ndarray, out: np.ndarray) -> None:
+        self.run(x, out)
 
 
 def _repeat_factor(table: IndexArray) -> int:
@@ -120,6 +101,48 @@ def _repeat_factor(table: IndexArray) -> int:
     return k
 
 
+def prepare_nearest(
+    in_shape: tuple[int, ...],
+    out_shape: tuple[int, ...],
+    dtype: np.dtype,
+    tables: list[IndexArray | None],
+    threads: int,
+) -> Launcher:
+    """Compiled nearest gather: ``out[o...] = x[table0[o0], table1[o1], ...]``."""
+    from . import _numba
+
+    unit, parts = _unsigned(dtype)
+    axes = [
+        Axis(n_in, n_out, "copy") if table is None else Axis(n_in, n_out, "gather", table=table)
+        for n_in, n_out, table in zip(in_shape, out_shape, tables, strict=True)
+    ] + element_axis(parts)
+    layout = plan_layout(axes, threads)
+    row = layout.row
+    row_table = row.table if row.kind == "gather" else np.zeros(1, np.int64)
+    assert row_table is not None
+    repeat = _repeat_factor(row_table) if row.kind == "gather" and layout.block == 1 else 0
+    if repeat:
+        row_kind = _numba.ROW_REPEAT
+        layout.segment = -(-layout.segment // repeat) * repeat
+        layout.n_segments = -(-row.n_out // layout.segment)
+    else:
+        row_kind = _numba.ROW_COPY if row.kind == "copy" else _numba.ROW_GATHER
+    arrays = outer_arrays(layout)
+    parallel = layout.n_blocks * layout.n_segments > 1
+    fixed = (
+        layout.rows, arrays["sizes"], arrays["lo"], arrays["starts"],
+        row_table, row_kind, max(repeat, 1), layout.block,
+        layout.n_blocks, layout.n_segments, layout.segment,
+    )
+
+    def run(x: np.ndarray, out: np.ndarray) -> None:
+        source = _native_contiguous(x).reshape(-1).view(unit)
+        _launch(parallel, _numba.nearest_parallel, _numba.nearest_serial,
+                source, out.reshape(-1).view(unit), *fixed)
+
+    return Launcher(run)
+
+
 def _row_taps(row: Axis) -> tuple[np.ndarray, ...]:
     if row.kind == "blend":
         assert row.taps is not None
@@ -129,66 +152,73 @@ def _row_taps(row: Axis) -> tuple[np.ndarray, ...]:
     return identity, identity, unused, unused
 
 
-def linear(x: np.ndarray, out: np.ndarray, axes: list[LinearAxis], etype: ElementType) -> None:
+def prepare_linear(
+    in_shape: tuple[int, ...],
+    out_shape: tuple[int, ...],
+    dtype: np.dtype,
+    axes: list[LinearAxis],
+    etype: ElementType,
+    threads: int,
+) -> Launcher:
     """Compiled linear blend of the 2**k corners of every output's cell (contract §2)."""
     from . import _numba
 
     assert etype.accumulator is not None
     acc = etype.accumulator
-    source = _native_contiguous(x)
-    lut = np.zeros(0, np.float32)
-    parts = 1
-    if etype.name in ("float16", "bfloat16"):
-        lut = _to_float32_table(etype.name)
-        source = source.view(np.uint16)
-    elif etype.parts == 2:
-        source = source.reshape(-1).view(acc).reshape((*x.shape, 2))
-        parts = 2
+    half = etype.name in ("float16", "bfloat16")
+    lut = _to_float32_table(etype.name) if half else np.zeros(0, np.float32)
+    parts = etype.parts
     blends = {a.axis: a for a in axes}
     canonical_axes = [
         Axis(n_in, n_out, "blend", taps=blends[i]) if i in blends else Axis(n_in, n_out, "copy")
-        for i, (n_in, n_out) in enumerate(zip(x.shape, out.shape, strict=True))
+        for i, (n_in, n_out) in enumerate(zip(in_shape, out_shape, strict=True))
     ] + element_axis(parts)
     slots = 2 << len(axes)
-    layout = plan_layout(canonical_axes, num_threads(), (2 * slots + 1) * acc.itemsize + 4)
+    layout = plan_layout(canonical_axes, threads, (2 * slots + 1) * acc.itemsize + 4)
     arrays = outer_arrays(layout)
     row = layout.row
     row_lo, row_hi, row_w_lo, row_w_hi = _row_taps(row)
-
-    if parts == 2:
-        target = out.reshape(-1).view(acc).reshape(layout.rows, -1)
-    else:
-        target = out.reshape(layout.rows, -1)
     saturate = etype.is_integer
+    result_type = np.dtype(np.float32) if half else (acc if parts == 2 else dtype)
     if saturate:
-        info = np.iinfo(out.dtype)
-        bounds = (float(info.min), float(info.max) + 1.0, info.min, info.max)
+        info = np.iinfo(dtype)
+        low_bound, high_bound = float(info.min), float(info.max) + 1.0
+        low_value, high_value = result_type.type(info.min), result_type.type(info.max)
     else:
-        bounds = (0.0, 0.0, 0, 0)
-    low_bound, high_bound, low_value, high_value = bounds
+        low_bound = high_bound = 0.0
+        low_value = high_value = result_type.type(0)
+    acc_proto = np.zeros(1, acc)
 
-    def launch(into: np.ndarray, row_base: int, layout: Layout) -> None:
-        value_type = into.dtype.type
+    def launch(source: np.ndarray, into: np.ndarray, row_base: int, layout: Layout) -> None:
         _launch(
             layout.n_blocks * layout.n_segments > 1,
             _numba.linear_parallel, _numba.linear_serial,
-            source.reshape(-1), into, lut, np.zeros(1, acc),
+            source, into, lut, acc_proto,
             arrays["sizes"], arrays["blend"],
             arrays["lo"], arrays["hi"], arrays["w_lo"], arrays["w_hi"], arrays["starts"],
             row_lo, row_hi, row_w_lo, row_w_hi, row.kind == "blend", layout.block,
             max(1, min(into.shape[0], layout.n_blocks)), layout.n_segments, layout.segment,
-            saturate, low_bound, high_bound, value_type(low_value), value_type(high_value),
-            row_base,
+            saturate, low_bound, high_bound, low_value, high_value, row_base,
         )
 
-    if etype.name not in ("float16", "bfloat16"):
-        launch(target, 0, layout)
-        return
-    width = target.shape[1]
-    chunk = max(1, HALF_SCRATCH_BYTES // (4 * width))
-    scratch = np.empty((min(chunk, layout.rows), width), np.float32)
-    for start in range(0, layout.rows, chunk):
-        stop = min(layout.rows, start + chunk)
-        part = scratch[: stop - start]
-        launch(part, start, layout)
-        target[start:stop] = part  # float32 -> float16/bfloat16, round to nearest even
+    def run(x: np.ndarray, out: np.ndarray) -> None:
+        source = _native_contiguous(x).reshape(-1)
+        if half:
+            source = source.view(np.uint16)
+        elif parts == 2:
+            source = source.view(acc)
+        flat = out.reshape(-1).view(acc) if parts == 2 else out.reshape(-1)
+        target = flat.reshape(layout.rows, -1)
+        if not half:
+            launch(source, target, 0, layout)
+            return
+        width = target.shape[1]
+        chunk = max(1, HALF_SCRATCH_BYTES // (4 * width))
+        scratch = np.empty((min(chunk, layout.rows), width), np.float32)
+        for start in range(0, layout.rows, chunk):
+            stop = min(layout.rows, start + chunk)
+            part = scratch[: stop - start]
+            launch(source, part, start, layout)
+            target[start:stop] = part  # float32 -> float16/bfloat16, round to nearest even
+
+    return Launcher(run)
