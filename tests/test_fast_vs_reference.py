@@ -82,18 +82,53 @@ def assert_identical(got: np.ndarray, expected: np.ndarray, context: str) -> Non
     )
 
 
+def _float_parts(a: np.ndarray) -> np.ndarray:
+    """Real-valued view of a float, complex or bfloat16 array (one value per part)."""
+    if a.dtype.kind == "c":
+        return a.reshape(-1).view(f"f{a.dtype.itemsize // 2}")
+    if a.dtype.kind == "V":  # bfloat16: exact in float32
+        return a.reshape(-1).astype(np.float32)
+    return a.reshape(-1)
+
+
+def assert_identical_but_nan_payloads(got: np.ndarray, expected: np.ndarray,
+                                      context: str) -> None:
+    """Bit-identical, except that where both results are NaN the payloads may differ.
+
+    Where different NaNs meet in one linear sum, which payload survives depends on the
+    operand order the compiler picked (IEEE 754 leaves it open; see the README): NaN
+    positions must match, and every other bit.
+    """
+    if got.dtype.kind not in "fcV" or got.shape != expected.shape:
+        assert_identical(got, expected, context)
+        return
+    g, e = _float_parts(got), _float_parts(expected)
+    both_nan = np.isnan(g) & np.isnan(e)
+    if not both_nan.any():
+        assert_identical(got, expected, context)
+        return
+    assert got.dtype == expected.dtype, f"dtype {got.dtype} != {expected.dtype} [{context}]"
+    same = np.frombuffer(g.tobytes(), np.uint8).reshape(g.size, -1) == np.frombuffer(
+        e.tobytes(), np.uint8).reshape(e.size, -1)
+    differ = np.flatnonzero(~(same.all(axis=1) | both_nan))
+    assert differ.size == 0, (
+        f"{differ.size} values differ beyond NaN payloads [{context}]; first part "
+        f"{int(differ[0])}: got {g[differ[0]]!r}, expected {e[differ[0]]!r}")
+
+
 def check(x: np.ndarray, scales: list[float], mode: str) -> None:
     """fast == reference, bit for bit; and ``out=`` gives the same bits in ``out``."""
     context = f"x {x.dtype}{x.shape}, scales {scales}, {mode}"
     expected = reference.upsample(x, scales, mode)
     got = upsample(x, scales, mode)
-    assert_identical(got, expected, context)
+    compare = assert_identical if mode == "nearest" else assert_identical_but_nan_payloads
+    compare(got, expected, context)
     buffer = np.empty(expected.shape, expected.dtype)
     if buffer.dtype.kind != "O":  # garbage that must be overwritten everywhere
         buffer.reshape(-1).view(np.uint8)[:] = 0xA5 if buffer.dtype.kind != "U" else 0x41
     result = upsample(x, scales, mode, out=buffer)
     assert result is buffer, f"out= returned a different array [{context}]"
-    assert_identical(buffer, expected, "out=, " + context)
+    assert_identical(buffer, got, "out=, " + context)
 
 
 # --- value generation ------------------------------------------------------------------
