@@ -15,6 +15,15 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/onnx-upsample demo
+	mkdir -p build/demo
+	$(BIN)/python scripts/make_legacy_model.py -o build/demo/yolo_head_opset9.onnx --inputs build/demo
+	$(BIN)/onnx-upsample inspect examples/yolo_head_opset9.onnx
+	$(BIN)/onnx-upsample run examples/yolo_head_opset9.onnx --input feature=build/demo/feature.npy \
+		--input route=build/demo/route.npy --output-dir build/demo
+	$(BIN)/onnx-upsample upgrade examples/yolo_head_opset9.onnx -o build/demo/yolo_head_opset18.onnx \
+		--opset 18 --verify
+	$(BIN)/onnx-upsample apply docs/compare_input.png build/demo/compare_input_x4.png --scales 4 4 --mode linear
+	$(BIN)/onnx-upsample compare docs/compare_input.png -o build/demo/compare.png --scale 1.3333334
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
@@ -27,4 +36,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache .hypothesis

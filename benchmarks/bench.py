@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -145,7 +144,15 @@ def measure_memory(name: str) -> float:
     return float(json.loads(result.stdout.strip().splitlines()[-1])["ratio"])
 
 
+def _resident(field: str) -> int:
+    """A memory figure of this process from /proc/self/status, in bytes."""
+    with open("/proc/self/status") as f:
+        line = next(line for line in f if line.startswith(field + ":"))
+    return int(line.split()[1]) * 1024
+
+
 def memory_child(name: str) -> None:
+    """Peak resident memory added by one fresh call (Linux: VmHWM reset via clear_refs)."""
     from onnx_upsample import output_shape, upsample
 
     w = next(w for w in WORKLOADS if w.name == name)
@@ -153,12 +160,11 @@ def memory_child(name: str) -> None:
     small = x[tuple(slice(0, 2) for _ in x.shape)]
     upsample(small, w.scales, w.mode)  # load the kernels (numba, caches) before measuring
     out_bytes = int(np.prod(output_shape(x.shape, w.scales))) * x.dtype.itemsize
-    with open("/proc/self/statm") as f:
-        resident_before = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # resets the peak (VmHWM) to the current resident size
+    before = _resident("VmRSS")
     y = upsample(x, w.scales, w.mode)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    growth = peak - max(resident_before, 0) if peak > peak_before else peak - resident_before
+    growth = _resident("VmHWM") - before
     print(json.dumps({"ratio": growth / out_bytes, "out_bytes": out_bytes, "y": y.shape}))
 
 

@@ -64,13 +64,14 @@ def upsample(
     >>> upsample(np.array([[1, 2], [3, 4]]), [2, 1.5]).tolist()
     [[1, 1, 2], [1, 1, 2], [3, 3, 4], [3, 3, 4]]
     """
-    from ._kernels import run  # the kernels (and numba, later) load on first use
+    from ._buffers import new_output
+    from ._kernels import run  # the kernels (and numba) load on first use
     from ._validate import make_plan
 
     plan, warning = make_plan(x, scales, mode, out)
     if warning is not None:
         warnings.warn(warning, UpsampleWarning, stacklevel=2)
-    result = np.empty(plan.out_shape, plan.out_dtype) if out is None else out
+    result = new_output(plan.out_shape, plan.out_dtype) if out is None else out
     if plan.no_resize:
         result[...] = plan.x
     elif result.size:

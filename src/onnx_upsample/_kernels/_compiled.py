@@ -178,6 +178,13 @@ def prepare_linear(
     arrays = outer_arrays(layout)
     row = layout.row
     row_lo, row_hi, row_w_lo, row_w_hi = _row_taps(row)
+    row_w_elem_lo = np.repeat(row_w_lo, layout.block) if row.kind == "blend" else row_w_lo
+    row_w_elem_hi = np.repeat(row_w_hi, layout.block) if row.kind == "blend" else row_w_hi
+    # an integer scale of 2 on the row axis expands input rows without a gather
+    repeat = 2 if row.kind == "blend" and layout.block == 1 and _repeat_factor(row_lo) == 2 else 0
+    if repeat:
+        layout.segment += layout.segment % 2
+        layout.n_segments = -(-row.n_out // layout.segment)
     saturate = etype.is_integer
     result_type = np.dtype(np.float32) if half else (acc if parts == 2 else dtype)
     if saturate:
@@ -198,7 +205,8 @@ def prepare_linear(
             arrays["lo"], arrays["hi"], arrays["w_lo"], arrays["w_hi"], arrays["starts"],
             row_lo, row_hi, row_w_lo, row_w_hi, row.kind == "blend", layout.block,
             max(1, min(into.shape[0], layout.n_blocks)), layout.n_segments, layout.segment,
-            saturate, low_bound, high_bound, low_value, high_value, row_base,
+            saturate, low_bound, high_bound, low_value, high_value, row_base, repeat,
+            row_w_elem_lo, row_w_elem_hi,
         )
 
     def run(x: np.ndarray, out: np.ndarray) -> None:

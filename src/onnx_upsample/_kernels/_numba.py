@@ -149,24 +149,59 @@ def _nearest(x, out, rows, sizes, contrib, starts,  # type: ignore[no-untyped-de
 
 
 @_inline
-def _put(o, f, v, saturate, low_bound, high_bound, low_value, high_value):  # type: ignore[no-untyped-def]
-    """Store one result: integers truncate toward zero, then saturate (contract §2)."""
+def _store(o, acc, n, saturate, low_bound, high_bound, low_value, high_value):  # type: ignore[no-untyped-def]
+    """Store n results: integers truncate toward zero, then saturate (contract §2).
+
+    The test sits outside the loops so that each loop vectorises.
+    """
     if saturate:
-        if v >= high_bound:
-            o[f] = high_value
-        elif v < low_bound:
-            o[f] = low_value
-        else:
-            o[f] = v
+        for f in range(n):
+            v = acc[f]
+            if v >= high_bound:
+                o[f] = high_value
+            elif v < low_bound:
+                o[f] = low_value
+            else:
+                o[f] = v
     else:
-        o[f] = v
+        for f in range(n):
+            o[f] = acc[f]
 
 
 @_inline
-def _expand(x, lut, offset, row_lo, row_hi, j0, j1, block, taps, into):  # type: ignore[no-untyped-def]
-    """Gather one input row at the row axis' taps and convert it to the accumulation type."""
+def _expand(x, lut, offset, row_lo, row_hi, j0, j1, block, taps, into, repeat):  # type: ignore[no-untyped-def]
+    """Gather one input row at the row axis' taps and convert it to the accumulation type.
+
+    With an integer scale k on the row axis (``repeat``: lo[j] == j // k), the low taps are
+    each input element k times (a vectorisable loop, not a gather), and the high taps are
+    the low taps shifted by k, but for the clamped last k positions.
+    """
     xs = x[offset:]
     n = j1 - j0
+    if repeat == 2 and block == 1:
+        low = into[0]
+        start = j0 // 2
+        if lut.size:
+            for i in range(n // 2):
+                v = lut[np.uint64(xs[np.uint64(start + i)])]
+                low[2 * i] = v
+                low[2 * i + 1] = v
+        else:
+            for i in range(n // 2):
+                v = xs[np.uint64(start + i)]
+                low[2 * i] = v
+                low[2 * i + 1] = v
+        if taps == 2:
+            high = into[1]
+            for j in range(max(n - 2, 0)):
+                high[j] = low[j + 2]
+            last = row_hi[j0:j1]
+            for j in range(max(n - 2, 0), n):
+                if lut.size:
+                    high[j] = lut[np.uint64(xs[np.uint64(last[j])])]
+                else:
+                    high[j] = xs[np.uint64(last[j])]
+        return
     for tap in range(taps):
         picks = (row_lo if tap == 0 else row_hi)[j0:j1]
         target = into[tap]
@@ -191,7 +226,7 @@ def _expand(x, lut, offset, row_lo, row_hi, j0, j1, block, taps, into):  # type:
 def _linear(x, out, lut, acc_proto, sizes, interp, lo, hi, w_lo, w_hi,  # type: ignore[no-untyped-def]
             starts, row_lo, row_hi, row_w_lo, row_w_hi, row_interp, block,
             n_blocks, n_segments, segment, saturate, low_bound, high_bound, low_value,
-            high_value, row_base):
+            high_value, row_base, repeat, row_w_elem_lo, row_w_elem_hi):
     rows = out.shape[0]
     row_len = out.shape[1] // block
     n_axes = sizes.size
@@ -264,20 +299,24 @@ def _linear(x, out, lut, acc_proto, sizes, interp, lo, hi, w_lo, w_hi,  # type: 
                         if ages[t] < ages[slot]:
                             slot = t
                     keys[slot] = offset
-                    _expand(x, lut, offset, row_lo, row_hi, j0, j1, block, taps, cache[slot])
+                    _expand(x, lut, offset, row_lo, row_hi, j0, j1, block, taps, cache[slot],
+                            repeat)
                 ages[slot] = clock
                 used[combo] = slot
             o = out[r, j0 * block : j1 * block]
-            row_wl = row_w_lo[j0:j1]
-            row_wh = row_w_hi[j0:j1]
-            if row_interp and block == 1 and n_interp == 0:
+            # the fused loops read one weight per element: row_w_elem_* repeat each
+            # row-axis weight ``block`` times
+            row_wl = row_w_elem_lo[j0 * block : j1 * block]
+            row_wh = row_w_elem_hi[j0 * block : j1 * block]
+            if row_interp and n_interp == 0:
                 e0 = cache[used[0], 0]
                 e1 = cache[used[0], 1]
                 for j in range(width):
                     v = row_wl[j] * e0[j] + row_wh[j] * e1[j]
-                    _put(o, j, v, saturate, low_bound, high_bound, low_value, high_value)
+                    acc[j] = v
+                _store(o, acc, width, saturate, low_bound, high_bound, low_value, high_value)
                 continue
-            if row_interp and block == 1 and n_interp == 1:
+            if row_interp and n_interp == 1:
                 f0 = factors[0, 0]
                 f1 = factors[1, 0]
                 e00 = cache[used[0], 0]
@@ -290,9 +329,10 @@ def _linear(x, out, lut, acc_proto, sizes, interp, lo, hi, w_lo, w_hi,  # type: 
                     v = (wl * f0) * e00[j] + (wh * f0) * e01[j]
                     v = v + (wl * f1) * e10[j]
                     v = v + (wh * f1) * e11[j]
-                    _put(o, j, v, saturate, low_bound, high_bound, low_value, high_value)
+                    acc[j] = v
+                _store(o, acc, width, saturate, low_bound, high_bound, low_value, high_value)
                 continue
-            if row_interp and block == 1 and n_interp == 2:
+            if row_interp and n_interp == 2:
                 e0l = cache[used[0], 0]
                 e0h = cache[used[0], 1]
                 e1l = cache[used[1], 0]
@@ -315,7 +355,8 @@ def _linear(x, out, lut, acc_proto, sizes, interp, lo, hi, w_lo, w_hi,  # type: 
                     v = v + ((wh * a2) * b2) * e2h[j]
                     v = v + ((wl * a3) * b3) * e3l[j]
                     v = v + ((wh * a3) * b3) * e3h[j]
-                    _put(o, j, v, saturate, low_bound, high_bound, low_value, high_value)
+                    acc[j] = v
+                _store(o, acc, width, saturate, low_bound, high_bound, low_value, high_value)
                 continue
             # general case: any number of interpolated axes, any block
             first = True
@@ -324,12 +365,11 @@ def _linear(x, out, lut, acc_proto, sizes, interp, lo, hi, w_lo, w_hi,  # type: 
                 for tap in range(taps):
                     if row_interp:
                         row_w = row_wl if tap == 0 else row_wh
-                        for j in range(j1 - j0):
-                            w = row_w[j]
+                        for f in range(width):
+                            w = row_w[f]
                             for q in range(n_interp):
                                 w = w * factors[combo, q]
-                            for c in range(block):
-                                weights[j * block + c] = w
+                            weights[f] = w
                     else:
                         w = factors[combo, 0]
                         for q in range(1, n_interp):
@@ -344,8 +384,7 @@ def _linear(x, out, lut, acc_proto, sizes, interp, lo, hi, w_lo, w_hi,  # type: 
                     else:
                         for f in range(width):
                             acc[f] = acc[f] + weights[f] * values[f]
-            for f in range(width):
-                _put(o, f, acc[f], saturate, low_bound, high_bound, low_value, high_value)
+            _store(o, acc, width, saturate, low_bound, high_bound, low_value, high_value)
 
 
 nearest_parallel = nb.njit(nogil=True, cache=True, parallel=True)(_nearest)
