@@ -8,8 +8,9 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from ._buffers import new_output
 from ._errors import UpsampleError, UpsampleWarning
-from ._validate import scales_of, shape_of
+from ._validate import make_plan, scales_of, shape_of
 
 __all__ = ["output_shape", "upsample"]
 
@@ -64,10 +65,6 @@ def upsample(
     >>> upsample(np.array([[1, 2], [3, 4]]), [2, 1.5]).tolist()
     [[1, 1, 2], [1, 1, 2], [3, 3, 4], [3, 3, 4]]
     """
-    from ._buffers import new_output
-    from ._kernels import run  # the kernels (and numba) load on first use
-    from ._validate import make_plan
-
     plan, warning = make_plan(x, scales, mode, out)
     if warning is not None:
         warnings.warn(warning, UpsampleWarning, stacklevel=2)
@@ -75,6 +72,8 @@ def upsample(
     if plan.no_resize:
         result[...] = plan.x
     elif result.size:
+        from ._kernels import run  # the kernels, and numba, load on the first call that needs them
+
         run(plan, result)
     return result
 

@@ -6,6 +6,7 @@ message that names the argument, the value, what was expected and the fix.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import os
@@ -179,6 +180,15 @@ def check_out(out: object, shape: tuple[int, ...], dtype: np.dtype, x: np.ndarra
                             "with the input")
 
 
+@functools.lru_cache(maxsize=256)
+def _checked_scales_and_shape(
+    values: tuple[float | int, ...], shape: tuple[int, ...]
+) -> tuple[tuple[np.float32, ...], tuple[int, ...]]:
+    """scales_of and shape_of, remembered: calls repeat the same scales and shapes."""
+    f32_scales = scales_of(list(values), shape)
+    return f32_scales, shape_of(shape, f32_scales)
+
+
 def make_plan(x: object, scales: object, mode: object, out: object) -> tuple[Plan, str | None]:
     """Check every argument in contract order; return the plan and any warning to give."""
     if x is None:
@@ -195,8 +205,7 @@ def make_plan(x: object, scales: object, mode: object, out: object) -> tuple[Pla
         raise UpsampleError(
             f"mode 'linear' is not defined for element type {etype.name}; use mode='nearest'"
         )
-    f32_scales = scales_of(values, array.shape)
-    out_shape = shape_of(array.shape, f32_scales)
+    f32_scales, out_shape = _checked_scales_and_shape(tuple(values), array.shape)
     out_dtype = array.dtype.newbyteorder("=")
     if out is None:
         check_fits_in_memory(out_shape, out_dtype.itemsize)
