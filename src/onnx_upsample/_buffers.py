@@ -42,9 +42,11 @@ class _Lease:
 
 
 def _give_back(raw: np.ndarray) -> None:
+    """Keep the most recently released buffers: they fit the sizes in use now."""
     with _lock:
-        if len(_free) < MAX_POOLED:
-            _free.append(raw)
+        _free.append(raw)
+        if len(_free) > MAX_POOLED:
+            del _free[0]
 
 
 def _take(n_bytes: int) -> np.ndarray:

@@ -18,6 +18,9 @@ contract (§2), so results are bit-identical to the slow reference and to ORT 1.
 
 from __future__ import annotations
 
+import types
+from collections.abc import Callable
+
 import numba as nb
 import numpy as np
 
@@ -387,10 +390,27 @@ def _linear(x, out, lut, acc_proto, sizes, interp, lo, hi, w_lo, w_hi,  # type: 
             _store(o, acc, width, saturate, low_bound, high_bound, low_value, high_value)
 
 
-nearest_parallel = nb.njit(nogil=True, cache=True, parallel=True)(_nearest)
-nearest_serial = nb.njit(nogil=True, cache=True)(_nearest)
-linear_parallel = nb.njit(nogil=True, cache=True, parallel=True)(_linear)
-linear_serial = nb.njit(nogil=True, cache=True)(_linear)
+def _named(function: Callable[..., None], name: str) -> types.FunctionType:
+    """A copy of ``function`` under another name.
+
+    numba's on-disk cache is keyed by the function's qualified name and first line, not by
+    the ``parallel`` option: a serial and a parallel compilation of one function share cache
+    entries, and whichever was compiled first is loaded for both (measured: a parallel
+    kernel that ran on one thread). Distinct names keep the two apart.
+    """
+    assert isinstance(function, types.FunctionType)
+    copy = types.FunctionType(function.__code__, function.__globals__, name,
+                              function.__defaults__, function.__closure__)
+    copy.__qualname__ = name
+    return copy
+
+
+nearest_parallel = nb.njit(nogil=True, cache=True, parallel=True)(
+    _named(_nearest, "nearest_parallel"))
+nearest_serial = nb.njit(nogil=True, cache=True)(_named(_nearest, "nearest_serial"))
+linear_parallel = nb.njit(nogil=True, cache=True, parallel=True)(
+    _named(_linear, "linear_parallel"))
+linear_serial = nb.njit(nogil=True, cache=True)(_named(_linear, "linear_serial"))
 
 
 def set_threads(n: int) -> None:
