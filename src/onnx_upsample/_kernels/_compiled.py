@@ -181,7 +181,7 @@ def prepare_linear(
     row_w_elem_lo = np.repeat(row_w_lo, layout.block) if row.kind == "blend" else row_w_lo
     row_w_elem_hi = np.repeat(row_w_hi, layout.block) if row.kind == "blend" else row_w_hi
     # an integer scale of 2 on the row axis expands input rows without a gather
-    repeat = 2 if row.kind == "blend" and layout.block == 1 and _repeat_factor(row_lo) == 2 else 0
+    repeat = 2 if row.kind == "blend" and _repeat_factor(row_lo) == 2 else 0
     if repeat:
         layout.segment += layout.segment % 2
         layout.n_segments = -(-row.n_out // layout.segment)
