@@ -172,56 +172,6 @@ def _store(o, acc, n, saturate, low_bound, high_bound, low_value, high_value):  
 
 
 @_inline
-def _blend(dest, width, n_interp, cache, used, factors, row_wl, row_wh):  # type: ignore[no-untyped-def]
-    """The fused corner sums for 0, 1 or 2 outer interpolated axes, written to ``dest``.
-
-    Terms in the contract's order: corners innermost axis first, each corner weight the
-    float32 product of its axis weights innermost first, summed left to right.
-    """
-    if n_interp == 0:
-        e0 = cache[used[0], 0]
-        e1 = cache[used[0], 1]
-        for j in range(width):
-            dest[j] = row_wl[j] * e0[j] + row_wh[j] * e1[j]
-    elif n_interp == 1:
-        f0 = factors[0, 0]
-        f1 = factors[1, 0]
-        e00 = cache[used[0], 0]
-        e01 = cache[used[0], 1]
-        e10 = cache[used[1], 0]
-        e11 = cache[used[1], 1]
-        for j in range(width):
-            wl = row_wl[j]
-            wh = row_wh[j]
-            v = (wl * f0) * e00[j] + (wh * f0) * e01[j]
-            v = v + (wl * f1) * e10[j]
-            dest[j] = v + (wh * f1) * e11[j]
-    else:
-        e0l = cache[used[0], 0]
-        e0h = cache[used[0], 1]
-        e1l = cache[used[1], 0]
-        e1h = cache[used[1], 1]
-        e2l = cache[used[2], 0]
-        e2h = cache[used[2], 1]
-        e3l = cache[used[3], 0]
-        e3h = cache[used[3], 1]
-        a0, b0 = factors[0, 0], factors[0, 1]
-        a1, b1 = factors[1, 0], factors[1, 1]
-        a2, b2 = factors[2, 0], factors[2, 1]
-        a3, b3 = factors[3, 0], factors[3, 1]
-        for j in range(width):
-            wl = row_wl[j]
-            wh = row_wh[j]
-            v = ((wl * a0) * b0) * e0l[j] + ((wh * a0) * b0) * e0h[j]
-            v = v + ((wl * a1) * b1) * e1l[j]
-            v = v + ((wh * a1) * b1) * e1h[j]
-            v = v + ((wl * a2) * b2) * e2l[j]
-            v = v + ((wh * a2) * b2) * e2h[j]
-            v = v + ((wl * a3) * b3) * e3l[j]
-            dest[j] = v + ((wh * a3) * b3) * e3h[j]
-
-
-@_inline
 def _expand(x, lut, offset, row_lo, row_hi, j0, j1, block, taps, into, repeat):  # type: ignore[no-untyped-def]
     """Gather one input row at the row axis' taps and convert it to the accumulation type.
 
@@ -259,17 +209,26 @@ def _expand(x, lut, offset, row_lo, row_hi, j0, j1, block, taps, into, repeat): 
                     low[target + block + c] = v
         if taps == 2:
             high = into[1]
-            width = n * block
-            for f in range(max(width - 2 * block, 0)):
-                high[f] = low[f + 2 * block]
             last = row_hi[j0:j1]
-            for j in range(max(n - 2, 0), n):
-                source = np.uint64(last[j] * block)
-                for c in range(block):
+            if block == 1:
+                for j in range(max(n - 2, 0)):
+                    high[j] = low[j + 2]
+                for j in range(max(n - 2, 0), n):
                     if lut.size:
-                        high[j * block + c] = lut[np.uint64(xs[source + np.uint64(c)])]
+                        high[j] = lut[np.uint64(xs[np.uint64(last[j])])]
                     else:
-                        high[j * block + c] = xs[source + np.uint64(c)]
+                        high[j] = xs[np.uint64(last[j])]
+            else:
+                span = n * block
+                for f in range(max(span - 2 * block, 0)):
+                    high[f] = low[f + 2 * block]
+                for j in range(max(n - 2, 0), n):
+                    source = np.uint64(last[j] * block)
+                    for c in range(block):
+                        if lut.size:
+                            high[j * block + c] = lut[np.uint64(xs[source + np.uint64(c)])]
+                        else:
+                            high[j * block + c] = xs[source + np.uint64(c)]
         return
     for tap in range(taps):
         picks = (row_lo if tap == 0 else row_hi)[j0:j1]
@@ -377,15 +336,55 @@ def _linear(x, out, lut, acc_proto, sizes, interp, lo, hi, w_lo, w_hi,  # type: 
             # row-axis weight ``block`` times
             row_wl = row_w_elem_lo[j0 * block : j1 * block]
             row_wh = row_w_elem_hi[j0 * block : j1 * block]
-            if row_interp and n_interp <= 2:
-                # float results go straight to the output; integers through the
-                # accumulator, to be truncated and saturated
-                if saturate:
-                    _blend(acc, width, n_interp, cache, used, factors, row_wl, row_wh)
-                    _store(o, acc, width, saturate, low_bound, high_bound, low_value,
-                           high_value)
-                else:
-                    _blend(o, width, n_interp, cache, used, factors, row_wl, row_wh)
+            if row_interp and n_interp == 0:
+                e0 = cache[used[0], 0]
+                e1 = cache[used[0], 1]
+                for j in range(width):
+                    v = row_wl[j] * e0[j] + row_wh[j] * e1[j]
+                    acc[j] = v
+                _store(o, acc, width, saturate, low_bound, high_bound, low_value, high_value)
+                continue
+            if row_interp and n_interp == 1:
+                f0 = factors[0, 0]
+                f1 = factors[1, 0]
+                e00 = cache[used[0], 0]
+                e01 = cache[used[0], 1]
+                e10 = cache[used[1], 0]
+                e11 = cache[used[1], 1]
+                for j in range(width):
+                    wl = row_wl[j]
+                    wh = row_wh[j]
+                    v = (wl * f0) * e00[j] + (wh * f0) * e01[j]
+                    v = v + (wl * f1) * e10[j]
+                    v = v + (wh * f1) * e11[j]
+                    acc[j] = v
+                _store(o, acc, width, saturate, low_bound, high_bound, low_value, high_value)
+                continue
+            if row_interp and n_interp == 2:
+                e0l = cache[used[0], 0]
+                e0h = cache[used[0], 1]
+                e1l = cache[used[1], 0]
+                e1h = cache[used[1], 1]
+                e2l = cache[used[2], 0]
+                e2h = cache[used[2], 1]
+                e3l = cache[used[3], 0]
+                e3h = cache[used[3], 1]
+                a0, b0 = factors[0, 0], factors[0, 1]
+                a1, b1 = factors[1, 0], factors[1, 1]
+                a2, b2 = factors[2, 0], factors[2, 1]
+                a3, b3 = factors[3, 0], factors[3, 1]
+                for j in range(width):
+                    wl = row_wl[j]
+                    wh = row_wh[j]
+                    v = ((wl * a0) * b0) * e0l[j] + ((wh * a0) * b0) * e0h[j]
+                    v = v + ((wl * a1) * b1) * e1l[j]
+                    v = v + ((wh * a1) * b1) * e1h[j]
+                    v = v + ((wl * a2) * b2) * e2l[j]
+                    v = v + ((wh * a2) * b2) * e2h[j]
+                    v = v + ((wl * a3) * b3) * e3l[j]
+                    v = v + ((wh * a3) * b3) * e3h[j]
+                    acc[j] = v
+                _store(o, acc, width, saturate, low_bound, high_bound, low_value, high_value)
                 continue
             # general case: any number of interpolated axes, any block
             first = True
