@@ -108,4 +108,4 @@ def output_shape(
         if n < 0:
             raise UpsampleError(f"shape[{axis}] is {n}; dimensions must be >= 0")
         dims.append(int(n))
-    return shape_of(tuple(dims), scales_of(scales, tuple(dims)))
+    return shape_of(tuple(dims), scales_of(scales, tuple(dims), subject="shape"))

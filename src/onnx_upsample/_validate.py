@@ -84,13 +84,15 @@ def _scale_values(scales: object) -> list[float | int]:
     return values
 
 
-def scales_of(scales: object, shape: tuple[int, ...]) -> tuple[np.float32, ...]:
+def scales_of(
+    scales: object, shape: tuple[int, ...], subject: str = "x"
+) -> tuple[np.float32, ...]:
     """Check ``scales`` against x's shape and convert them to float32 as ONNX stores them."""
     values = _scale_values(scales)
     if len(values) != len(shape):
         raise UpsampleError(
-            f"scales has {len(values)} value(s) {values} but x has rank {len(shape)} "
-            f"(shape {shape}); give exactly one scale per axis of x"
+            f"scales has {len(values)} value(s) {values} but {subject} has rank {len(shape)} "
+            f"(shape {shape}); give exactly one scale per axis of {subject}"
             + (" (an empty list for a scalar x)" if not shape else "")
         )
     finite_or_inf = [v if isinstance(v, float) or abs(v) < 2**1000 else math.inf for v in values]
