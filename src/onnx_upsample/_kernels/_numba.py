@@ -128,7 +128,9 @@ def _nearest(x, out, rows, sizes, contrib, starts,  # type: ignore[no-untyped-de
                 base = _outer_offset(position, contrib, starts, last)
             offset = base + inner[u(position[last])]
             dst = u(r) * u(row_width) + u(f0)
-            if offset == previous:  # same input row as the row above: copy it
+            if offset == previous and row_kind == ROW_GATHER:
+                # same input row as the row above: copy it (a repeat or copy row reads
+                # fewer bytes from the input than from the row above: measured faster)
                 above = dst - u(row_width)
                 for f in range(width):
                     out[dst + u(f)] = out[above + u(f)]
