@@ -7,7 +7,7 @@ through a 65536-entry table to float32, views complex numbers as (real, imaginar
 computed separately, and converts results with truncation and saturation for integers.
 
 ``prepare_nearest`` and ``prepare_linear`` do all the per-call work that depends only on
-shapes, scales and types, and return a :class:`Launcher`; the caller caches launchers, so a
+shapes, scales and types, and return a launcher (a function); the caller caches launchers, so a
 repeated call costs one dictionary lookup plus the kernel.
 """
 
@@ -17,7 +17,6 @@ import ctypes
 import functools
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -80,14 +79,8 @@ def _launch(parallel: bool, kernel_parallel, kernel_serial, *args) -> None:  # t
         kernel_parallel(*args)
 
 
-@dataclass(frozen=True)
-class Launcher:
-    """A prepared kernel call: ``launcher(x_window, out)`` fills ``out``."""
-
-    run: Callable[[np.ndarray, np.ndarray], None]
-
-    def __call__(self, x: np.ndarray, out: np.ndarray) -> None:
-        self.run(x, out)
+# A prepared kernel call: ``launcher(x_window, out)`` fills ``out``.
+Launcher = Callable[[np.ndarray, np.ndarray], None]
 
 
 def _repeat_factor(table: IndexArray) -> int:
@@ -140,7 +133,7 @@ def prepare_nearest(
         _launch(parallel, _numba.nearest_parallel, _numba.nearest_serial,
                 source, out.reshape(-1).view(unit), *fixed)
 
-    return Launcher(run)
+    return run
 
 
 def _row_taps(row: Axis) -> tuple[np.ndarray, ...]:
@@ -229,4 +222,4 @@ def prepare_linear(
             launch(source, part, start, layout)
             target[start:stop] = part  # float32 -> float16/bfloat16, round to nearest even
 
-    return Launcher(run)
+    return run

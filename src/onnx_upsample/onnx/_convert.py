@@ -27,6 +27,7 @@ from ._graphs import (
     all_names,
     default_opset,
     is_upsample,
+    names_read,
     node_label,
     unique_name,
     walk,
@@ -317,15 +318,7 @@ def _drop_unused_constants(model: onnx.ModelProto, candidates: set[str]) -> None
     """Remove the initializers and Constant nodes in ``candidates`` that nothing reads now."""
     if not candidates:
         return
-    used: set[str] = set()
-    for site in walk(model):
-        for node in site.owner.node:
-            used.update(node.input)
-        if isinstance(site.owner, onnx.GraphProto):
-            used.update(value.name for value in site.owner.output)
-        else:
-            used.update(site.owner.output)
-    unused = candidates - used
+    unused = candidates - names_read(model)
     if not unused:
         return
     for site in reversed(list(walk(model))):

@@ -15,7 +15,7 @@ from onnx import AttributeProto, TypeProto, helper, numpy_helper
 
 from .._errors import UpsampleError
 from ._evaluator import Upsample
-from ._graphs import Site, all_names, is_upsample, unique_name, walk
+from ._graphs import Site, all_names, is_upsample, names_read, unique_name, walk
 from ._infer import infer_shapes, site_type_maps
 from ._versions import DEFAULT_DOMAINS
 
@@ -121,12 +121,7 @@ def _remove_dead(model: onnx.ModelProto, nodes: list[onnx.NodeProto]) -> None:
     """Remove the ``nodes`` whose outputs nothing reads any more (and so on, transitively)."""
     candidates = {id(node) for node in nodes}  # ``nodes`` keeps the wrappers (and ids) alive
     while True:
-        used: set[str] = set()
-        for site in walk(model):
-            for node in site.owner.node:
-                used.update(node.input)
-            if isinstance(site.owner, onnx.GraphProto):
-                used.update(value.name for value in site.owner.output)
+        used = names_read(model, function_outputs=False)
         removed = False
         for site in walk(model, functions=False):
             owner = site.owner

@@ -197,6 +197,19 @@ def walk(model: onnx.ModelProto, *, functions: bool = True) -> Iterator[Site]:
         yield from _subgraph_sites(site)
 
 
+def names_read(model: onnx.ModelProto, *, function_outputs: bool = True) -> set[str]:
+    """Every name some node reads or some graph (and, optionally, function) outputs."""
+    used: set[str] = set()
+    for site in walk(model):
+        for node in site.owner.node:
+            used.update(node.input)
+        if isinstance(site.owner, onnx.GraphProto):
+            used.update(value.name for value in site.owner.output)
+        elif function_outputs:
+            used.update(site.owner.output)
+    return used
+
+
 def unique_name(taken: set[str], base: str) -> str:
     """``base``, or ``base_1``, ``base_2``... whichever is not in ``taken`` (then taken)."""
     name, number = base, 0
