@@ -312,3 +312,30 @@ def test_zarr_and_numpy_arrays_are_wrapped_in_their_own_chunks(tmp_path) -> None
     _assert_same(lazy, upsample(x, [2, 1.5], "linear"))
     strings = np.array(["a", "bc", None], dtype=object)
     _assert_same(oud.upsample(strings, [2]), upsample(strings, [2]))
+
+
+def test_tasks_run_their_kernel_on_one_thread_unless_told(monkeypatch) -> None:
+    """dask runs one task per worker thread: each task's kernel uses 1 thread by default
+    (no dask threads x kernel threads oversubscription), ``threads=`` raises it, and the
+    bits do not depend on it."""
+    from onnx_upsample import _kernels
+
+    x = np.random.default_rng(3).standard_normal((64, 96)).astype(np.float32)
+    expected = upsample(x, [2, 1.5], "linear").tobytes()
+    seen: list[int | None] = []
+    original = _kernels.run_window
+
+    def spy(*args: object, **kwargs: object) -> None:
+        seen.append(kwargs.get("threads"))  # type: ignore[arg-type]
+        original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_kernels, "run_window", spy)
+    lazy = oud.upsample(da.from_array(x, chunks=32), [2, 1.5], "linear")
+    assert lazy.compute().tobytes() == expected
+    assert seen and set(seen) == {1}
+    seen.clear()
+    lazy = oud.upsample(da.from_array(x, chunks=32), [2, 1.5], "linear", threads=2)
+    assert lazy.compute(scheduler="synchronous").tobytes() == expected
+    assert seen and set(seen) == {2}
+    with pytest.raises(UpsampleError, match="threads is 0"):
+        oud.upsample(da.from_array(x), [2, 2], threads=0)

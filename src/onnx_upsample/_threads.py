@@ -1,64 +1,108 @@
-"""How many threads the compiled kernels use (stdlib only; numba is configured lazily)."""
+"""How many threads the compiled kernels use (stdlib only).
+
+The default is the number of cores this process may use: its CPU affinity, reduced by a
+cgroup CPU quota (containers), not ``os.cpu_count()``. ``set_num_threads(n)`` or the
+environment variable ``ONNX_UPSAMPLE_NUM_THREADS`` (read at each call; empty means unset)
+choose another count; any count >= 1 is accepted (the pool has at most 256 threads).
+"""
 
 from __future__ import annotations
 
 import functools
+import math
+import operator
 import os
 
 from ._errors import UpsampleError
 
 ENV_VAR = "ONNX_UPSAMPLE_NUM_THREADS"
+CGROUP_CPU_MAX = "/sys/fs/cgroup/cpu.max"  # cgroup v2: "<quota> <period>" or "max <period>"
+CGROUP_V1_QUOTA = "/sys/fs/cgroup/cpu/cpu.cfs_quota_us"
+CGROUP_V1_PERIOD = "/sys/fs/cgroup/cpu/cpu.cfs_period_us"
 
 _requested: int | None = None
 
 
+def _cgroup_cpus() -> float | None:
+    """The CPU quota of this process's cgroup in cores, or None where there is none."""
+    try:
+        with open(CGROUP_CPU_MAX) as f:
+            quota, period = f.read().split()[:2]
+        if quota != "max":
+            return int(quota) / int(period)
+        return None
+    except (OSError, ValueError):
+        pass
+    try:
+        with open(CGROUP_V1_QUOTA) as f:
+            quota_us = int(f.read())
+        with open(CGROUP_V1_PERIOD) as f:
+            period_us = int(f.read())
+        return quota_us / period_us if quota_us > 0 and period_us > 0 else None
+    except (OSError, ValueError):
+        return None
+
+
 @functools.cache
-def max_threads() -> int:
-    """The most threads the kernels can run: numba's pool size (all cores by default)."""
-    configured = os.environ.get("NUMBA_NUM_THREADS")
-    if configured and configured.strip().isdigit() and int(configured) > 0:
-        return int(configured)
-    return os.cpu_count() or 1
+def available_cores() -> int:
+    """Cores this process may use: CPU affinity, then the cgroup quota (rounded up)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - platforms without affinity
+        cores = os.cpu_count() or 1
+    quota = _cgroup_cpus()
+    if quota is not None:
+        cores = min(cores, max(1, math.ceil(quota)))
+    return max(1, cores)
 
 
 def _check(n: object, source: str) -> int:
-    if isinstance(n, bool) or not isinstance(n, int):
+    if isinstance(n, bool):
         raise TypeError(f"{source} is {n!r}; expected a whole number of threads >= 1")
-    limit = max_threads()
-    if not 1 <= n <= limit:
+    try:
+        count = operator.index(n)  # int, numpy integers, anything with __index__
+    except TypeError:
+        raise TypeError(f"{source} is {n!r}; expected a whole number of threads >= 1") from None
+    if count < 1:
         raise UpsampleError(
-            f"{source} is {n}; expected a number of threads from 1 to {limit} (this "
-            "machine's cores; set NUMBA_NUM_THREADS before the first call to allow more)"
+            f"{source} is {count}; expected a number of threads >= 1 (this process may use "
+            f"{available_cores()} cores)"
         )
-    return n
+    return count
 
 
 def set_num_threads(n: int) -> None:
-    """Set the number of threads ``upsample`` uses (default: all cores).
+    """Set the number of threads ``upsample`` uses (default: the cores this process may use).
 
     Overrides the environment variable ``ONNX_UPSAMPLE_NUM_THREADS``. Results do not
-    depend on the thread count.
+    depend on the thread count. Counts above the cores available are accepted (they only
+    oversubscribe); the kernels' pool caps them at 256.
 
     Raises
     ------
     TypeError
         If ``n`` is not an integer.
     UpsampleError
-        If ``n`` is below 1 or above the number of threads available.
+        If ``n`` is below 1.
     """
     global _requested
     _requested = _check(n, "n")
 
 
 def num_threads() -> int:
-    """The thread count for the next call: set_num_threads, else the env var, else all."""
+    """The thread count for the next call: set_num_threads, else the env var, else cores."""
     if _requested is not None:
         return _requested
-    configured = os.environ.get(ENV_VAR)
-    if configured is not None:
+    configured = os.environ.get(ENV_VAR, "").strip()
+    if configured:
         try:
             value: object = int(configured)
         except ValueError:
             value = configured
+        if isinstance(value, str):
+            raise UpsampleError(
+                f"the environment variable {ENV_VAR} is {configured!r}; expected a whole "
+                f"number of threads >= 1, or unset it (default: {available_cores()} cores)"
+            )
         return _check(value, f"the environment variable {ENV_VAR}")
-    return max_threads()
+    return available_cores()

@@ -32,6 +32,7 @@ from dask.tokenize import tokenize
 from ._dtypes import ElementType, element_type
 from ._errors import UpsampleError, UpsampleWarning
 from ._rules import nearest_indices
+from ._threads import _check as _check_threads
 from ._validate import Mode, _scale_values, mode_of, scales_of, shape_of
 
 __all__ = ["upsample"]
@@ -45,6 +46,7 @@ def upsample(
     mode: str = "nearest",
     *,
     chunks: Any = None,
+    threads: int = 1,
 ) -> da.Array:
     """Apply the ONNX ``Upsample`` operator (versions 7, 9, 10) lazily to a dask array.
 
@@ -72,6 +74,11 @@ def upsample(
         outputs whose nearest input index lies in input chunk ``k`` (with integer scales,
         input chunks scaled by the scale). Axes missing from a dict keep that default;
         ``-1`` or ``None`` for an axis means one chunk along it.
+    threads : int, default 1
+        Threads each task's kernel uses. dask already runs one task per worker thread, so
+        the default of 1 keeps ``dask workers x kernel threads`` at the core count; raise
+        it only for schedulers that run fewer tasks than cores at once (e.g. the
+        synchronous scheduler). Results do not depend on it.
 
     Returns
     -------
@@ -115,6 +122,7 @@ def upsample(
             )
         array = _as_dask(array)
     values = _scale_values(scales)  # kinds first, as the in-memory call (contract §2)
+    task_threads = _check_threads(threads, "threads")
     canonical_mode, warning = mode_of(mode)
     etype = element_type(array.dtype)
     if canonical_mode == "linear" and not etype.linear_ok:
@@ -136,7 +144,7 @@ def upsample(
         warnings.warn(warning, UpsampleWarning, stacklevel=2)
     plan = _Plan(
         in_shape, out_shape, f32_scales, canonical_mode, etype,
-        array.dtype.newbyteorder("="), out_shape == in_shape,
+        array.dtype.newbyteorder("="), out_shape == in_shape, task_threads,
     )
     out_chunks = _output_chunks(plan, array.chunks, chunks)
     return _build(array, plan, out_chunks)
@@ -165,6 +173,7 @@ class _Plan:
     etype: ElementType
     out_dtype: np.dtype
     no_resize: bool
+    threads: int = 1
 
 
 # --- output chunks -----------------------------------------------------------------------
@@ -358,5 +367,5 @@ def _compute_block(
             tuple(p.out_start for p in per_axis), tuple(p.out_stop for p in per_axis)
         )
         run_window(x_window, plan.in_shape, plan.out_shape, plan.scales, plan.mode,
-                   plan.etype, window, out)
+                   plan.etype, window, out, threads=plan.threads)
     return out

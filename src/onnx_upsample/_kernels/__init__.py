@@ -81,23 +81,25 @@ def run_window(
     etype: ElementType,
     window: Window,
     out: np.ndarray,
+    threads: int | None = None,
 ) -> None:
     """Fill ``out`` (the output ``window``) from ``x_window``, the slice given by
-    :func:`input_window` for that window. Arguments must already be checked.
+    :func:`input_window` for that window, on ``threads`` threads (default: the configured
+    count). Arguments must already be checked.
     """
     if out.size == 0:
         return
     with np.errstate(all="ignore"):
         if mode == "nearest" and etype.name == "object":
-            # references: numpy gathers them, numba cannot
+            # references: numpy gathers them (the C kernels copy bytes)
             tables, _, _ = nearest_tables(in_shape, out_shape, scales, window)
             _numpy.nearest(x_window, out, tables)
             return
         dtype = x_window.dtype.newbyteorder("=")
+        threads = num_threads() if threads is None else threads
         # tables grow with the output's axis lengths: only small ones stay cached
         prepare = _launcher if sum(out.shape) <= CACHED_TABLE_ENTRIES else _launcher.__wrapped__
         launcher = prepare(
-            in_shape, out_shape, scales, mode, etype, dtype, window, x_window.shape,
-            num_threads(),
+            in_shape, out_shape, scales, mode, etype, dtype, window, x_window.shape, threads,
         )
-        launcher(x_window, out)
+        launcher(x_window, out, threads)

@@ -24,6 +24,8 @@ MIN_PARALLEL_ELEMENTS = 1 << 15
 LINEAR_SCRATCH_BYTES = 1 << 21
 # Items per thread: enough to balance load, few enough to keep row reuse inside items.
 ITEMS_PER_THREAD = 4
+# Output elements of one work item at most (signals are checked between items).
+MAX_ITEM_ELEMENTS = 1 << 22
 
 
 @dataclass
@@ -43,7 +45,13 @@ class Axis:
 
 @dataclass
 class Layout:
-    """The flat description of a call: outer axes, row axis, block, and the work split."""
+    """The flat description of a call: outer axes, row axis, block, and the work split.
+
+    Each row-axis position holds ``block`` output elements (``block_in`` in the input). The
+    block is a short run of trailing copy axes, possibly behind one short interpolated axis
+    (``block_blend``: the channels of an (H, W, C) image, which ORT's rank-3 kernel
+    interpolates), whose taps then address ``block_in / block_blend.n_in`` parts each.
+    """
 
     outer: list[Axis]
     row: Axis
@@ -53,6 +61,8 @@ class Layout:
     n_blocks: int = 1
     n_segments: int = 1
     segment: int = 1
+    block_in: int = 1
+    block_blend: Axis | None = None
 
 
 def element_axis(length: int) -> list[Axis]:
@@ -60,8 +70,31 @@ def element_axis(length: int) -> list[Axis]:
     return [Axis(length, length, "copy")] if length > 1 else []
 
 
-def canonical(axes: list[Axis]) -> tuple[list[Axis], Axis, int]:
-    """Drop unit copy axes, merge neighbouring copy axes, pick the row axis and block."""
+@dataclass
+class Canonical:
+    """Axes merged: outer axes, the row axis, and the block's blended axis and copy length."""
+
+    outer: list[Axis]
+    row: Axis
+    block_blend: Axis | None
+    parts: int
+
+    @property
+    def block(self) -> int:
+        return self.parts * (self.block_blend.n_out if self.block_blend else 1)
+
+    @property
+    def block_in(self) -> int:
+        return self.parts * (self.block_blend.n_in if self.block_blend else 1)
+
+
+def canonical(axes: list[Axis]) -> Canonical:
+    """Drop unit copy axes, merge neighbouring copy axes, pick the row axis and block.
+
+    A trailing run of copy axes at least MIN_STREAMED_BLOCK long is the row itself; a
+    shorter one rides along each row position as the block, and so does a short blended
+    axis just before it when another axis can be the row (channels last).
+    """
     kept = [a for a in axes if not (a.kind == "copy" and a.n_out == 1)]
     merged: list[Axis] = []
     for axis in kept:
@@ -70,13 +103,19 @@ def canonical(axes: list[Axis]) -> tuple[list[Axis], Axis, int]:
         else:
             merged.append(axis)
     if not merged:
-        return [], Axis(1, 1, "copy"), 1
+        return Canonical([], Axis(1, 1, "copy"), None, 1)
     last = merged[-1]
-    if last.kind != "copy":
-        return merged[:-1], last, 1
-    if last.n_out >= MIN_STREAMED_BLOCK or len(merged) == 1:
-        return merged[:-1], last, 1
-    return merged[:-2], merged[-2], last.n_out
+    if last.kind == "copy" and (last.n_out >= MIN_STREAMED_BLOCK or len(merged) == 1):
+        return Canonical(merged[:-1], last, None, 1)
+    parts = 1
+    if last.kind == "copy":
+        parts = last.n_out
+        merged = merged[:-1]
+    inner = merged[-1]
+    if (len(merged) >= 2 and inner.kind == "blend"
+            and max(inner.n_out, inner.n_in) * parts < MIN_STREAMED_BLOCK):
+        return Canonical(merged[:-2], merged[-2], inner, parts)
+    return Canonical(merged[:-1], inner, None, parts)
 
 
 def plan_layout(
@@ -87,13 +126,17 @@ def plan_layout(
     ``bytes_per_position`` is the scratch one row-axis position costs (linear kernel);
     segments are shortened so that an item's scratch stays within LINEAR_SCRATCH_BYTES.
     """
-    outer, row, block = canonical(axes)
+    form = canonical(axes)
+    outer, row, block = form.outer, form.row, form.block
     rows = math.prod(a.n_out for a in outer)
-    in_lengths = [a.n_in for a in outer] + [row.n_in * block]
+    in_lengths = [a.n_in for a in outer] + [row.n_in * form.block_in]
     strides = [math.prod(in_lengths[i + 1 :]) for i in range(len(outer))]
-    layout = Layout(outer, row, block, rows, strides)
+    layout = Layout(outer, row, block, rows, strides, block_in=form.block_in,
+                    block_blend=form.block_blend)
     total = rows * row.n_out * block
     wanted = threads * ITEMS_PER_THREAD if (parallel_ok and total >= MIN_PARALLEL_ELEMENTS) else 1
+    # bounded items: a Ctrl-C is seen between items, and a long call stays interruptible
+    wanted = max(wanted, -(-total // MAX_ITEM_ELEMENTS))
     layout.n_blocks = max(1, min(rows, wanted))
     n_segments = max(1, -(-wanted // layout.n_blocks))
     if bytes_per_position:

@@ -1,0 +1,13 @@
+# Type stubs of the compiled kernel extension (src/onnx_upsample/_kernels/_native/*.c).
+from typing import Any
+
+import numpy as np
+
+MAX_THREADS: int
+
+class Kernel:
+    def __call__(self, x: np.ndarray, out: np.ndarray, threads: int, row_base: int = 0) -> None: ...
+
+def nearest_kernel(*args: Any) -> Kernel: ...
+def linear_kernel(*args: Any) -> Kernel: ...
+def cpu_has_avx2() -> bool: ...

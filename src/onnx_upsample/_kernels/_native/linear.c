@@ -1,0 +1,286 @@
+/* Linear-mode blend (see kernels.h and the contract's linear rules).
+ *
+ * Per work item (a range of rows times a segment of the row axis): the row and block taps
+ * of the segment are laid out once as flat per-element tables (offset into an input row,
+ * float32 weight); each output row then blends the 2**n input rows of its outer corners.
+ * Input rows are gathered at the taps and converted to the accumulation type once, into a
+ * small per-worker cache, and reused by the following output rows that read them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+
+#if defined(__FAST_MATH__)
+#error "the Upsample kernels must not be built with -ffast-math: results must be IEEE exact"
+#endif
+#if defined(__i386__) && !defined(__SSE2_MATH__)
+#error "32-bit x86 builds must use SSE2 arithmetic (-msse2 -mfpmath=sse), not the x87 unit"
+#endif
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+typedef void (*expand_fn)(const char *row, const int64_t *off, int64_t width, void *into,
+                          const float *lut);
+typedef void (*store_fn)(const void *acc, char *out, int64_t width, double low_bound,
+                         double high_bound);
+typedef void (*sum_fn)(int64_t width, int n_interp, int taps, const float *const *weights,
+                       const float *factors, void *const *expanded, void *acc);
+
+typedef struct {
+    expand_fn expand[T_COUNT];
+    store_fn store[T_COUNT];
+    sum_fn sum_float, sum_double;
+} LinearOps;
+
+#define ISA base
+#include "linear_isa.h"
+#undef ISA
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define HAVE_AVX2_VARIANT 1
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#endif
+#define ISA avx2
+#include "linear_isa.h"
+#undef ISA
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif
+
+static const LinearOps *ops_for(int isa)
+{
+#ifdef HAVE_AVX2_VARIANT
+    if (isa == 1)
+        return &linear_ops_avx2;
+#endif
+    (void)isa;
+    return &linear_ops_base;
+}
+
+#define MAX_INTERP 62
+
+/* Bytes per element of each type code (T_HALF: its 16-bit pattern). */
+static const size_t element_size[T_COUNT] = {1, 1, 2, 2, 4, 4, 2, 8, 8, 4, 8};
+#define ALIGN 64
+
+static size_t round_up(size_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
+
+/* Layout of one worker's scratch, for a segment of `width` elements. */
+typedef struct {
+    size_t off, weights, cache, acc, keys, ages, used, factors, total;
+} ScratchLayout;
+
+static int taps_of(const LinearJob *job)
+{
+    return (job->row_blend ? 2 : 1) * (job->block_blend ? 2 : 1);
+}
+
+static ScratchLayout scratch_layout(const LinearJob *job)
+{
+    ScratchLayout s;
+    size_t width = (size_t)(job->segment * job->block);
+    size_t taps = (size_t)taps_of(job);
+    size_t combos = (size_t)1 << job->n_interp;
+    size_t slots = 2 * combos;
+    size_t acc = job->acc_double ? sizeof(double) : sizeof(float);
+    s.off = 0;
+    s.weights = s.off + round_up(taps * width * sizeof(int64_t));
+    s.cache = s.weights + round_up(taps * width * sizeof(float));
+    s.acc = s.cache + round_up(slots * taps * width * acc);
+    s.keys = s.acc + round_up(width * acc);
+    s.ages = s.keys + round_up(slots * sizeof(int64_t));
+    s.used = s.ages + round_up(slots * sizeof(int64_t));
+    s.factors = s.used + round_up(combos * sizeof(int64_t));
+    s.total = s.factors + round_up(combos * (size_t)(job->n_interp ? job->n_interp : 1)
+                                   * sizeof(float));
+    return s;
+}
+
+size_t linear_scratch_bytes(const LinearJob *job) { return scratch_layout(job).total; }
+
+/* The row and block taps of row positions [j0, j1) as flat per-element tables. */
+static void flat_taps(const LinearJob *job, int64_t j0, int64_t j1, int64_t *off,
+                      float *weights, int64_t width)
+{
+    const int64_t block = job->block;
+    const int block_taps = job->block_blend ? 2 : 1;
+    const int row_taps = job->row_blend ? 2 : 1;
+    for (int tr = 0; tr < row_taps; tr++) {
+        const int64_t *positions = tr ? job->row_hi : job->row_lo;
+        const float *row_w = tr ? job->row_w_hi : job->row_w_lo;
+        for (int tb = 0; tb < block_taps; tb++) {
+            int t = tr * block_taps + tb;
+            int64_t *o = off + (size_t)t * (size_t)width;
+            float *w = weights + (size_t)t * (size_t)width;
+            const int64_t *inner = tb ? job->blk_hi : job->blk_lo;
+            const float *inner_w = tb ? job->blk_w_hi : job->blk_w_lo;
+            for (int64_t j = j0; j < j1; j++) {
+                int64_t start = (job->row_blend ? positions[j] : j) * job->block_in;
+                float wr = job->row_blend ? row_w[j] : 1.0f;
+                for (int64_t c = 0; c < block; c++) {
+                    size_t f = (size_t)((j - j0) * block + c);
+                    if (job->block_blend) {
+                        o[f] = start + inner[c];
+                        /* innermost axis first: the block's axis, then the row axis */
+                        w[f] = job->row_blend ? inner_w[c] * wr : inner_w[c];
+                    } else {
+                        o[f] = start + c;
+                        w[f] = wr;
+                    }
+                }
+            }
+        }
+    }
+}
+
+int linear_item(void *context, int64_t item, int worker)
+{
+    LinearJob *job = (LinearJob *)context;
+    const LinearOps *ops = ops_for(job->isa);
+    const int64_t block = job->block;
+    int64_t b = item / job->n_segments, s = item % job->n_segments;
+    int64_t r0 = b * job->out_rows / job->n_blocks;
+    int64_t r1 = (b + 1) * job->out_rows / job->n_blocks;
+    int64_t j0 = s * job->segment;
+    int64_t j1 = j0 + job->segment < job->row_len ? j0 + job->segment : job->row_len;
+    if (r0 >= r1 || j0 >= j1)
+        return 0;
+    int64_t width = (j1 - j0) * block;
+    int64_t full_width = job->segment * block; /* stride of the scratch tables */
+
+    ScratchLayout layout = scratch_layout(job);
+    if (job->scratch[worker] == NULL) {
+        job->scratch[worker] = malloc(layout.total);
+        if (job->scratch[worker] == NULL)
+            return -1;
+    }
+    char *scratch = (char *)job->scratch[worker];
+    int64_t *off = (int64_t *)(scratch + layout.off);
+    float *weights = (float *)(scratch + layout.weights);
+    char *cache = scratch + layout.cache;
+    void *acc = scratch + layout.acc;
+    int64_t *keys = (int64_t *)(scratch + layout.keys);
+    int64_t *ages = (int64_t *)(scratch + layout.ages);
+    int64_t *used = (int64_t *)(scratch + layout.used);
+    float *factors = (float *)(scratch + layout.factors);
+
+    const int taps = taps_of(job);
+    const int n_interp = job->n_interp;
+    const int64_t combos = (int64_t)1 << n_interp;
+    const int64_t slots = 2 * combos;
+    const size_t acc_size = job->acc_double ? sizeof(double) : sizeof(float);
+    const size_t slot_bytes = (size_t)taps * (size_t)full_width * acc_size;
+    const size_t src_size = element_size[job->src];
+    const size_t dst_size = element_size[job->dst];
+
+    flat_taps(job, j0, j1, off, weights, full_width);
+    const float *weight_rows[4];
+    for (int t = 0; t < taps; t++)
+        weight_rows[t] = weights + (size_t)t * (size_t)full_width;
+
+    for (int64_t t = 0; t < slots; t++) {
+        keys[t] = -1;
+        ages[t] = 0;
+    }
+    int64_t clock = 0;
+    const int n = job->n_outer;
+    int64_t position[64];
+    int64_t axis_lo[MAX_INTERP + 1], axis_hi[MAX_INTERP + 1];
+    float axis_w_lo[MAX_INTERP + 1], axis_w_hi[MAX_INTERP + 1];
+    void *expanded[2 * 4];
+    void **expanded_all = expanded;
+    /* start position: row r0 + row_base of the whole output, C order */
+    int64_t rest = r0 + job->row_base;
+    for (int axis = n - 1; axis >= 0; axis--) {
+        position[axis] = rest % job->sizes[axis];
+        rest /= job->sizes[axis];
+    }
+    void **expanded_many = NULL;
+    if (combos * taps > 8) {
+        expanded_many = (void **)malloc((size_t)(combos * taps) * sizeof(void *));
+        if (expanded_many == NULL)
+            return -1;
+        expanded_all = expanded_many;
+    }
+    const int64_t row_width = job->row_len * block;
+    for (int64_t r = r0; r < r1; r++) {
+        if (r > r0) {
+            int axis = n - 1;
+            while (axis > 0 && position[axis] + 1 == job->sizes[axis]) {
+                position[axis] = 0;
+                axis--;
+            }
+            position[axis]++;
+        }
+        /* outer axes: fixed offsets, and two taps per interpolated axis (p = 0 innermost) */
+        int64_t base = 0;
+        int p = 0;
+        for (int axis = n - 1; axis >= 0; axis--) {
+            int64_t k = job->starts[axis] + position[axis];
+            if (job->interp[axis]) {
+                axis_lo[p] = job->lo[k];
+                axis_hi[p] = job->hi[k];
+                axis_w_lo[p] = job->w_lo[k];
+                axis_w_hi[p] = job->w_hi[k];
+                p++;
+            } else {
+                base += job->lo[k];
+            }
+        }
+        for (int64_t combo = 0; combo < combos; combo++) {
+            int64_t offset = base;
+            for (int q = 0; q < n_interp; q++) {
+                if ((combo >> q) & 1) {
+                    offset += axis_hi[q];
+                    factors[combo * n_interp + q] = axis_w_hi[q];
+                } else {
+                    offset += axis_lo[q];
+                    factors[combo * n_interp + q] = axis_w_lo[q];
+                }
+            }
+            clock++;
+            int64_t slot = -1;
+            for (int64_t t = 0; t < slots; t++) {
+                if (keys[t] == offset) {
+                    slot = t;
+                    break;
+                }
+            }
+            if (slot < 0) {
+                slot = 0;
+                for (int64_t t = 1; t < slots; t++)
+                    if (ages[t] < ages[slot])
+                        slot = t;
+                keys[slot] = offset;
+                char *into = cache + (size_t)slot * slot_bytes;
+                const char *row = job->x + (size_t)offset * src_size;
+                for (int t = 0; t < taps; t++)
+                    ops->expand[job->src](row, off + (size_t)t * (size_t)full_width, width,
+                                          into + (size_t)t * (size_t)full_width * acc_size,
+                                          job->lut);
+            }
+            ages[slot] = clock;
+            used[combo] = slot;
+            for (int t = 0; t < taps; t++)
+                expanded_all[combo * taps + t] =
+                    cache + (size_t)slot * slot_bytes + (size_t)t * (size_t)full_width * acc_size;
+        }
+        if (job->acc_double)
+            ops->sum_double(width, n_interp, taps, weight_rows, factors, expanded_all, acc);
+        else
+            ops->sum_float(width, n_interp, taps, weight_rows, factors, expanded_all, acc);
+        char *o = job->out + (size_t)(r * row_width + j0 * block) * dst_size;
+        ops->store[job->dst](acc, o, width, job->low_bound, job->high_bound);
+    }
+    free(expanded_many);
+    return 0;
+}

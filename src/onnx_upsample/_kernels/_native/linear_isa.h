@@ -1,0 +1,146 @@
+/* The hot loops of the linear kernel: expand (gather an input row at the taps, converted to
+ * the accumulation type), sum (the blend, in the contract's order) and store (convert,
+ * truncating and saturating integers). Included once per instruction set by linear.c with
+ * ISA naming the variant; every variant computes the same IEEE operations in the same
+ * order (no contraction, no reassociation), so they give the same bits.
+ */
+
+#define CAT_(a, b) a##_##b
+#define CAT(a, b) CAT_(a, b)
+#define NAME(base) CAT(base, ISA)
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define IVDEP _Pragma("GCC ivdep")
+#elif defined(__clang__)
+#define IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#else
+#define IVDEP
+#endif
+
+/* a + b, where both are NaN, returns a's payload: the x86 rule for an add whose first
+ * operand is the running sum. Spelled out because a compiler may swap the operands of a
+ * commutative add (and vector variants would then differ from scalar ones). */
+#define FIRST_NAN_ADD(a, b) ((a) != (a) ? (a) : (a) + (b))
+
+#define DEFINE_EXPAND(S, ACC, SUFFIX)                                                        \
+    static void NAME(expand_##SUFFIX)(const char *row, const int64_t *restrict off,          \
+                                      int64_t width, void *restrict into, const float *lut)  \
+    {                                                                                        \
+        (void)lut;                                                                           \
+        const S *restrict x = (const S *)row;                                                \
+        ACC *restrict e = (ACC *)into;                                                       \
+        for (int64_t f = 0; f < width; f++)                                                  \
+            e[f] = (ACC)x[off[f]];                                                           \
+    }
+
+DEFINE_EXPAND(int8_t, float, i8)
+DEFINE_EXPAND(uint8_t, float, u8)
+DEFINE_EXPAND(int16_t, float, i16)
+DEFINE_EXPAND(uint16_t, float, u16)
+DEFINE_EXPAND(int32_t, float, i32)
+DEFINE_EXPAND(float, float, f32)
+DEFINE_EXPAND(int64_t, double, i64)
+DEFINE_EXPAND(uint64_t, double, u64)
+DEFINE_EXPAND(uint32_t, double, u32)
+DEFINE_EXPAND(double, double, f64)
+
+static void NAME(expand_half)(const char *row, const int64_t *restrict off, int64_t width,
+                              void *restrict into, const float *lut)
+{
+    const uint16_t *restrict x = (const uint16_t *)row;
+    float *restrict e = (float *)into;
+    for (int64_t f = 0; f < width; f++)
+        e[f] = lut[x[off[f]]];
+}
+
+/* Integers: truncate toward zero, then saturate; the bounds are compared before the
+ * conversion, so no out-of-range float is ever converted (undefined behaviour in C). NaN
+ * cannot reach an integer result (finite inputs, finite weights) and goes to the minimum. */
+#define DEFINE_STORE_INT(D, ACC, SUFFIX)                                                     \
+    static void NAME(store_##SUFFIX)(const void *restrict from, char *restrict to,           \
+                                     int64_t width, double low_bound, double high_bound)     \
+    {                                                                                        \
+        const ACC *restrict acc = (const ACC *)from;                                         \
+        D *restrict o = (D *)to;                                                             \
+        const ACC low = (ACC)low_bound, high = (ACC)high_bound;                              \
+        const D low_value = (D)low_bound;                                                    \
+        const D high_value = (D)(high_bound - 1.0);                                          \
+        for (int64_t f = 0; f < width; f++) {                                                \
+            ACC v = acc[f];                                                                  \
+            o[f] = v >= high ? high_value : (v >= low ? (D)v : low_value);                   \
+        }                                                                                    \
+    }
+
+DEFINE_STORE_INT(int8_t, float, i8)
+DEFINE_STORE_INT(uint8_t, float, u8)
+DEFINE_STORE_INT(int16_t, float, i16)
+DEFINE_STORE_INT(uint16_t, float, u16)
+DEFINE_STORE_INT(int32_t, float, i32)
+DEFINE_STORE_INT(uint32_t, double, u32)
+
+/* int64 and uint64: their largest value is not a double, so the top is set directly. */
+static void NAME(store_i64)(const void *restrict from, char *restrict to, int64_t width,
+                            double low_bound, double high_bound)
+{
+    const double *restrict acc = (const double *)from;
+    int64_t *restrict o = (int64_t *)to;
+    for (int64_t f = 0; f < width; f++) {
+        double v = acc[f];
+        o[f] = v >= high_bound ? INT64_MAX : (v >= low_bound ? (int64_t)v : INT64_MIN);
+    }
+}
+
+static void NAME(store_u64)(const void *restrict from, char *restrict to, int64_t width,
+                            double low_bound, double high_bound)
+{
+    const double *restrict acc = (const double *)from;
+    uint64_t *restrict o = (uint64_t *)to;
+    for (int64_t f = 0; f < width; f++) {
+        double v = acc[f];
+        o[f] = v >= high_bound ? UINT64_MAX : (v >= low_bound ? (uint64_t)v : 0);
+    }
+}
+
+static void NAME(store_f32)(const void *restrict from, char *restrict to, int64_t width,
+                            double low_bound, double high_bound)
+{
+    (void)low_bound, (void)high_bound;
+    memcpy(to, from, (size_t)width * sizeof(float));
+}
+
+static void NAME(store_f64)(const void *restrict from, char *restrict to, int64_t width,
+                            double low_bound, double high_bound)
+{
+    (void)low_bound, (void)high_bound;
+    memcpy(to, from, (size_t)width * sizeof(double));
+}
+
+#define ACC float
+#define SUFFIX f
+#include "linear_sum.h"
+#undef ACC
+#undef SUFFIX
+#define ACC double
+#define SUFFIX d
+#include "linear_sum.h"
+#undef ACC
+#undef SUFFIX
+
+static const LinearOps NAME(linear_ops) = {
+    {NAME(expand_i8), NAME(expand_u8), NAME(expand_i16), NAME(expand_u16), NAME(expand_i32),
+     NAME(expand_f32), NAME(expand_half), NAME(expand_i64), NAME(expand_u64),
+     NAME(expand_u32), NAME(expand_f64)},
+    {NAME(store_i8), NAME(store_u8), NAME(store_i16), NAME(store_u16), NAME(store_i32),
+     NAME(store_f32), NAME(store_f32), NAME(store_i64), NAME(store_u64), NAME(store_u32),
+     NAME(store_f64)},
+    NAME(sum_f),
+    NAME(sum_d),
+};
+
+#undef DEFINE_EXPAND
+#undef DEFINE_STORE_INT
+#undef IVDEP
+#undef FIRST_NAN_ADD
+#undef NAME
+#undef CAT
+#undef CAT_

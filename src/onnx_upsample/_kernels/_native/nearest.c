@@ -1,0 +1,175 @@
+/* Nearest-mode gather (see kernels.h): a byte gather, for every fixed-size element type. */
+#include <string.h>
+
+#include "kernels.h"
+
+/* Set `index` to the outer multi-index of row `row` (C order). */
+static void start_index(int64_t row, int n, const int64_t *sizes, int64_t *index)
+{
+    for (int axis = n - 1; axis >= 0; axis--) {
+        index[axis] = row % sizes[axis];
+        row /= sizes[axis];
+    }
+}
+
+/* Advance `index` to the next row; returns the outermost axis that changed. */
+static int next_index(int n, const int64_t *sizes, int64_t *index)
+{
+    int axis = n - 1;
+    while (axis > 0 && index[axis] + 1 == sizes[axis]) {
+        index[axis] = 0;
+        axis--;
+    }
+    index[axis]++;
+    return axis;
+}
+
+/* Input offset of the outer multi-index, leaving out the innermost outer axis. */
+static int64_t outer_offset(int n, const int64_t *index, const int64_t *contrib,
+                            const int64_t *starts)
+{
+    int64_t offset = 0;
+    for (int axis = 0; axis < n - 1; axis++)
+        offset += contrib[starts[axis] + index[axis]];
+    return offset;
+}
+
+/* Copy `n` bytes, n small and known per call site: fixed-size copies for common blocks
+ * (RGB, RGBA, complex parts) avoid a library call per element. */
+static inline void copy_bytes(char *dst, const char *src, size_t n)
+{
+    switch (n) {
+    case 1: memcpy(dst, src, 1); break;
+    case 2: memcpy(dst, src, 2); break;
+    case 3: memcpy(dst, src, 3); break;
+    case 4: memcpy(dst, src, 4); break;
+    case 6: memcpy(dst, src, 6); break;
+    case 8: memcpy(dst, src, 8); break;
+    case 12: memcpy(dst, src, 12); break;
+    case 16: memcpy(dst, src, 16); break;
+    default: memcpy(dst, src, n); break;
+    }
+}
+
+/* out[i*k + t] = x[i] for i < n, t < k: an integer scale on the row axis, one element per
+ * position. Fixed k gives loops the compiler vectorises. */
+#define DEFINE_REPEAT(T)                                                                   \
+    static void repeat_##T(const T *x, T *out, int64_t n, int64_t k)                       \
+    {                                                                                      \
+        if (k == 2) {                                                                      \
+            for (int64_t i = 0; i < n; i++) {                                              \
+                T v = x[i];                                                                \
+                out[2 * i] = v;                                                            \
+                out[2 * i + 1] = v;                                                        \
+            }                                                                              \
+        } else if (k == 3) {                                                               \
+            for (int64_t i = 0; i < n; i++) {                                              \
+                T v = x[i];                                                                \
+                out[3 * i] = v;                                                            \
+                out[3 * i + 1] = v;                                                        \
+                out[3 * i + 2] = v;                                                        \
+            }                                                                              \
+        } else if (k == 4) {                                                               \
+            for (int64_t i = 0; i < n; i++) {                                              \
+                T v = x[i];                                                                \
+                out[4 * i] = v;                                                            \
+                out[4 * i + 1] = v;                                                        \
+                out[4 * i + 2] = v;                                                        \
+                out[4 * i + 3] = v;                                                        \
+            }                                                                              \
+        } else {                                                                           \
+            for (int64_t i = 0; i < n; i++) {                                              \
+                T v = x[i];                                                                \
+                for (int64_t t = 0; t < k; t++)                                            \
+                    out[k * i + t] = v;                                                    \
+            }                                                                              \
+        }                                                                                  \
+    }                                                                                      \
+    static void gather_##T(const T *x, T *out, const int64_t *table, int64_t n)            \
+    {                                                                                      \
+        for (int64_t j = 0; j < n; j++)                                                    \
+            out[j] = x[table[j]];                                                          \
+    }
+
+DEFINE_REPEAT(uint8_t)
+DEFINE_REPEAT(uint16_t)
+DEFINE_REPEAT(uint32_t)
+DEFINE_REPEAT(uint64_t)
+
+static void repeat_row(const char *x, char *out, int64_t n, int64_t k, int64_t block,
+                       int unit)
+{
+    if (block == 1) {
+        switch (unit) {
+        case 1: repeat_uint8_t((const uint8_t *)x, (uint8_t *)out, n, k); return;
+        case 2: repeat_uint16_t((const uint16_t *)x, (uint16_t *)out, n, k); return;
+        case 4: repeat_uint32_t((const uint32_t *)x, (uint32_t *)out, n, k); return;
+        default: repeat_uint64_t((const uint64_t *)x, (uint64_t *)out, n, k); return;
+        }
+    }
+    size_t bytes = (size_t)(block * unit);
+    for (int64_t i = 0; i < n; i++) {
+        const char *src = x + (size_t)i * bytes;
+        char *dst = out + (size_t)(i * k) * bytes;
+        for (int64_t t = 0; t < k; t++)
+            copy_bytes(dst + (size_t)t * bytes, src, bytes);
+    }
+}
+
+static void gather_row(const char *x, char *out, const int64_t *table, int64_t n,
+                       int64_t block, int unit)
+{
+    if (block == 1) {
+        switch (unit) {
+        case 1: gather_uint8_t((const uint8_t *)x, (uint8_t *)out, table, n); return;
+        case 2: gather_uint16_t((const uint16_t *)x, (uint16_t *)out, table, n); return;
+        case 4: gather_uint32_t((const uint32_t *)x, (uint32_t *)out, table, n); return;
+        default: gather_uint64_t((const uint64_t *)x, (uint64_t *)out, table, n); return;
+        }
+    }
+    size_t bytes = (size_t)(block * unit);
+    for (int64_t j = 0; j < n; j++)
+        copy_bytes(out + (size_t)j * bytes, x + (size_t)table[j] * bytes, bytes);
+}
+
+int nearest_item(void *context, int64_t item, int worker)
+{
+    (void)worker;
+    const NearestJob *job = (const NearestJob *)context;
+    const int64_t unit = job->unit, block = job->block;
+    int64_t b = item / job->n_segments, s = item % job->n_segments;
+    int64_t r0 = b * job->rows / job->n_blocks, r1 = (b + 1) * job->rows / job->n_blocks;
+    int64_t j0 = s * job->segment;
+    int64_t j1 = j0 + job->segment < job->row_len ? j0 + job->segment : job->row_len;
+    if (r0 >= r1 || j0 >= j1)
+        return 0;
+    int64_t row_width = job->row_len * block; /* elements */
+    int64_t f0 = j0 * block, width = (j1 - j0) * block;
+    int n = job->n_outer;
+    int64_t position[64];
+    start_index(r0, n, job->sizes, position);
+    const int64_t *inner = job->contrib + job->starts[n - 1];
+    int64_t base = outer_offset(n, position, job->contrib, job->starts);
+    int64_t previous = -1;
+    for (int64_t r = r0; r < r1; r++) {
+        if (r > r0 && next_index(n, job->sizes, position) < n - 1)
+            base = outer_offset(n, position, job->contrib, job->starts);
+        int64_t offset = base + inner[position[n - 1]];
+        char *dst = job->out + (size_t)(r * row_width + f0) * (size_t)unit;
+        if (job->row_kind == ROW_COPY) {
+            memcpy(dst, job->x + (size_t)(offset + f0) * (size_t)unit, (size_t)(width * unit));
+        } else if (offset == previous && (job->row_kind == ROW_GATHER || block > 1)) {
+            /* same input row as the row above: copy that row (a repeat of single elements
+             * is faster from the input, which is k times shorter) */
+            memcpy(dst, dst - (size_t)row_width * (size_t)unit, (size_t)(width * unit));
+        } else if (job->row_kind == ROW_REPEAT) {
+            const char *src = job->x + (size_t)(offset + (j0 / job->repeat) * block) * (size_t)unit;
+            repeat_row(src, dst, (j1 - j0) / job->repeat, job->repeat, block, (int)unit);
+        } else {
+            gather_row(job->x + (size_t)offset * (size_t)unit, dst, job->row_table + j0,
+                       j1 - j0, block, (int)unit);
+        }
+        previous = offset;
+    }
+    return 0;
+}

@@ -1,0 +1,228 @@
+/* Thread pool: see pool.h. POSIX threads; elsewhere every job runs on the calling thread. */
+#include "pool.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+#define POOL_MAX_THREADS 256
+/* How often (seconds) the calling thread looks for Python signals between items. */
+#define POLL_INTERVAL 0.02
+
+int pool_max_threads(void) { return POOL_MAX_THREADS; }
+
+static double now_seconds(void)
+{
+#if defined(CLOCK_MONOTONIC)
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+#else
+    return (double)clock() / CLOCKS_PER_SEC;
+#endif
+}
+
+/* Runs items on the calling thread alone; returns the job status. */
+static int run_serial(int64_t n_items, pool_item_fn fn, void *context, pool_poll_fn poll,
+                      void *poll_context)
+{
+    double last = now_seconds();
+    for (int64_t item = 0; item < n_items; item++) {
+        if (fn(context, item, 0) != 0)
+            return POOL_NO_MEMORY;
+        if (poll != NULL && item + 1 < n_items) {
+            double t = now_seconds();
+            if (t - last >= POLL_INTERVAL) {
+                last = t;
+                if (poll(poll_context))
+                    return POOL_STOPPED;
+            }
+        }
+    }
+    return POOL_OK;
+}
+
+#if defined(_WIN32) || !defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L \
+    || defined(__STDC_NO_ATOMICS__)
+
+int pool_run(int64_t n_items, int threads, pool_item_fn fn, void *context,
+             pool_poll_fn poll, void *poll_context)
+{
+    (void)threads;
+    return run_serial(n_items, fn, context, poll, poll_context);
+}
+
+#else
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* The job being run; guarded by `lock` except for the atomic counters. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t finished = PTHREAD_COND_INITIALIZER;
+static int n_helpers;          /* helper threads started in this process */
+static int busy;               /* a job is running (another caller then runs serially) */
+static uint64_t generation;    /* incremented for every job */
+static int job_helpers;        /* helpers wanted by the current job */
+static int running;            /* helpers of the current job still working */
+static pool_item_fn job_fn;
+static void *job_context;
+static int64_t job_items;
+static _Atomic int64_t next_item;
+static _Atomic int job_status;
+static int atfork_installed;
+
+static void take_items(int worker)
+{
+    for (;;) {
+        if (atomic_load_explicit(&job_status, memory_order_relaxed) != POOL_OK)
+            return;
+        int64_t item = atomic_fetch_add_explicit(&next_item, 1, memory_order_relaxed);
+        if (item >= job_items)
+            return;
+        if (job_fn(job_context, item, worker) != 0) {
+            int expected = POOL_OK;
+            atomic_compare_exchange_strong(&job_status, &expected, POOL_NO_MEMORY);
+        }
+    }
+}
+
+static void *helper_main(void *arg)
+{
+    int index = (int)(intptr_t)arg; /* 1-based */
+    /* A helper is started for the job being posted, whose generation it must not skip: it
+     * has seen none yet. (Counted in `running`, that job cannot end without it.) */
+    uint64_t seen = UINT64_MAX;
+    pthread_mutex_lock(&lock);
+    for (;;) {
+        while (generation == seen || index > job_helpers) {
+            if (generation != seen)
+                seen = generation; /* a job that does not want this helper */
+            pthread_cond_wait(&wake, &lock);
+        }
+        seen = generation;
+        pthread_mutex_unlock(&lock);
+        take_items(index);
+        pthread_mutex_lock(&lock);
+        if (--running == 0)
+            pthread_cond_signal(&finished);
+    }
+    return NULL;
+}
+
+static void before_fork(void) { pthread_mutex_lock(&lock); }
+static void after_fork_parent(void) { pthread_mutex_unlock(&lock); }
+
+static void after_fork_child(void)
+{
+    /* The helpers do not exist in the child: forget them, and any job of another thread. */
+    pthread_mutex_t fresh_lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t fresh_cond = PTHREAD_COND_INITIALIZER;
+    lock = fresh_lock;
+    wake = fresh_cond;
+    finished = fresh_cond;
+    n_helpers = 0;
+    busy = 0;
+    job_helpers = 0;
+    running = 0;
+}
+
+/* Start helpers up to `wanted`; returns how many exist (fewer if the system refuses). */
+static int ensure_helpers(int wanted)
+{
+    if (!atfork_installed) {
+        if (pthread_atfork(before_fork, after_fork_parent, after_fork_child) != 0)
+            return 0;
+        atfork_installed = 1;
+    }
+    while (n_helpers < wanted) {
+        pthread_t thread;
+        pthread_attr_t attributes;
+        pthread_attr_init(&attributes);
+        pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+        int failed = pthread_create(&thread, &attributes, helper_main,
+                                    (void *)(intptr_t)(n_helpers + 1));
+        pthread_attr_destroy(&attributes);
+        if (failed)
+            break;
+        n_helpers++;
+    }
+    return n_helpers;
+}
+
+int pool_run(int64_t n_items, int threads, pool_item_fn fn, void *context,
+             pool_poll_fn poll, void *poll_context)
+{
+    if (threads > POOL_MAX_THREADS)
+        threads = POOL_MAX_THREADS;
+    int64_t useful = n_items < threads ? n_items : threads;
+    if (useful <= 1)
+        return run_serial(n_items, fn, context, poll, poll_context);
+    pthread_mutex_lock(&lock);
+    if (busy) {
+        /* another Python thread's job holds the pool: this one runs on its own thread */
+        pthread_mutex_unlock(&lock);
+        return run_serial(n_items, fn, context, poll, poll_context);
+    }
+    int helpers = ensure_helpers((int)useful - 1);
+    if (helpers > (int)useful - 1)
+        helpers = (int)useful - 1;
+    if (helpers == 0) {
+        pthread_mutex_unlock(&lock);
+        return run_serial(n_items, fn, context, poll, poll_context);
+    }
+    busy = 1;
+    job_fn = fn;
+    job_context = context;
+    job_items = n_items;
+    atomic_store(&next_item, 0);
+    atomic_store(&job_status, POOL_OK);
+    job_helpers = helpers;
+    running = helpers;
+    generation++;
+    pthread_cond_broadcast(&wake);
+    pthread_mutex_unlock(&lock);
+
+    /* the caller works too, and alone looks for signals between its items */
+    double last = now_seconds();
+    for (;;) {
+        if (atomic_load_explicit(&job_status, memory_order_relaxed) != POOL_OK)
+            break;
+        int64_t item = atomic_fetch_add_explicit(&next_item, 1, memory_order_relaxed);
+        if (item >= n_items)
+            break;
+        if (fn(context, item, 0) != 0) {
+            int expected = POOL_OK;
+            atomic_compare_exchange_strong(&job_status, &expected, POOL_NO_MEMORY);
+        }
+        if (poll != NULL) {
+            double t = now_seconds();
+            if (t - last >= POLL_INTERVAL) {
+                last = t;
+                if (poll(poll_context)) {
+                    int expected = POOL_OK;
+                    atomic_compare_exchange_strong(&job_status, &expected, POOL_STOPPED);
+                }
+            }
+        }
+    }
+    pthread_mutex_lock(&lock);
+    while (running > 0)
+        pthread_cond_wait(&finished, &lock);
+    busy = 0;
+    job_helpers = 0;
+    pthread_mutex_unlock(&lock);
+    return atomic_load(&job_status);
+}
+
+#endif
+
+int pool_cpu_has_avx2(void)
+{
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") ? 1 : 0;
+#else
+    return 0;
+#endif
+}

@@ -1,0 +1,32 @@
+/* A small fork-safe thread pool for the Upsample kernels.
+ *
+ * The calling thread takes part in every job and is the only one that checks for Python
+ * signals (between work items), so Ctrl-C interrupts a long call. Helper threads are
+ * started lazily and are forgotten in a forked child (pthread_atfork), which starts its
+ * own on its first parallel call: unlike GNU OpenMP, a fork after a parallel call is safe.
+ */
+#ifndef ONNX_UPSAMPLE_POOL_H
+#define ONNX_UPSAMPLE_POOL_H
+
+#include <stdint.h>
+
+/* One work item; `worker` is 0 for the calling thread, 1.. for helpers. Returns 0, or -1
+ * when it could not allocate its scratch (the job then stops and reports MemoryError). */
+typedef int (*pool_item_fn)(void *context, int64_t item, int worker);
+
+/* Called by the calling thread between items; returns nonzero to stop the job. */
+typedef int (*pool_poll_fn)(void *poll_context);
+
+enum { POOL_OK = 0, POOL_NO_MEMORY = -1, POOL_STOPPED = -2 };
+
+/* Run items [0, n_items) on up to `threads` threads (the caller included). */
+int pool_run(int64_t n_items, int threads, pool_item_fn fn, void *context,
+             pool_poll_fn poll, void *poll_context);
+
+/* Most helper threads a job may use plus one: the pool's upper bound. */
+int pool_max_threads(void);
+
+/* The instruction set the linear kernels use: 0 baseline, 1 AVX2. */
+int pool_cpu_has_avx2(void);
+
+#endif
