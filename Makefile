@@ -1,17 +1,24 @@
-# make demo / make test work on a fresh machine with only python3 and make:
-# the first run creates .venv and installs the package with every extra.
+# make demo / make test work on a fresh machine with only python3, make and a C compiler:
+# the first run creates .venv and installs the package with every extra, compiling its
+# kernels; a later run rebuilds them when a C source changes. A failed set-up removes the
+# half-made .venv, so the next try starts clean.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+KERNEL_SOURCES := $(wildcard src/onnx_upsample/_kernels/_native/*.c src/onnx_upsample/_kernels/_native/*.h)
 
 .PHONY: demo test lint bench clean
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+$(STAMP): pyproject.toml setup.py $(KERNEL_SOURCES)
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "onnx-upsample needs Python >= 3.11; run make PYTHON=python3.11 (or newer)"' \
+		|| exit 1
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
+		echo "could not create $(VENV): on Debian/Ubuntu run 'apt-get install python3-venv'"; exit 1; }
+	@echo "installing onnx-upsample and its test tools into $(VENV) (compiles the C kernels)..."
+	@{ $(BIN)/python -m pip install --quiet --upgrade pip \
+		&& $(BIN)/python -m pip install --quiet -e '.[dev]'; } || { rm -rf $(VENV); exit 1; }
+	@touch $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/onnx-upsample demo

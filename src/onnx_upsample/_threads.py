@@ -60,7 +60,7 @@ def _check(n: object, source: str) -> int:
     if isinstance(n, bool):
         raise TypeError(f"{source} is {n!r}; expected a whole number of threads >= 1")
     try:
-        count = operator.index(n)  # int, numpy integers, anything with __index__
+        count = operator.index(n)  # type: ignore[arg-type]  # int, numpy ints, any __index__
     except TypeError:
         raise TypeError(f"{source} is {n!r}; expected a whole number of threads >= 1") from None
     if count < 1:

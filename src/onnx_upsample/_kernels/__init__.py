@@ -20,7 +20,7 @@ from . import _numpy
 from ._compiled import Launcher, prepare_linear, prepare_nearest
 from ._tables import Window, linear_tables, nearest_tables
 
-__all__ = ["Window", "input_window", "run", "run_window"]
+__all__ = ["Launcher", "Window", "input_window", "launcher", "run", "run_window"]
 
 CACHED_TABLE_ENTRIES = 1 << 16
 
@@ -61,6 +61,10 @@ def _launcher(
     window_shape: tuple[int, ...],
     threads: int,
 ) -> Launcher:
+    if mode == "nearest" and etype.name == "object":
+        # references: numpy gathers them (the C kernels copy bytes)
+        tables, _, _ = nearest_tables(in_shape, out_shape, scales, window)
+        return lambda x, out, threads: _numpy.nearest(x, out, tables)
     if mode == "nearest":
         tables, _, _ = nearest_tables(in_shape, out_shape, scales, window)
         return prepare_nearest(window_shape, _shape(window), dtype, tables, threads)
@@ -70,6 +74,26 @@ def _launcher(
 
 def _shape(window: Window) -> tuple[int, ...]:
     return tuple(b - a for a, b in zip(window.out_start, window.out_stop, strict=True))
+
+
+def launcher(
+    in_shape: tuple[int, ...],
+    out_shape: tuple[int, ...],
+    scales: tuple[np.float32, ...],
+    mode: Mode,
+    etype: ElementType,
+    dtype: np.dtype,
+    window: Window,
+    window_shape: tuple[int, ...],
+    threads: int,
+) -> tuple[Launcher, bool]:
+    """The prepared kernel call for a window, and whether it is kept for later calls
+    (tables grow with the output's axis lengths: only small ones stay cached)."""
+    window_lengths = sum(b - a for a, b in zip(window.out_start, window.out_stop, strict=True))
+    cached = window_lengths <= CACHED_TABLE_ENTRIES
+    prepare = _launcher if cached else _launcher.__wrapped__
+    return prepare(in_shape, out_shape, scales, mode, etype, dtype.newbyteorder("="), window,
+                   window_shape, threads), cached
 
 
 def run_window(
@@ -89,17 +113,7 @@ def run_window(
     """
     if out.size == 0:
         return
-    with np.errstate(all="ignore"):
-        if mode == "nearest" and etype.name == "object":
-            # references: numpy gathers them (the C kernels copy bytes)
-            tables, _, _ = nearest_tables(in_shape, out_shape, scales, window)
-            _numpy.nearest(x_window, out, tables)
-            return
-        dtype = x_window.dtype.newbyteorder("=")
-        threads = num_threads() if threads is None else threads
-        # tables grow with the output's axis lengths: only small ones stay cached
-        prepare = _launcher if sum(out.shape) <= CACHED_TABLE_ENTRIES else _launcher.__wrapped__
-        launcher = prepare(
-            in_shape, out_shape, scales, mode, etype, dtype, window, x_window.shape, threads,
-        )
-        launcher(x_window, out, threads)
+    threads = num_threads() if threads is None else threads
+    launch, _ = launcher(in_shape, out_shape, scales, mode, etype, x_window.dtype, window,
+                         x_window.shape, threads)
+    launch(x_window, out, threads)

@@ -127,8 +127,14 @@ def prepare_nearest(
         layout.n_blocks, layout.n_segments, layout.segment,
     )
 
+    # numpy exports its own types' buffers directly; others (bfloat16) as unsigned words
+    direct = dtype.isbuiltin == 1
+
     def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
-        kernel(native_contiguous(x).view(unit), out.view(unit), threads)
+        if direct and x.flags.c_contiguous and x.dtype.isnative:
+            kernel(x, out, threads)
+        else:
+            kernel(native_contiguous(x).view(unit), out.view(unit), threads)
 
     return run
 
@@ -216,6 +222,7 @@ def prepare_linear(
             stop = min(layout.rows, start + chunk)
             part = scratch[: stop - start]
             kernel(src, part, threads, start)
-            target[start:stop] = part  # float32 -> float16/bfloat16, round to nearest even
+            with np.errstate(over="ignore"):  # beyond float16's range is inf, as in ORT
+                target[start:stop] = part  # float32 -> float16/bfloat16, round to nearest even
 
     return run

@@ -151,20 +151,24 @@ int nearest_item(void *context, int64_t item, int worker)
     const int64_t *inner = job->contrib + job->starts[n - 1];
     int64_t base = outer_offset(n, position, job->contrib, job->starts);
     int64_t previous = -1;
+    /* integer divisions cost tens of cycles: none inside the row loop */
+    const int64_t repeat_start = (j0 / job->repeat) * block;
+    const int64_t repeat_count = (j1 - j0) / job->repeat;
+    const size_t row_bytes = (size_t)(row_width * unit), width_bytes = (size_t)(width * unit);
     for (int64_t r = r0; r < r1; r++) {
         if (r > r0 && next_index(n, job->sizes, position) < n - 1)
             base = outer_offset(n, position, job->contrib, job->starts);
         int64_t offset = base + inner[position[n - 1]];
         char *dst = job->out + (size_t)(r * row_width + f0) * (size_t)unit;
         if (job->row_kind == ROW_COPY) {
-            memcpy(dst, job->x + (size_t)(offset + f0) * (size_t)unit, (size_t)(width * unit));
-        } else if (offset == previous && (job->row_kind == ROW_GATHER || block > 1)) {
+            memcpy(dst, job->x + (size_t)(offset + f0) * (size_t)unit, width_bytes);
+        } else if (offset == previous) {
             /* same input row as the row above: copy that row (a repeat of single elements
              * is faster from the input, which is k times shorter) */
-            memcpy(dst, dst - (size_t)row_width * (size_t)unit, (size_t)(width * unit));
+            memcpy(dst, dst - row_bytes, width_bytes);
         } else if (job->row_kind == ROW_REPEAT) {
-            const char *src = job->x + (size_t)(offset + (j0 / job->repeat) * block) * (size_t)unit;
-            repeat_row(src, dst, (j1 - j0) / job->repeat, job->repeat, block, (int)unit);
+            const char *src = job->x + (size_t)(offset + repeat_start) * (size_t)unit;
+            repeat_row(src, dst, repeat_count, job->repeat, block, (int)unit);
         } else {
             gather_row(job->x + (size_t)offset * (size_t)unit, dst, job->row_table + j0,
                        j1 - j0, block, (int)unit);

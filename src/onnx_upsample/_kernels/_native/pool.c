@@ -7,6 +7,9 @@
 #define POOL_MAX_THREADS 256
 /* How often (seconds) the calling thread looks for Python signals between items. */
 #define POLL_INTERVAL 0.02
+/* How long (seconds) an idle helper, or a caller waiting for its helpers, spins before it
+ * sleeps: a futex wake-up costs tens of microseconds, as much as a small call's work. */
+#define SPIN_SECONDS 5e-5
 
 int pool_max_threads(void) { return POOL_MAX_THREADS; }
 
@@ -62,9 +65,9 @@ static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t finished = PTHREAD_COND_INITIALIZER;
 static int n_helpers;          /* helper threads started in this process */
 static int busy;               /* a job is running (another caller then runs serially) */
-static uint64_t generation;    /* incremented for every job */
+static _Atomic uint64_t generation; /* incremented for every job (under the lock) */
 static int job_helpers;        /* helpers wanted by the current job */
-static int running;            /* helpers of the current job still working */
+static _Atomic int running;    /* helpers of the current job still working */
 static pool_item_fn job_fn;
 static void *job_context;
 static int64_t job_items;
@@ -87,25 +90,53 @@ static void take_items(int worker)
     }
 }
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Spin until `*value` differs from `old` (returns 1) or SPIN_SECONDS pass (returns 0). */
+static int spin_while_equal_u64(_Atomic uint64_t *value, uint64_t old)
+{
+    double end = now_seconds() + SPIN_SECONDS;
+    for (;;) {
+        for (int i = 0; i < 64; i++) {
+            if (atomic_load_explicit(value, memory_order_acquire) != old)
+                return 1;
+            cpu_relax();
+        }
+        if (now_seconds() > end)
+            return 0;
+    }
+}
+
 static void *helper_main(void *arg)
 {
     int index = (int)(intptr_t)arg; /* 1-based */
     /* A helper is started for the job being posted, whose generation it must not skip: it
      * has seen none yet. (Counted in `running`, that job cannot end without it.) */
     uint64_t seen = UINT64_MAX;
-    pthread_mutex_lock(&lock);
     for (;;) {
-        while (generation == seen || index > job_helpers) {
-            if (generation != seen)
-                seen = generation; /* a job that does not want this helper */
+        pthread_mutex_lock(&lock);
+        while (atomic_load(&generation) == seen || index > job_helpers) {
+            if (atomic_load(&generation) != seen)
+                seen = atomic_load(&generation); /* a job that does not want this helper */
             pthread_cond_wait(&wake, &lock);
         }
-        seen = generation;
+        seen = atomic_load(&generation);
         pthread_mutex_unlock(&lock);
         take_items(index);
-        pthread_mutex_lock(&lock);
-        if (--running == 0)
+        if (atomic_fetch_sub(&running, 1) == 1) {
+            pthread_mutex_lock(&lock);
             pthread_cond_signal(&finished);
+            pthread_mutex_unlock(&lock);
+        }
+        /* the next job often follows at once: look for it before sleeping */
+        spin_while_equal_u64(&generation, seen);
     }
     return NULL;
 }
@@ -124,7 +155,7 @@ static void after_fork_child(void)
     n_helpers = 0;
     busy = 0;
     job_helpers = 0;
-    running = 0;
+    atomic_store(&running, 0);
 }
 
 /* Start helpers up to `wanted`; returns how many exist (fewer if the system refuses). */
@@ -178,8 +209,8 @@ int pool_run(int64_t n_items, int threads, pool_item_fn fn, void *context,
     atomic_store(&next_item, 0);
     atomic_store(&job_status, POOL_OK);
     job_helpers = helpers;
-    running = helpers;
-    generation++;
+    atomic_store(&running, helpers);
+    atomic_fetch_add_explicit(&generation, 1, memory_order_release);
     pthread_cond_broadcast(&wake);
     pthread_mutex_unlock(&lock);
 
@@ -206,8 +237,11 @@ int pool_run(int64_t n_items, int threads, pool_item_fn fn, void *context,
             }
         }
     }
+    double end = now_seconds() + SPIN_SECONDS;
+    while (atomic_load_explicit(&running, memory_order_acquire) > 0 && now_seconds() < end)
+        cpu_relax();
     pthread_mutex_lock(&lock);
-    while (running > 0)
+    while (atomic_load(&running) > 0)
         pthread_cond_wait(&finished, &lock);
     busy = 0;
     job_helpers = 0;
