@@ -189,6 +189,11 @@ def prepare_linear(
     row = layout.row
     row_lo, row_hi, row_w_lo, row_w_hi = _row_taps(row)
     blk_lo, blk_hi, blk_w_lo, blk_w_hi = _block_taps(layout)
+    # an integer scale on the row axis expands input rows without a gather
+    repeat = _repeat_factor(row_lo) if row.kind == "blend" and layout.block_blend is None else 0
+    if repeat:
+        layout.segment = -(-layout.segment // repeat) * repeat
+        layout.n_segments = -(-row.n_out // layout.segment)
     source = _LINEAR_CODES[etype.name]
     target = _FLOAT32 if half else source
     if etype.is_integer:
@@ -204,6 +209,7 @@ def prepare_linear(
         int(row.kind == "blend"), row_lo, row_hi, row_w_lo, row_w_hi,
         int(layout.block_blend is not None), blk_lo, blk_hi, blk_w_lo, blk_w_hi,
         layout.n_blocks, layout.n_segments, layout.segment, low_bound, high_bound, isa(),
+        repeat,
     )
     source_view = np.dtype(np.uint16) if half else (acc if parts == 2 else None)
 

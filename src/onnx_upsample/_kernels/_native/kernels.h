@@ -50,6 +50,7 @@ typedef struct {
     const uint8_t *interp;
     const float *w_lo, *w_hi;
     int row_blend;            /* the row axis interpolates (2 taps) */
+    int64_t row_repeat;       /* k when row_lo[j] == j / k (an integer scale), else 0 */
     const int64_t *row_lo, *row_hi;   /* input positions along the row axis */
     const float *row_w_lo, *row_w_hi;
     int block_blend;          /* the block holds an interpolated axis with scale 1 */

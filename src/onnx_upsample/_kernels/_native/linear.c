@@ -23,6 +23,8 @@
 
 typedef void (*expand_fn)(const char *row, const int64_t *off, int64_t width, void *into,
                           const float *lut);
+typedef void (*repeat_fn)(const char *row, int64_t n, int64_t k, int64_t block, void *into,
+                          const float *lut);
 typedef void (*store_fn)(const void *acc, char *out, int64_t width, double low_bound,
                          double high_bound);
 typedef void (*sum_fn)(int64_t width, int n_interp, int taps, const float *const *weights,
@@ -30,6 +32,7 @@ typedef void (*sum_fn)(int64_t width, int n_interp, int taps, const float *const
 
 typedef struct {
     expand_fn expand[T_COUNT];
+    repeat_fn repeat[T_COUNT];
     store_fn store[T_COUNT];
     sum_fn sum_float, sum_double;
 } LinearOps;
@@ -183,6 +186,12 @@ int linear_item(void *context, int64_t item, int worker)
     const size_t dst_size = element_size[job->dst];
 
     flat_taps(job, j0, j1, off, weights, full_width);
+    /* an integer scale on the row axis expands rows without a gather (j0 is a multiple) */
+    const int repeat = job->row_repeat > 1 && job->row_blend && !job->block_blend
+        && j0 % job->row_repeat == 0 && (j1 - j0) % job->row_repeat == 0;
+    /* float results are summed straight into the output row */
+    const int direct = (job->dst == T_FLOAT32 && !job->acc_double)
+        || (job->dst == T_FLOAT64 && job->acc_double);
     const float *weight_rows[4];
     for (int t = 0; t < taps; t++)
         weight_rows[t] = weights + (size_t)t * (size_t)full_width;
@@ -263,10 +272,23 @@ int linear_item(void *context, int64_t item, int worker)
                 keys[slot] = offset;
                 char *into = cache + (size_t)slot * slot_bytes;
                 const char *row = job->x + (size_t)offset * src_size;
-                for (int t = 0; t < taps; t++)
-                    ops->expand[job->src](row, off + (size_t)t * (size_t)full_width, width,
-                                          into + (size_t)t * (size_t)full_width * acc_size,
-                                          job->lut);
+                if (repeat) {
+                    /* low taps: a repeat; high taps: the low ones k positions on, but
+                     * for the segment's last k positions (clamped, or past the segment) */
+                    int64_t k = job->row_repeat, shift = k * block;
+                    ops->repeat[job->src](row + (size_t)((j0 / k) * job->block_in) * src_size,
+                                          (j1 - j0) / k, k, block, into, job->lut);
+                    char *high = into + (size_t)full_width * acc_size;
+                    int64_t kept = width > shift ? width - shift : 0;
+                    memcpy(high, into + (size_t)shift * acc_size, (size_t)kept * acc_size);
+                    ops->expand[job->src](row, off + (size_t)full_width + kept, width - kept,
+                                          high + (size_t)kept * acc_size, job->lut);
+                } else {
+                    for (int t = 0; t < taps; t++)
+                        ops->expand[job->src](row, off + (size_t)t * (size_t)full_width, width,
+                                              into + (size_t)t * (size_t)full_width * acc_size,
+                                              job->lut);
+                }
             }
             ages[slot] = clock;
             used[combo] = slot;
@@ -274,12 +296,14 @@ int linear_item(void *context, int64_t item, int worker)
                 expanded_all[combo * taps + t] =
                     cache + (size_t)slot * slot_bytes + (size_t)t * (size_t)full_width * acc_size;
         }
-        if (job->acc_double)
-            ops->sum_double(width, n_interp, taps, weight_rows, factors, expanded_all, acc);
-        else
-            ops->sum_float(width, n_interp, taps, weight_rows, factors, expanded_all, acc);
         char *o = job->out + (size_t)(r * row_width + j0 * block) * dst_size;
-        ops->store[job->dst](acc, o, width, job->low_bound, job->high_bound);
+        void *into = direct ? (void *)o : acc;
+        if (job->acc_double)
+            ops->sum_double(width, n_interp, taps, weight_rows, factors, expanded_all, into);
+        else
+            ops->sum_float(width, n_interp, taps, weight_rows, factors, expanded_all, into);
+        if (!direct)
+            ops->store[job->dst](acc, o, width, job->low_bound, job->high_bound);
     }
     free(expanded_many);
     return 0;

@@ -19,8 +19,30 @@
 
 /* a + b, where both are NaN, returns a's payload: the x86 rule for an add whose first
  * operand is the running sum. Spelled out because a compiler may swap the operands of a
- * commutative add (and vector variants would then differ from scalar ones). */
-#define FIRST_NAN_ADD(a, b) ((a) != (a) ? (a) : (a) + (b))
+ * commutative add (and vector variants would then differ from scalar ones); written as a
+ * bitwise blend so that the add, and the loads feeding it, are never made conditional
+ * (masked loads cost more than the blend). */
+static inline __attribute__((always_inline)) float NAME(first_nan_add_f)(float a, float b)
+{
+    float s = a + b, r;
+    uint32_t ua, us, ur, keep = a != a ? 0xFFFFFFFFu : 0u;
+    memcpy(&ua, &a, sizeof ua);
+    memcpy(&us, &s, sizeof us);
+    ur = (ua & keep) | (us & ~keep);
+    memcpy(&r, &ur, sizeof r);
+    return r;
+}
+
+static inline __attribute__((always_inline)) double NAME(first_nan_add_d)(double a, double b)
+{
+    double s = a + b, r;
+    uint64_t ua, us, ur, keep = a != a ? ~(uint64_t)0 : 0;
+    memcpy(&ua, &a, sizeof ua);
+    memcpy(&us, &s, sizeof us);
+    ur = (ua & keep) | (us & ~keep);
+    memcpy(&r, &ur, sizeof r);
+    return r;
+}
 
 #define DEFINE_EXPAND(S, ACC, SUFFIX)                                                        \
     static void NAME(expand_##SUFFIX)(const char *row, const int64_t *restrict off,          \
@@ -32,6 +54,55 @@
         for (int64_t f = 0; f < width; f++)                                                  \
             e[f] = (ACC)x[off[f]];                                                           \
     }
+
+/* An integer scale k on the row axis (no blended block): the low taps are each input
+ * position's `block` elements k times over, converted once (no gather). */
+#define DEFINE_EXPAND_REPEAT(S, ACC, SUFFIX)                                                 \
+    static void NAME(repeat_##SUFFIX)(const char *row, int64_t n, int64_t k, int64_t block, \
+                                      void *restrict into, const float *lut)                 \
+    {                                                                                        \
+        (void)lut;                                                                           \
+        const S *restrict x = (const S *)row;                                                \
+        ACC *restrict e = (ACC *)into;                                                       \
+        if (k == 2 && block == 1) {                                                          \
+            for (int64_t i = 0; i < n; i++) {                                                \
+                ACC v = (ACC)x[i];                                                           \
+                e[2 * i] = v;                                                                \
+                e[2 * i + 1] = v;                                                            \
+            }                                                                                \
+            return;                                                                          \
+        }                                                                                    \
+        for (int64_t i = 0; i < n; i++)                                                      \
+            for (int64_t c = 0; c < block; c++) {                                            \
+                ACC v = (ACC)x[i * block + c];                                               \
+                for (int64_t t = 0; t < k; t++)                                              \
+                    e[(i * k + t) * block + c] = v;                                          \
+            }                                                                                \
+    }
+
+DEFINE_EXPAND_REPEAT(int8_t, float, i8)
+DEFINE_EXPAND_REPEAT(uint8_t, float, u8)
+DEFINE_EXPAND_REPEAT(int16_t, float, i16)
+DEFINE_EXPAND_REPEAT(uint16_t, float, u16)
+DEFINE_EXPAND_REPEAT(int32_t, float, i32)
+DEFINE_EXPAND_REPEAT(float, float, f32)
+DEFINE_EXPAND_REPEAT(int64_t, double, i64)
+DEFINE_EXPAND_REPEAT(uint64_t, double, u64)
+DEFINE_EXPAND_REPEAT(uint32_t, double, u32)
+DEFINE_EXPAND_REPEAT(double, double, f64)
+
+static void NAME(repeat_half)(const char *row, int64_t n, int64_t k, int64_t block,
+                              void *restrict into, const float *lut)
+{
+    const uint16_t *restrict x = (const uint16_t *)row;
+    float *restrict e = (float *)into;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t c = 0; c < block; c++) {
+            float v = lut[x[i * block + c]];
+            for (int64_t t = 0; t < k; t++)
+                e[(i * k + t) * block + c] = v;
+        }
+}
 
 DEFINE_EXPAND(int8_t, float, i8)
 DEFINE_EXPAND(uint8_t, float, u8)
@@ -130,6 +201,9 @@ static const LinearOps NAME(linear_ops) = {
     {NAME(expand_i8), NAME(expand_u8), NAME(expand_i16), NAME(expand_u16), NAME(expand_i32),
      NAME(expand_f32), NAME(expand_half), NAME(expand_i64), NAME(expand_u64),
      NAME(expand_u32), NAME(expand_f64)},
+    {NAME(repeat_i8), NAME(repeat_u8), NAME(repeat_i16), NAME(repeat_u16), NAME(repeat_i32),
+     NAME(repeat_f32), NAME(repeat_half), NAME(repeat_i64), NAME(repeat_u64),
+     NAME(repeat_u32), NAME(repeat_f64)},
     {NAME(store_i8), NAME(store_u8), NAME(store_i16), NAME(store_u16), NAME(store_i32),
      NAME(store_f32), NAME(store_f32), NAME(store_i64), NAME(store_u64), NAME(store_u32),
      NAME(store_f64)},
@@ -138,9 +212,9 @@ static const LinearOps NAME(linear_ops) = {
 };
 
 #undef DEFINE_EXPAND
+#undef DEFINE_EXPAND_REPEAT
 #undef DEFINE_STORE_INT
 #undef IVDEP
-#undef FIRST_NAN_ADD
 #undef NAME
 #undef CAT
 #undef CAT_

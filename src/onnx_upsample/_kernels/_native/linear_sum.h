@@ -36,7 +36,7 @@ static inline __attribute__((always_inline)) void NAME(CAT(sum_fixed, SUFFIX))(
                 for (int q = 0; q < NI; q++)
                     w = w * f_[c][q];
                 ACC p = (ACC)w * e_[c * T + t][f];
-                v = (c == 0 && t == 0) ? p : FIRST_NAN_ADD(v, p);
+                v = (c == 0 && t == 0) ? p : NAME(CAT(first_nan_add, SUFFIX))(v, p);
             }
         }
         acc[f] = v;
@@ -83,7 +83,7 @@ static void NAME(CAT(sum, SUFFIX))(int64_t width, int NI, int T, const float *co
                 for (int q = 0; q < NI; q++)
                     w = w * fc[q];
                 ACC p = (ACC)w * e[f];
-                acc[f] = FIRST_NAN_ADD(acc[f], p);
+                acc[f] = NAME(CAT(first_nan_add, SUFFIX))(acc[f], p);
             }
         }
     }

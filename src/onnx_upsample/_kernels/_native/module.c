@@ -208,22 +208,22 @@ static const int64_t element_bytes[T_COUNT] = {1, 1, 2, 2, 4, 4, 2, 8, 8, 4, 8};
 /* linear_kernel(x_elements, src, dst, lut, row_len, block, block_in, sizes, interp, lo, hi, w_lo,
  *               w_hi, starts, row_blend, row_lo, row_hi, row_w_lo, row_w_hi, block_blend,
  *               blk_lo, blk_hi, blk_w_lo, blk_w_hi, n_blocks, n_segments, segment,
- *               low_bound, high_bound, isa) */
+ *               low_bound, high_bound, isa, row_repeat) */
 static PyObject *linear_kernel(PyObject *module, PyObject *args)
 {
     (void)module;
-    long long x_elements, row_len, block, block_in, n_blocks, n_segments, segment;
+    long long x_elements, row_len, block, block_in, n_blocks, n_segments, segment, row_repeat;
     int src, dst, row_blend, block_blend, isa;
     double low_bound, high_bound;
     PyObject *lut_obj, *sizes_obj, *interp_obj, *lo_obj, *hi_obj, *w_lo_obj, *w_hi_obj;
     PyObject *starts_obj, *row_lo_obj, *row_hi_obj, *row_w_lo_obj, *row_w_hi_obj;
     PyObject *blk_lo_obj, *blk_hi_obj, *blk_w_lo_obj, *blk_w_hi_obj;
-    if (!PyArg_ParseTuple(args, "LiiOLLLOOOOOOOiOOOOiOOOOLLLddi", &x_elements, &src, &dst,
+    if (!PyArg_ParseTuple(args, "LiiOLLLOOOOOOOiOOOOiOOOOLLLddiL", &x_elements, &src, &dst,
                           &lut_obj, &row_len, &block, &block_in, &sizes_obj, &interp_obj, &lo_obj,
                           &hi_obj, &w_lo_obj, &w_hi_obj, &starts_obj, &row_blend, &row_lo_obj,
                           &row_hi_obj, &row_w_lo_obj, &row_w_hi_obj, &block_blend, &blk_lo_obj,
                           &blk_hi_obj, &blk_w_lo_obj, &blk_w_hi_obj, &n_blocks, &n_segments,
-                          &segment, &low_bound, &high_bound, &isa))
+                          &segment, &low_bound, &high_bound, &isa, &row_repeat))
         return NULL;
     Kernel *self = new_kernel(&KernelType);
     if (self == NULL)
@@ -318,6 +318,15 @@ static PyObject *linear_kernel(PyObject *module, PyObject *args)
     job->n_outer = (int)n_sizes;
     job->n_interp = n_interp;
     job->row_blend = row_blend != 0;
+    /* a repeat factor must describe the row taps exactly: row_lo[j] == j / k */
+    job->row_repeat = 0;
+    if (row_repeat > 1 && row_blend && row_len % row_repeat == 0) {
+        int64_t j = 0;
+        while (j < row_len && job->row_lo[j] == j / row_repeat)
+            j++;
+        if (j == row_len)
+            job->row_repeat = row_repeat;
+    }
     job->block_blend = block_blend != 0;
     job->n_blocks = n_blocks;
     job->n_segments = n_segments;
