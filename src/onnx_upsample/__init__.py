@@ -11,17 +11,23 @@ Public names: :func:`upsample`, :func:`output_shape`, :func:`set_num_threads`,
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
 from . import reference
 from ._api import output_shape, upsample
 from ._errors import UpsampleError, UpsampleWarning
 from ._threads import set_num_threads
 
-try:
-    __version__ = version("onnx-upsample")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0+unknown"
+
+def __getattr__(name: str) -> str:
+    """``__version__``, read from the installed metadata on first use (importlib.metadata
+    alone costs more than the rest of ``import onnx_upsample``)."""
+    if name != "__version__":
+        raise AttributeError(f"module 'onnx_upsample' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("onnx-upsample")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
 
 __all__ = [
     "UpsampleError",
