@@ -15,9 +15,8 @@
 
 The default run is small (about a minute or two on 2 cores); ``--full`` uses the goal sizes
 (1 GiB in goal 1, 4 GiB of zarr output in goal 2; several minutes and about 5 GiB of disk).
-Memory is measured after one small warm-up run of the same command, which fills numba's
-on-disk cache (a cold cache compiles the kernels once, adding a few hundred MiB to that
-first run's peak).
+Memory is measured after one small warm-up run of the same command (it loads the
+libraries and touches the files once, as any real first run does).
 
     .venv/bin/python benchmarks/bench_chunked.py [--full] [--distributed] [--workdir DIR]
 """
@@ -210,8 +209,7 @@ def goal_beyond_memory(out_bytes: int, budget: int, workdir: Path, distributed: 
         return [sys.executable, "-c", _MEASURED_CLI, "apply", str(source), str(target),
                 "--scales", *map(str, SCALES), "--mode", mode, "--quiet"]
 
-    # one small run first: a cold numba cache compiles the kernels, which costs a few
-    # hundred MiB of peak memory once per installation, not per run
+    # one small run first: it loads the libraries and warms the file system once
     warm_in, warm_out = workdir / "warm-in.zarr", workdir / "warm-out.zarr"
     _make_input_store(warm_in, tuple(2 * c for c in in_chunks), in_chunks)
     _child_rss(command(warm_in, warm_out))

@@ -16,14 +16,14 @@ from ._validate import Plan, make_plan, scales_of, shape_of
 
 __all__ = ["output_shape", "upsample"]
 
-# A call's checked form, remembered by (x's shape and type, mode, scales as given): a repeated
-# call skips the argument checks and table building and goes straight to the kernel.
+# A call's checked form, remembered by (x's shape and type, mode, threads, scales as given):
+# a repeated call skips the argument checks and table building and goes straight to the kernel.
 Launch = Callable[[np.ndarray, np.ndarray, int], None]
 _PREPARED: dict[tuple[object, ...], tuple[Plan, str | None, Launch]] = {}
 MAX_PREPARED = 256
 
 
-def _key(x: object, scales: object, mode: object) -> tuple[object, ...] | None:
+def _key(x: object, scales: object, mode: object, threads: int) -> tuple[object, ...] | None:
     """The memo key of a call, or None when its arguments are not of the plain kinds.
 
     The scales' types are part of the key: 1, 1.0 and True are equal as dictionary keys,
@@ -34,7 +34,7 @@ def _key(x: object, scales: object, mode: object) -> tuple[object, ...] | None:
     if type(scales) is not list and type(scales) is not tuple:
         return None
     try:
-        key = (x.shape, x.dtype, mode, *map(type, scales), *scales)
+        key = (x.shape, x.dtype, mode, threads, *map(type, scales), *scales)
         hash(key)
     except TypeError:
         return None
@@ -48,7 +48,7 @@ def _out_fits(out: object, plan: Plan, x: np.ndarray) -> bool:
             and out.flags.writeable and not np.may_share_memory(out, x))
 
 
-def _prepare(plan: Plan) -> Launch | None:
+def _prepare(plan: Plan, threads: int) -> Launch | None:
     """The kernel call of a checked plan, or None when the plan is a copy or empty."""
     if plan.no_resize or 0 in plan.out_shape:
         return None
@@ -56,7 +56,7 @@ def _prepare(plan: Plan) -> Launch | None:
 
     launch, cached = launcher(plan.x.shape, plan.out_shape, plan.scales, plan.mode, plan.etype,
                               plan.x.dtype, Window.whole(plan.out_shape), plan.x.shape,
-                              num_threads())
+                              threads)
     return launch if cached else None
 
 
@@ -110,17 +110,18 @@ def upsample(
     >>> upsample(np.array([[1, 2], [3, 4]]), [2, 1.5]).tolist()
     [[1, 1, 2], [1, 1, 2], [3, 3, 4], [3, 3, 4]]
     """
-    key = _key(x, scales, mode)
+    threads = num_threads()
+    key = _key(x, scales, mode, threads)
     prepared = _PREPARED.get(key) if key is not None else None
     if prepared is not None and (out is None or _out_fits(out, prepared[0], x)):  # type: ignore[arg-type]
         checked, warning, known = prepared
         if warning is not None:
             warnings.warn(warning, UpsampleWarning, stacklevel=2)
         result = new_output(checked.out_shape, checked.out_dtype) if out is None else out
-        known(x, result, num_threads())  # type: ignore[arg-type]
+        known(x, result, threads)  # type: ignore[arg-type]
         return result
     plan, warning = make_plan(x, scales, mode, out)
-    launch = _prepare(plan)
+    launch = _prepare(plan, threads)
     if key is not None and launch is not None:
         if len(_PREPARED) >= MAX_PREPARED:
             _PREPARED.clear()
@@ -130,15 +131,17 @@ def upsample(
     if warning is not None:
         warnings.warn(warning, UpsampleWarning, stacklevel=2)
     result = new_output(plan.out_shape, plan.out_dtype) if out is None else out
+    # a subclass (numpy.matrix...) is written as the plain array it is, not by its methods
+    target = result if type(result) is np.ndarray else result.view(np.ndarray)
     if plan.no_resize:
-        result[...] = plan.x
-    elif result.size:
+        np.copyto(target, plan.x)
+    elif target.size:
         if launch is None:
             from ._kernels import run
 
-            run(plan, result)
+            run(plan, target)
         else:
-            launch(plan.x, result, num_threads())
+            launch(plan.x, target, threads)
     return result
 
 

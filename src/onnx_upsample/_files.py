@@ -305,6 +305,8 @@ def apply(
         source.kind == "zarr" or out_kind == "zarr" or requested is not None
         or (source.kind == "npy" and out_bytes > CHUNKED_ABOVE_BYTES and out_kind == "npy")
     )
+    check_resources(output_path, out_shape, source.dtype, in_memory=not chunked
+                    or out_kind == "image")
     if not chunked:
         from ._api import upsample
 
@@ -324,6 +326,33 @@ def apply(
                 f"{type(error).__name__}: {reason(error)}"
             ) from None
     return Result(source.shape, source.dtype, out_shape, chunked)
+
+
+def check_resources(
+    output_path: str, out_shape: tuple[int, ...], dtype: np.dtype, in_memory: bool
+) -> None:
+    """Refuse, before anything is read or written, an output that cannot fit: on the disk
+    that will hold it (free space as statvfs reports it; a compressed zarr store is counted
+    uncompressed) and, when it is computed whole, in the memory this process may use."""
+    from ._validate import _format_bytes, check_fits_in_memory
+
+    n_bytes = math.prod(out_shape) * dtype.itemsize
+    folder = Path(output_path).resolve().parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:  # no statvfs there: the write itself will say what is wrong
+        free = None
+    if free is not None and n_bytes > free:
+        raise UpsampleError(
+            f"output {output_path!r} would have shape {out_shape} ({dtype.name}) and take "
+            f"{_format_bytes(n_bytes)}, more than the {_format_bytes(free)} free on its disk; "
+            "use smaller scales or write it where there is room"
+        )
+    if in_memory:
+        check_fits_in_memory(out_shape, dtype.itemsize, f"output {output_path!r}",
+                             "use smaller scales, or a .zarr output (written chunk by chunk)")
 
 
 def _lazy(

@@ -10,6 +10,7 @@ import functools
 import math
 import numbers
 import os
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -130,11 +131,36 @@ def shape_of(shape: tuple[int, ...], scales: tuple[np.float32, ...]) -> tuple[in
     return result
 
 
+CGROUP_MEMORY_MAX = "/sys/fs/cgroup/memory.max"  # cgroup v2; v1 below
+CGROUP_V1_MEMORY_LIMIT = "/sys/fs/cgroup/memory/memory.limit_in_bytes"
+
+
 def _physical_memory() -> int | None:
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, ValueError, OSError):  # pragma: no cover - non-POSIX
         return None
+
+
+def _cgroup_memory() -> int | None:
+    for path in (CGROUP_MEMORY_MAX, CGROUP_V1_MEMORY_LIMIT):
+        try:
+            with open(path) as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            return int(text)
+    return None
+
+
+def memory_limit() -> tuple[int | None, str]:
+    """The memory this process may use, and what sets it: the smaller of the machine's
+    physical memory and its cgroup's limit (not the momentarily free memory)."""
+    physical, cgroup = _physical_memory(), _cgroup_memory()
+    if cgroup is not None and (physical is None or cgroup < physical):
+        return cgroup, "this process's cgroup memory limit"
+    return physical, "this machine's memory"
 
 
 def _format_bytes(n: int) -> str:
@@ -145,22 +171,38 @@ def _format_bytes(n: int) -> str:
     raise AssertionError("unreachable")
 
 
-def check_fits_in_memory(shape: tuple[int, ...], itemsize: int) -> None:
-    """Refuse an output larger than physical memory before numpy tries to allocate it."""
+def check_fits_in_memory(
+    shape: tuple[int, ...], itemsize: int, what: str = "the output",
+    fix: str = "use smaller scales, or onnx_upsample.dask.upsample for arrays beyond memory",
+) -> None:
+    """Refuse an array larger than the memory this process may use (physical memory or
+    the cgroup limit) before numpy tries to allocate it."""
     n_bytes = math.prod(shape) * itemsize
-    available = _physical_memory()
+    available, source = memory_limit()
     if available is not None and n_bytes > available:
         raise UpsampleError(
-            f"the output would have shape {shape} and take {_format_bytes(n_bytes)}, more "
-            f"than this machine's {_format_bytes(available)} of memory; use smaller scales, "
-            "or onnx_upsample.dask.upsample for arrays beyond memory"
+            f"{what} would have shape {shape} and take {_format_bytes(n_bytes)}, more "
+            f"than {source} ({_format_bytes(available)}); {fix}"
         )
 
 
+def _is_masked(array: object) -> bool:
+    """True for numpy masked arrays (checked without importing numpy.ma)."""
+    ma = sys.modules.get("numpy.ma")
+    return ma is not None and isinstance(array, ma.MaskedArray)
+
+
 def check_out(out: object, shape: tuple[int, ...], dtype: np.dtype, x: np.ndarray) -> None:
-    """``out=`` must be C-contiguous, writable, the exact shape and dtype, and not overlap x."""
+    """``out=`` must be C-contiguous, writable, the exact shape and dtype, and not overlap x.
+
+    Other ndarray subclasses (numpy.matrix...) are written as plain arrays, never through
+    their own methods; masked arrays are refused: Upsample has no meaning for a mask.
+    """
     if not isinstance(out, np.ndarray):
         raise TypeError(f"out is a {type(out).__name__}; expected a numpy.ndarray or None")
+    if _is_masked(out):
+        raise TypeError("out is a masked array; Upsample writes every element and has no "
+                        "meaning for a mask: pass a plain numpy.ndarray (e.g. out.data)")
     if out.shape != shape:
         raise UpsampleError(f"out has shape {out.shape}; the output has shape {shape}")
     if out.dtype != dtype:
@@ -195,6 +237,9 @@ def make_plan(x: object, scales: object, mode: object, out: object) -> tuple[Pla
     """Check every argument in contract order; return the plan and any warning to give."""
     if x is None:
         raise TypeError("x is None; expected an array (anything numpy.asarray accepts)")
+    if _is_masked(x):
+        raise TypeError("x is a masked array; ONNX tensors have no mask and it would be "
+                        "dropped silently: pass x.filled(value) or x.data")
     # kinds first: scales that are not numbers are a TypeError whatever else is wrong
     values = _scale_values(scales)
     canonical_mode, warning = mode_of(mode)

@@ -13,6 +13,7 @@ rechunked and the graph grows with the number of output chunks only.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 import warnings
@@ -33,7 +34,14 @@ from ._dtypes import ElementType, element_type
 from ._errors import UpsampleError, UpsampleWarning
 from ._rules import nearest_indices
 from ._threads import _check as _check_threads
-from ._validate import Mode, _scale_values, mode_of, scales_of, shape_of
+from ._validate import (
+    Mode,
+    _scale_values,
+    check_fits_in_memory,
+    mode_of,
+    scales_of,
+    shape_of,
+)
 
 __all__ = ["upsample"]
 
@@ -147,6 +155,10 @@ def upsample(
         array.dtype.newbyteorder("="), out_shape == in_shape, task_threads,
     )
     out_chunks = _output_chunks(plan, array.chunks, chunks)
+    # each task holds one output chunk (and its input window) in memory
+    largest = tuple(max(axis, default=0) for axis in out_chunks)
+    check_fits_in_memory(largest, plan.out_dtype.itemsize, "the largest output chunk",
+                         "pass smaller chunks= (e.g. chunks=256 or 'auto')")
     return _build(array, plan, out_chunks)
 
 
@@ -205,17 +217,21 @@ def _follow_axis(
     for b in itertools.accumulate(in_chunks[:-1]):
         if b <= 0 or b >= n_in:
             continue
-        # the rules may differ from the exact floor(o / s) by one below 2**24: search around
+        # the rules may differ from the exact floor(o / s) by one below 2**24: search around,
+        # by bisection (the window spans about 2 * scale outputs: no table of that size)
         low = max(0, math.floor((b - 1) * exact) - 1)
         high = min(n_out, math.ceil((b + 1) * exact) + 2)
-        idx = nearest_indices(n_in, n_out, scale, low, high)
-        bounds.append(low + int(np.searchsorted(idx, b, side="left")))
+        bounds.append(bisect.bisect_left(
+            range(low, high), b,
+            key=lambda o: int(nearest_indices(n_in, n_out, scale, o, o + 1)[0]),
+        ) + low)
     bounds.append(n_out)
     sizes = tuple(q - p for p, q in itertools.pairwise(bounds) if q > p)
     return sizes or (n_out,)
 
 
 def _output_chunks(plan: _Plan, in_chunks: Chunks, chunks: Any) -> Chunks:
+    given = chunks  # for messages: as the caller wrote it
     default = default_chunks(plan, in_chunks)
     if chunks is None:
         return default
@@ -227,16 +243,16 @@ def _output_chunks(plan: _Plan, in_chunks: Chunks, chunks: Any) -> Chunks:
                 f"chunks has axis {bad[0]!r}; the output has rank {rank}, so axes are "
                 f"0..{rank - 1} (or negative from the end)"
             )
-        given = {axis % rank: value for axis, value in chunks.items()}
-        chunks = tuple(given.get(axis, default[axis]) for axis in range(rank))
+        per_axis = {axis % rank: value for axis, value in chunks.items()}
+        chunks = tuple(per_axis.get(axis, default[axis]) for axis in range(rank))
     try:
         normalized = normalize_chunks(
             chunks, plan.out_shape, dtype=plan.out_dtype, previous_chunks=default
         )
-    except (ValueError, TypeError, NotImplementedError) as error:
+    except (ValueError, TypeError, NotImplementedError, ZeroDivisionError) as error:
         raise UpsampleError(
-            f"chunks is {chunks!r}; expected output chunks dask accepts for shape "
-            f"{plan.out_shape} (an int, a tuple per axis, a dict or 'auto'): {error}"
+            f"chunks is {given!r}; expected output chunks dask accepts for shape "
+            f"{plan.out_shape} (an int >= 1, a tuple per axis, a dict or 'auto'): {error}"
         ) from None
     return tuple(tuple(int(c) for c in axis) for axis in normalized)
 

@@ -1,7 +1,8 @@
 """numpy path of ONNX ``Upsample`` nearest for object arrays (ONNX strings).
 
-numba cannot gather Python object references, so object arrays take a fancy-index gather,
-block by block (a slab of the outermost output axes of about ``BLOCK_ELEMENTS`` elements):
+The C kernels copy bytes and cannot hold Python references, so object arrays take a
+fancy-index gather, block by block (a slab of the outermost output axes of about
+``BLOCK_ELEMENTS`` elements):
 no temporary is larger than a small fraction of the output and no Python runs per element.
 """
 
