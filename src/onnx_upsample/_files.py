@@ -170,6 +170,13 @@ def resolve_scales(source: Source, scales: Sequence[float]) -> list[float]:
     Two scales on a colour image leave the channels as they are.
     """
     scales = list(scales)
+    if not source.shape:
+        raise UpsampleError(
+            f"{source.path!r} holds a 0-d array (a scalar), which Upsample returns unchanged "
+            "and --scales cannot describe (it takes one scale per axis, and a scalar has "
+            "none); copy the file as it is, or save the value with shape (1,) and pass "
+            "--scales S"
+        )
     if source.kind != "image":
         return scales
     shape = source.shape

@@ -190,6 +190,9 @@ class _Plan:
 
 # --- output chunks -----------------------------------------------------------------------
 
+# More output chunks than this make a graph too large to build or schedule.
+MAX_CHUNKS = 10_000_000
+
 
 def default_chunks(plan: _Plan, in_chunks: Chunks) -> Chunks:
     """Output chunks that follow the input's chunk boundaries (see :func:`upsample`)."""
@@ -245,6 +248,7 @@ def _output_chunks(plan: _Plan, in_chunks: Chunks, chunks: Any) -> Chunks:
             )
         per_axis = {axis % rank: value for axis, value in chunks.items()}
         chunks = tuple(per_axis.get(axis, default[axis]) for axis in range(rank))
+    _check_chunk_count(plan.out_shape, chunks, given)
     try:
         normalized = normalize_chunks(
             chunks, plan.out_shape, dtype=plan.out_dtype, previous_chunks=default
@@ -255,6 +259,29 @@ def _output_chunks(plan: _Plan, in_chunks: Chunks, chunks: Any) -> Chunks:
             f"{plan.out_shape} (an int >= 1, a tuple per axis, a dict or 'auto'): {error}"
         ) from None
     return tuple(tuple(int(c) for c in axis) for axis in normalized)
+
+
+def _check_chunk_count(out_shape: tuple[int, ...], chunks: Any, given: Any) -> None:
+    """Refuse, before dask lists them, sizes below 1 (but -1, a whole axis) and regular
+    chunks that would cut the output into more pieces than a graph can hold (the list
+    alone would fill memory)."""
+    sizes = (chunks,) * len(out_shape) if isinstance(chunks, int) else chunks
+    if not isinstance(sizes, tuple) or len(sizes) != len(out_shape):
+        return
+    for size in sizes:
+        if isinstance(size, int) and not isinstance(size, bool) and size < 1 and size != -1:
+            raise UpsampleError(
+                f"chunks is {given!r}; chunk sizes must be >= 1 (or -1 for a whole axis)"
+            )
+    count = 1
+    for n, size in zip(out_shape, sizes, strict=True):
+        if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+            count *= max(1, -(-n // size))
+    if count > MAX_CHUNKS:
+        raise UpsampleError(
+            f"chunks is {given!r}: the output of shape {out_shape} would have {count:.3g} "
+            f"chunks, more than the {MAX_CHUNKS:,} a dask graph can hold; use larger chunks"
+        )
 
 
 # --- graph ---------------------------------------------------------------------------------

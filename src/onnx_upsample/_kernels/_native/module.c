@@ -72,6 +72,31 @@ static int64_t max_of(const int64_t *values, Py_ssize_t n, int64_t *minimum)
     return hi;
 }
 
+/* Overflow-checked int64 arithmetic: tables from a caller must not wrap past a check. */
+static int mul_ok(int64_t a, int64_t b, int64_t *result)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return !__builtin_mul_overflow(a, b, result);
+#else
+    if (a != 0 && (b > INT64_MAX / a || b < INT64_MIN / a))
+        return 0;
+    *result = a * b;
+    return 1;
+#endif
+}
+
+static int add_ok(int64_t a, int64_t b, int64_t *result)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return !__builtin_add_overflow(a, b, result);
+#else
+    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b))
+        return 0;
+    *result = a + b;
+    return 1;
+#endif
+}
+
 static int bad_tables(const char *why)
 {
     PyErr_Format(PyExc_ValueError, "inconsistent kernel tables: %s", why);
@@ -96,10 +121,10 @@ static int check_outer(int n, const int64_t *sizes, const int64_t *starts, Py_ss
             if (m2 > m)
                 m = m2;
         }
-        total += m;
-        if (rows > INT64_MAX / sizes[a])
+        if (!add_ok(total, m, &total))
+            return bad_tables("outer offsets overflow");
+        if (!mul_ok(rows, sizes[a], &rows))
             return bad_tables("row count");
-        rows *= sizes[a];
     }
     if (minimum < 0)
         return bad_tables("negative offset");
@@ -159,9 +184,13 @@ static PyObject *nearest_kernel(PyObject *module, PyObject *args)
             bad_tables("row table length");
             goto fail;
         }
-        row_reach = (max_of(job->row_table, (Py_ssize_t)row_len, &minimum) + 1) * block;
+        int64_t top = max_of(job->row_table, (Py_ssize_t)row_len, &minimum);
         if (minimum < 0) {
             bad_tables("negative row index");
+            goto fail;
+        }
+        if (!add_ok(top, 1, &top) || !mul_ok(top, block, &row_reach)) {
+            bad_tables("row offsets overflow");
             goto fail;
         }
     } else if (row_kind == ROW_REPEAT) {
@@ -169,12 +198,22 @@ static PyObject *nearest_kernel(PyObject *module, PyObject *args)
             bad_tables("repeat");
             goto fail;
         }
-        row_reach = row_len / repeat * block;
-    } else {
-        row_reach = row_len * block;
+        if (!mul_ok(row_len / repeat, block, &row_reach)) {
+            bad_tables("row offsets overflow");
+            goto fail;
+        }
+    } else if (!mul_ok(row_len, block, &row_reach)) {
+        bad_tables("row offsets overflow");
+        goto fail;
     }
-    if (reach + row_reach > x_elements) {
+    int64_t total_reach, row_elements, row_bytes, out_bytes, x_bytes;
+    if (!add_ok(reach, row_reach, &total_reach) || total_reach > x_elements) {
         bad_tables("the tables read beyond the input");
+        goto fail;
+    }
+    if (!mul_ok(row_len, block, &row_elements) || !mul_ok(row_elements, unit, &row_bytes)
+        || !mul_ok(rows, row_bytes, &out_bytes) || !mul_ok(x_elements, unit, &x_bytes)) {
+        bad_tables("sizes overflow");
         goto fail;
     }
     job->unit = unit;
@@ -192,9 +231,9 @@ static PyObject *nearest_kernel(PyObject *module, PyObject *args)
         goto fail;
     }
     self->is_linear = 0;
-    self->x_bytes = x_elements * unit;
-    self->row_bytes = row_len * block * unit;
-    self->out_bytes = rows * self->row_bytes;
+    self->x_bytes = x_bytes;
+    self->row_bytes = row_bytes;
+    self->out_bytes = out_bytes;
     self->n_items = job->n_blocks * n_segments;
     return (PyObject *)self;
 fail:
@@ -304,8 +343,19 @@ static PyObject *linear_kernel(PyObject *module, PyObject *args)
             goto fail;
         }
     }
-    if (minimum < 0 || reach + row_reach * block_in + block_reach >= x_elements) {
+    int64_t row_part, total_reach, row_elements, row_bytes, out_bytes, x_bytes;
+    if (minimum < 0 || !mul_ok(row_reach, block_in, &row_part)
+        || !add_ok(row_part, block_reach, &row_part) || !add_ok(reach, row_part, &total_reach)
+        || total_reach >= x_elements) {
         bad_tables("the tables read beyond the input");
+        goto fail;
+    }
+    if (!mul_ok(row_len, block, &row_elements)
+        || !mul_ok(row_elements, element_bytes[dst], &row_bytes)
+        || !mul_ok(rows, row_bytes, &out_bytes)
+        || !mul_ok(x_elements, element_bytes[src], &x_bytes)
+        || !mul_ok(segment, block, &row_part)) {
+        bad_tables("sizes overflow");
         goto fail;
     }
     job->src = src;
@@ -335,9 +385,9 @@ static PyObject *linear_kernel(PyObject *module, PyObject *args)
     job->high_bound = high_bound;
     job->isa = isa == 1 && pool_cpu_has_avx2() ? 1 : 0;
     self->is_linear = 1;
-    self->x_bytes = x_elements * element_bytes[src];
-    self->row_bytes = row_len * block * element_bytes[dst];
-    self->out_bytes = rows * self->row_bytes;
+    self->x_bytes = x_bytes;
+    self->row_bytes = row_bytes;
+    self->out_bytes = out_bytes;
     return (PyObject *)self;
 fail:
     Py_DECREF(self);
