@@ -174,6 +174,8 @@ def upsample(
     if shape == source.shape:  # ORT's global no-resize rule: a copy, whatever the scales
         out[...] = source
         return out
+    if out.size == 0:  # nothing to loop over (and an axis may be astronomically long)
+        return out
     with np.errstate(all="ignore"):
         for o in itertools.product(*(range(n) for n in shape)):
             if plan.mode == "nearest":

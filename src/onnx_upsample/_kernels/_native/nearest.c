@@ -96,6 +96,43 @@ DEFINE_REPEAT(uint16_t)
 DEFINE_REPEAT(uint32_t)
 DEFINE_REPEAT(uint64_t)
 
+/* Two output rows `stride` bytes apart, each x[i] twice: out[2i] = out[2i+1] = x[i]. */
+#define DEFINE_REPEAT_TWO_ROWS(T)                                                          \
+    static void repeat_two_rows_##T(const T *restrict x, T *restrict a, T *restrict b,     \
+                                    int64_t n)                                             \
+    {                                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            T v = x[i];                                                                    \
+            a[2 * i] = v;                                                                  \
+            a[2 * i + 1] = v;                                                              \
+            b[2 * i] = v;                                                                  \
+            b[2 * i + 1] = v;                                                              \
+        }                                                                                  \
+    }
+
+DEFINE_REPEAT_TWO_ROWS(uint8_t)
+DEFINE_REPEAT_TWO_ROWS(uint16_t)
+DEFINE_REPEAT_TWO_ROWS(uint32_t)
+DEFINE_REPEAT_TWO_ROWS(uint64_t)
+
+static void repeat_two_rows(const char *x, char *out, size_t stride, int64_t n, int unit)
+{
+    char *second = out + stride;
+    switch (unit) {
+    case 1: repeat_two_rows_uint8_t((const uint8_t *)x, (uint8_t *)out, (uint8_t *)second, n);
+        return;
+    case 2: repeat_two_rows_uint16_t((const uint16_t *)x, (uint16_t *)out, (uint16_t *)second,
+                                     n);
+        return;
+    case 4: repeat_two_rows_uint32_t((const uint32_t *)x, (uint32_t *)out, (uint32_t *)second,
+                                     n);
+        return;
+    default: repeat_two_rows_uint64_t((const uint64_t *)x, (uint64_t *)out, (uint64_t *)second,
+                                      n);
+        return;
+    }
+}
+
 static void repeat_row(const char *x, char *out, int64_t n, int64_t k, int64_t block,
                        int unit)
 {
@@ -155,11 +192,24 @@ int nearest_item(void *context, int64_t item, int worker)
     const int64_t repeat_start = (j0 / job->repeat) * block;
     const int64_t repeat_count = (j1 - j0) / job->repeat;
     const size_t row_bytes = (size_t)(row_width * unit), width_bytes = (size_t)(width * unit);
+    const int pair_rows = job->row_kind == ROW_REPEAT && block == 1 && job->repeat == 2;
     for (int64_t r = r0; r < r1; r++) {
         if (r > r0 && next_index(n, job->sizes, position) < n - 1)
             base = outer_offset(n, position, job->contrib, job->starts);
         int64_t offset = base + inner[position[n - 1]];
         char *dst = job->out + (size_t)(r * row_width + f0) * (size_t)unit;
+        if (pair_rows && offset != previous && r + 1 < r1
+            && position[n - 1] + 1 < job->sizes[n - 1]
+            && inner[position[n - 1] + 1] == inner[position[n - 1]]) {
+            /* the next row reads the same input row (an integer scale on the axis above):
+             * write both from one pass over the input, as x2 on both axes needs */
+            const char *src = job->x + (size_t)(offset + repeat_start) * (size_t)unit;
+            repeat_two_rows(src, dst, row_bytes, repeat_count, (int)unit);
+            position[n - 1]++;
+            r++;
+            previous = offset;
+            continue;
+        }
         if (job->row_kind == ROW_COPY) {
             memcpy(dst, job->x + (size_t)(offset + f0) * (size_t)unit, width_bytes);
         } else if (offset == previous) {
