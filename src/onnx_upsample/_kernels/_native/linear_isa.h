@@ -142,10 +142,28 @@ static void NAME(expand_half)(const char *row, const int64_t *restrict off, int6
         }                                                                                    \
     }
 
-DEFINE_STORE_INT(int8_t, float, i8)
-DEFINE_STORE_INT(uint8_t, float, u8)
-DEFINE_STORE_INT(int16_t, float, i16)
-DEFINE_STORE_INT(uint16_t, float, u16)
+/* 8- and 16-bit integers: their bounds are floats exactly, and truncation commutes with
+ * clamping to integer bounds, so clamp to [min, max] first, then convert (the same values
+ * in fewer vector operations; NaN, which integer inputs cannot produce, goes to min). */
+#define DEFINE_STORE_SMALL(D, SUFFIX)                                                        \
+    static void NAME(store_##SUFFIX)(const void *restrict from, char *restrict to,           \
+                                     int64_t width, double low_bound, double high_bound)     \
+    {                                                                                        \
+        const float *restrict acc = (const float *)from;                                     \
+        D *restrict o = (D *)to;                                                             \
+        const float low = (float)low_bound, top = (float)(high_bound - 1.0);                 \
+        for (int64_t f = 0; f < width; f++) {                                                \
+            float v = acc[f];                                                                \
+            v = v >= low ? v : low;                                                          \
+            v = v <= top ? v : top;                                                          \
+            o[f] = (D)(int32_t)v;                                                            \
+        }                                                                                    \
+    }
+
+DEFINE_STORE_SMALL(int8_t, i8)
+DEFINE_STORE_SMALL(uint8_t, u8)
+DEFINE_STORE_SMALL(int16_t, i16)
+DEFINE_STORE_SMALL(uint16_t, u16)
 DEFINE_STORE_INT(int32_t, float, i32)
 DEFINE_STORE_INT(uint32_t, double, u32)
 
@@ -214,6 +232,7 @@ static const LinearOps NAME(linear_ops) = {
 #undef DEFINE_EXPAND
 #undef DEFINE_EXPAND_REPEAT
 #undef DEFINE_STORE_INT
+#undef DEFINE_STORE_SMALL
 #undef IVDEP
 #undef NAME
 #undef CAT
