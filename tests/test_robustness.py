@@ -139,3 +139,26 @@ def test_pooled_results_cannot_resize_in_place_as_documented() -> None:
     with pytest.raises(ValueError, match="does not own its data"):
         big.resize((big.size + 1,), refcheck=False)
     assert np.resize(big, (10,)).shape == (10,)
+
+
+def test_upgrade_verify_refuses_tensors_beyond_memory(tmp_path: Path) -> None:
+    """upgrade --verify computes the shapes ORT will allocate before running it: a
+    traceback from ORT's arena before, one line and exit 2 now."""
+    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("Upsample", ["X", "scales"], ["Y"], mode="nearest")
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 4, 4])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        [helper.make_tensor("scales", TensorProto.FLOAT, [4], [1, 1, 1e5, 1e5])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "big.onnx")
+    result = _cli("upgrade", "big.onnx", "-o", "up.onnx", "--verify", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "tensor 'Y' of shape (1, 1, 400000, 400000)" in result.stderr
+    assert "GiB, more than" in result.stderr

@@ -7,6 +7,7 @@ onnx (and, for ``upgrade --verify``, onnxruntime) is imported inside the handler
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import warnings
@@ -277,6 +278,49 @@ def _difference(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.nanmax(np.where(np.isnan(diff), np.inf, diff)))
 
 
+def _check_tensor_sizes(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> None:
+    """Refuse, before onnxruntime allocates it, a model whose largest tensor for these
+    inputs cannot fit in the memory this process may use (shapes as ORT makes them)."""
+    import onnx
+
+    from ._validate import _format_bytes, memory_limit
+    from .onnx import infer_shapes
+
+    available, source = memory_limit()
+    if available is None:
+        return
+    sized = onnx.ModelProto()
+    sized.CopyFrom(model)
+    for value in sized.graph.input:
+        if value.name in feeds and value.type.HasField("tensor_type"):
+            shape = value.type.tensor_type.shape
+            shape.ClearField("dim")
+            for n in feeds[value.name].shape:
+                shape.dim.add().dim_value = n
+    try:
+        typed = infer_shapes(sized)
+    except Exception:  # shapes unknown: ORT will report what it cannot do
+        return
+    for value in [*typed.graph.value_info, *typed.graph.output]:
+        tensor = value.type.tensor_type
+        if not tensor.HasField("shape") or not all(
+            d.HasField("dim_value") for d in tensor.shape.dim
+        ):
+            continue
+        dims = [int(d.dim_value) for d in tensor.shape.dim]
+        try:
+            itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type).itemsize
+        except (KeyError, TypeError, ValueError):
+            continue
+        n_bytes = math.prod(dims) * itemsize
+        if n_bytes > available:
+            raise _BadInputError(
+                f"running the model needs tensor {value.name!r} of shape {tuple(dims)}, "
+                f"which takes {_format_bytes(n_bytes)}, more than {source} "
+                f"({_format_bytes(available)}); give smaller inputs with --input"
+            )
+
+
 def _verify(original: onnx.ModelProto, upgraded: onnx.ModelProto, given: dict[str, np.ndarray],
             seed: int) -> int:
     try:
@@ -298,6 +342,7 @@ def _verify(original: onnx.ModelProto, upgraded: onnx.ModelProto, given: dict[st
     unknown = sorted(set(given) - set(feeds))
     if unknown:
         raise _BadInputError(f"--input names {unknown}, which are not inputs of the model")
+    _check_tensor_sizes(reference, feeds)
     before = _session(reference, "original").run(None, feeds)
     after = _session(upgraded, "upgraded").run(None, feeds)
     names = [value.name for value in upgraded.graph.output]
