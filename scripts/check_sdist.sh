@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The sdist is complete: build it from this checkout, install it in a new, empty venv (which
 # compiles the kernels from the sdist's sources alone) and run a few calls against the slow
-# reference from outside the source tree. Used by CI after `make test`.
+# reference from outside the source tree; without a C compiler, the install must stop with
+# one clear line. Used by CI after `make test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -11,6 +12,13 @@ trap 'rm -rf "$work"' EXIT
     || { cat "$work/build.log"; exit 1; }
 sdist=$(ls "$work"/dist/onnx_upsample-*.tar.gz)
 "$PYTHON" -m venv "$work/venv"
+# without a C compiler the install stops with one line that names what to install
+if CC=/nonexistent/cc "$work/venv/bin/python" -m pip install --no-deps "$sdist" \
+        >"$work/no-compiler.log" 2>&1; then
+    echo "installing without a C compiler succeeded?"; exit 1
+fi
+grep -q "needs a C compiler and the Python headers" "$work/no-compiler.log" \
+    || { echo "no clear message without a C compiler:"; tail -20 "$work/no-compiler.log"; exit 1; }
 "$work/venv/bin/python" -m pip install --quiet "$sdist" 2>&1 | grep -v "is ignored" || true
 cd "$work"
 "$work/venv/bin/python" - <<'PY'

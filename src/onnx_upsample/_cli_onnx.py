@@ -45,8 +45,9 @@ def register(subparsers: Any) -> None:
         "converter.")
     upgrade.add_argument("model", help="the .onnx file")
     upgrade.add_argument("-o", "--output", required=True, help="the upgraded .onnx file")
-    upgrade.add_argument("--opset", type=int, default=None, metavar="N",
-                         help="target opset, 10 to the newest onnx knows (default: newest)")
+    upgrade.add_argument("--opset", type=int, default=18, metavar="N",
+                         help="target opset, 10 to the newest onnx knows (default: 18, which "
+                         "the runtimes in use load)")
     upgrade.add_argument("--verify", action="store_true",
                          help="run both models in onnxruntime on the same random inputs and "
                          "report the largest difference per output; exit 1 unless all are 0")

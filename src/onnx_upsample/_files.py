@@ -323,7 +323,7 @@ def apply(
         lazy = _lazy(source, full_scales, mode, requested, out_kind)
         try:
             _write_lazy(output_path, out_kind, lazy, source, zarr_format, progress)
-        except UpsampleError:
+        except (UpsampleError, ModuleNotFoundError):  # an extra missing: one line by the CLI
             raise
         except (OSError, MemoryError):
             raise

@@ -63,9 +63,42 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 COMMAND_MODULES: tuple[str, ...] = ("_cli_files", "_cli_onnx")
 
 
+# Optional dependencies and the extra that brings each (one line when one is missing).
+EXTRAS = {
+    "onnx": "onnx", "onnxruntime": "test", "ml_dtypes": "onnx", "google": "onnx",
+    "dask": "dask", "distributed": "dask", "zarr": "dask", "numcodecs": "dask",
+    "PIL": "images",
+}
+PACKAGE_NAMES = {"PIL": "Pillow", "google": "protobuf"}
+
+
+def _missing_extra(error: ModuleNotFoundError) -> str:
+    top = (error.name or "").split(".")[0]
+    extra = EXTRAS.get(top)
+    if extra is None:
+        raise error
+    package = PACKAGE_NAMES.get(top, top)
+    if top == "onnxruntime":
+        return ("this command needs onnxruntime, which is not installed: "
+                "pip install 'onnxruntime==1.32.*'")
+    return (f"this command needs {package}, which is not installed: "
+            f"pip install 'onnx-upsample[{extra}]'")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("onnx-upsample")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     parser = _Parser(prog="onnx-upsample", description="The ONNX Upsample operator, exact.")
+    parser.add_argument("--version", action="version",
+                        version=f"onnx-upsample {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     demo = sub.add_parser("demo", help="run the operator documentation's examples and check them")
@@ -110,6 +143,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args)
     except (UpsampleError, TypeError) as error:
         return _fail(str(error))
+    except ModuleNotFoundError as error:  # an optional dependency (extra) is missing
+        return _fail(_missing_extra(error))
     except KeyboardInterrupt:
         print("onnx-upsample: interrupted", file=sys.stderr)
         return 130

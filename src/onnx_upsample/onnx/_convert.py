@@ -36,7 +36,7 @@ from ._infer import infer_shapes, rank_of, site_type_maps
 from ._node import UpsampleNode, describe
 from ._versions import DEFAULT_DOMAINS
 
-__all__ = ["downgrade", "newest_opset", "upgrade"]
+__all__ = ["DEFAULT_UPGRADE_OPSET", "downgrade", "newest_opset", "upgrade"]
 
 PENDING_DOMAIN = "onnx_upsample.pending"
 # Nodes whose schema at the target opset is the same as at the source (only element types
@@ -492,7 +492,12 @@ def _resize10_nearest_mode(site: Site, node: onnx.NodeProto, label: str) -> str:
         "into two Resize nodes (one enlarging, one shrinking) first")
 
 
-def upgrade(model: onnx.ModelProto, opset: int | None = None) -> onnx.ModelProto:
+# The default target of upgrade(): an opset that the runtimes in use load (onnxruntime since
+# 1.14, TensorRT 8.6+, OpenVINO 2023+), not the newest one onnx knows.
+DEFAULT_UPGRADE_OPSET = 18
+
+
+def upgrade(model: onnx.ModelProto, opset: int | None = DEFAULT_UPGRADE_OPSET) -> onnx.ModelProto:
     """Replace every ``Upsample`` by a ``Resize`` with the same outputs, at opset ``opset``.
 
     Every ``Upsample`` node (versions 1, 7, 9, 10; in the main graph, in ``If``/``Loop``/
@@ -509,7 +514,8 @@ def upgrade(model: onnx.ModelProto, opset: int | None = None) -> onnx.ModelProto
     model : onnx.ModelProto
         The model; it is not modified.
     opset : int, optional
-        The target default-domain opset, from 10 to the newest onnx knows (the default).
+        The target default-domain opset, from 10 to the newest onnx knows; 18 by default
+        (loaded by the runtimes in use), None for the newest.
 
     Returns
     -------
