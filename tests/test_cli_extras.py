@@ -57,3 +57,50 @@ def test_missing_extra_is_one_line_naming_the_install(
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     assert install in lines[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npy", "model.onnx"]
+
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "yolo_head_opset9.onnx"
+
+
+def _cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "onnx_upsample", *argv], capture_output=True,
+                          text=True, timeout=120, cwd=cwd)
+
+
+@pytest.mark.parametrize("content", [b"hello, this is text\n", bytes(range(256)) * 8],
+                         ids=["text", "binary"])
+def test_a_file_that_is_not_onnx_is_one_line(tmp_path: Path, content: bytes) -> None:
+    pytest.importorskip("onnx")
+    (tmp_path / "x.onnx").write_bytes(content)
+    result = _cli("inspect", "x.onnx", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip() == ("onnx-upsample: error: 'x.onnx' is not an ONNX model "
+                                     "(its bytes are not an ONNX ModelProto); give a .onnx file")
+
+
+def test_upgrade_into_a_directory_is_a_bad_argument(tmp_path: Path) -> None:
+    pytest.importorskip("onnx")
+    (tmp_path / "out").mkdir()
+    result = _cli("upgrade", str(EXAMPLE), "-o", "out", cwd=tmp_path)
+    assert result.returncode == 2  # not 1, the "verification failed" code
+    assert "Traceback" not in result.stderr and "is a directory" in result.stderr
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_written_files_follow_the_umask(tmp_path: Path) -> None:
+    """upgrade -o and run --output-dir wrote 0600 files (mkstemp), apply 0644."""
+    pytest.importorskip("onnx")
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "feature.npy", rng.standard_normal((1, 32, 13, 13)).astype(np.float32))
+    np.save(tmp_path / "route.npy", rng.standard_normal((1, 16, 26, 26)).astype(np.float32))
+    code = ("import os, sys; os.umask(0o027); from onnx_upsample.cli import main;"
+            "sys.exit(main(sys.argv[1:]))")
+    for argv in (["upgrade", str(EXAMPLE), "-o", "up.onnx"],
+                 ["run", str(EXAMPLE), "--input", "feature=feature.npy", "--input",
+                  "route=route.npy", "--output-dir", "."],
+                 ["apply", "route.npy", "big.npy", "--scales", "1", "1", "2", "2"]):
+        result = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True,
+                                text=True, timeout=120, cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+    for name in ("up.onnx", "detections.npy", "big.npy"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o640, name

@@ -82,12 +82,21 @@ def _load_model(path: str) -> onnx.ModelProto:
 
     if not os.path.exists(path):
         raise _BadInputError(f"model file {path!r} does not exist")
+    if os.path.isdir(path):
+        raise _BadInputError(f"model {path!r} is a directory; give the .onnx file")
     try:
-        return onnx.load(path)
+        model = onnx.load(path)
     except Exception as error:  # protobuf DecodeError, external data errors, ...
+        if type(error).__name__ == "DecodeError":
+            raise _BadInputError(f"{path!r} is not an ONNX model (its bytes are not an ONNX "
+                                 "ModelProto); give a .onnx file") from None
         first = str(error).strip().splitlines()[0] if str(error).strip() else ""
         raise _BadInputError(f"cannot read {path!r} as an ONNX model: "
                         f"{type(error).__name__} {first}".rstrip()) from None
+    if not model.graph.node and not model.graph.input and not model.opset_import:
+        raise _BadInputError(f"{path!r} is not an ONNX model (it holds no graph and no "
+                             "opset); give a .onnx file")
+    return model
 
 
 def _read_inputs(items: Sequence[str]) -> dict[str, np.ndarray]:
@@ -181,13 +190,19 @@ def _save_model(model: onnx.ModelProto, path: str) -> None:
 
     import onnx
 
+    from ._files import _set_default_permissions
+
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise _BadInputError(f"output directory {directory!r} does not exist")
+    if os.path.isdir(path):
+        raise _BadInputError(f"output {path!r} is a directory; give a file name such as "
+                             f"{os.path.join(path, 'model.onnx')!r}")
     handle, temporary = tempfile.mkstemp(prefix=".onnx-upsample-", suffix=".onnx", dir=directory)
     os.close(handle)
     try:
         onnx.save(model, temporary)
+        _set_default_permissions(temporary, directory=False)  # as any new file: the umask
         os.replace(temporary, path)
     except BaseException:
         if os.path.exists(temporary):
@@ -391,10 +406,15 @@ def _save_npy(path: str, array: np.ndarray) -> None:
     import tempfile
 
     directory = os.path.dirname(os.path.abspath(path))
+    from ._files import _set_default_permissions
+
+    if os.path.isdir(path):
+        raise _BadInputError(f"output {path!r} is a directory")
     handle, temporary = tempfile.mkstemp(prefix=".onnx-upsample-", suffix=".npy", dir=directory)
     try:
         with os.fdopen(handle, "wb") as stream:
             np.save(stream, array, allow_pickle=array.dtype.kind == "O")
+        _set_default_permissions(temporary, directory=False)  # as any new file: the umask
         os.replace(temporary, path)
     except BaseException:
         if os.path.exists(temporary):
