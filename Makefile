@@ -30,7 +30,7 @@ demo: $(STAMP)
 	$(BIN)/onnx-upsample upgrade examples/yolo_head_opset9.onnx -o build/demo/yolo_head_opset18.onnx \
 		--opset 18 --verify
 	$(BIN)/onnx-upsample apply docs/compare_input.png build/demo/compare_input_x4.png --scales 4 4 --mode linear
-	$(BIN)/onnx-upsample compare docs/compare_input.png -o build/demo/compare.png --scale 1.3333334
+	$(BIN)/onnx-upsample compare docs/compare_input.png -o build/demo/compare.png --scales 1.3333334
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

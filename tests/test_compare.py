@@ -143,7 +143,7 @@ def test_sample_script_makes_the_readme_picture(tmp_path: Path) -> None:
     ("argv", "pattern"),
     [
         (["in.png", "-o", "grid.jpg", "--scale", "2"], r"must be a \.png"),
-        (["in.png", "-o", "grid.png", "--scale", "2", "2", "2"], "--scale has 3 values"),
+        (["in.png", "-o", "grid.png", "--scales", "2", "2", "2"], "--scales has 3 values"),
         (["in.png", "-o", "grid.png", "--scale", "0.5"], r"scales\[0\] is 0.5"),
         (["missing.png", "-o", "grid.png", "--scale", "2"], "does not exist"),
         (["line.npy", "-o", "grid.png", "--scale", "2"], "compare takes an image"),

@@ -47,8 +47,10 @@ def register(subparsers: Any) -> None:
     )
     compare.add_argument("input", help="input image (.png .jpg .tif) or .npy")
     compare.add_argument("-o", "--output", required=True, help="output picture (.png)")
-    compare.add_argument("--scale", type=float, nargs="+", required=True, metavar="S",
-                         help="one scale for height and width, or two (height width)")
+    compare.add_argument("--scales", "--scale", dest="scale", type=float, nargs="+",
+                         required=True, metavar="S",
+                         help="one scale for height and width, or two (height width); "
+                         "--scale is its old name")
     compare.add_argument("--zoom", type=int, default=None,
                          help="screen pixels per output pixel (default: fit about 240)")
     compare.add_argument("--quiet", action="store_true",
@@ -61,7 +63,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     if len(args.scale) not in (1, 2):
         raise UpsampleError(
-            f"--scale has {len(args.scale)} values; give one (height and width) or two "
+            f"--scales has {len(args.scale)} values; give one (height and width) or two "
             "(height width)"
         )
     if args.zoom is not None and not 1 <= args.zoom <= 64:
