@@ -104,3 +104,31 @@ def test_written_files_follow_the_umask(tmp_path: Path) -> None:
         assert result.returncode == 0, result.stderr
     for name in ("up.onnx", "detections.npy", "big.npy"):
         assert (tmp_path / name).stat().st_mode & 0o777 == 0o640, name
+
+
+def test_python_tools_take_paths(tmp_path: Path) -> None:
+    """check, infer_shapes, fold_scales, upgrade and downgrade take a ModelProto or a path
+    (check('model.onnx') was a TypeError)."""
+    onnx = pytest.importorskip("onnx")
+    from onnx_upsample import UpsampleError
+    from onnx_upsample.onnx import check, downgrade, fold_scales, infer_shapes, upgrade
+
+    model = onnx.load(EXAMPLE)
+    for tool in (check, infer_shapes, fold_scales, upgrade):
+        from_path, from_str = tool(EXAMPLE), tool(str(EXAMPLE))
+        from_model = tool(model)
+        if isinstance(from_model, list):
+            assert from_path == from_str == from_model
+        else:
+            assert from_path.SerializeToString() == from_model.SerializeToString()
+            assert from_str.SerializeToString() == from_model.SerializeToString()
+    onnx.save(upgrade(model), tmp_path / "up.onnx")
+    assert downgrade(tmp_path / "up.onnx").SerializeToString() == downgrade(
+        upgrade(model)).SerializeToString()
+    with pytest.raises(UpsampleError, match="does not exist"):
+        check(tmp_path / "missing.onnx")
+    (tmp_path / "bad.onnx").write_bytes(b"not a model")
+    with pytest.raises(UpsampleError, match="cannot read"):
+        upgrade(str(tmp_path / "bad.onnx"))
+    with pytest.raises(TypeError, match=r"path of a \.onnx file"):
+        check(3)  # type: ignore[arg-type]

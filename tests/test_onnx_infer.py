@@ -17,6 +17,7 @@ onnx = pytest.importorskip("onnx")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
+from onnx_upsample import UpsampleError  # noqa: E402
 from onnx_upsample.onnx import infer_shapes  # noqa: E402
 
 # (input dim, scale, onnxruntime's output dim) from peers §1: onnx's float64 rule differs
@@ -116,4 +117,6 @@ def test_v1_needs_rank_4_and_subgraphs_are_inferred() -> None:
 
 def test_errors() -> None:
     with pytest.raises(TypeError, match="ModelProto"):
-        infer_shapes("model.onnx")  # type: ignore[arg-type]
+        infer_shapes(b"model")  # type: ignore[arg-type]
+    with pytest.raises(UpsampleError, match=r"'model\.onnx' does not exist"):
+        infer_shapes("model.onnx")

@@ -7,11 +7,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-import onnx
 from onnx import TensorProto, TypeProto
 
 from .._errors import UpsampleError
-from ._graphs import is_upsample, node_label
+from ._graphs import ModelLike, is_upsample, model_of, node_label
 from ._infer import infer_shapes, output_type, rank_of, site_type_maps
 from ._node import UpsampleNode, describe
 from ._versions import ORT_ELEMENT_TYPES, VERSIONS
@@ -186,7 +185,7 @@ def _check_shapes(out: _Findings, info: UpsampleNode, x_type: TypeProto | None,
                     "whose products are exact (1.5, 2, 3)")
 
 
-def check(model: onnx.ModelProto) -> list[Finding]:
+def check(model: ModelLike) -> list[Finding]:
     """Check every ``Upsample`` node (versions 1, 7, 9, 10) of a model.
 
     Looks at the main graph, every ``If``/``Loop``/``Scan`` subgraph and every model-local
@@ -203,7 +202,8 @@ def check(model: onnx.ModelProto) -> list[Finding]:
 
     Parameters
     ----------
-    model : onnx.ModelProto
+    model : onnx.ModelProto or str or os.PathLike
+        The model, or the path of its .onnx file (loaded with its external data).
         The model; it is not modified.
 
     Returns
@@ -228,8 +228,7 @@ def check(model: onnx.ModelProto) -> list[Finding]:
     >>> [(f.severity, f.node, f.code) for f in check(model)]
     [('error', 'up', 'form-opset')]
     """
-    if not isinstance(model, onnx.ModelProto):
-        raise TypeError(f"model is a {type(model).__name__}; expected an onnx.ModelProto")
+    model = model_of(model)
     out = _Findings()
     try:
         inferred = infer_shapes(model)

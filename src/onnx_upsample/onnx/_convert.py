@@ -23,10 +23,12 @@ from onnx import TypeProto, helper, numpy_helper, version_converter
 
 from .._errors import UpsampleError, UpsampleWarning
 from ._graphs import (
+    ModelLike,
     Site,
     all_names,
     default_opset,
     is_upsample,
+    model_of,
     names_read,
     node_label,
     unique_name,
@@ -51,9 +53,7 @@ def newest_opset() -> int:
     return int(onnx.defs.onnx_opset_version())
 
 
-def _require_model(model: object) -> None:
-    if not isinstance(model, onnx.ModelProto):
-        raise TypeError(f"model is a {type(model).__name__}; expected an onnx.ModelProto")
+
 
 
 def _require_opset(opset: object, low: int, high: int, what: str) -> int:
@@ -497,7 +497,7 @@ def _resize10_nearest_mode(site: Site, node: onnx.NodeProto, label: str) -> str:
 DEFAULT_UPGRADE_OPSET = 18
 
 
-def upgrade(model: onnx.ModelProto, opset: int | None = DEFAULT_UPGRADE_OPSET) -> onnx.ModelProto:
+def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET) -> onnx.ModelProto:
     """Replace every ``Upsample`` by a ``Resize`` with the same outputs, at opset ``opset``.
 
     Every ``Upsample`` node (versions 1, 7, 9, 10; in the main graph, in ``If``/``Loop``/
@@ -511,7 +511,8 @@ def upgrade(model: onnx.ModelProto, opset: int | None = DEFAULT_UPGRADE_OPSET) -
 
     Parameters
     ----------
-    model : onnx.ModelProto
+    model : onnx.ModelProto or str or os.PathLike
+        The model, or the path of its .onnx file (loaded with its external data).
         The model; it is not modified.
     opset : int, optional
         The target default-domain opset, from 10 to the newest onnx knows; 18 by default
@@ -552,7 +553,7 @@ def upgrade(model: onnx.ModelProto, opset: int | None = DEFAULT_UPGRADE_OPSET) -
     >>> [(n.op_type, n.input[1] == "") for n in new.graph.node]
     [('Resize', True)]
     """
-    _require_model(model)
+    model = model_of(model)
     newest = newest_opset()
     target = newest if opset is None else _require_opset(
         opset, 10, newest,
@@ -702,7 +703,7 @@ def _check_ops_exist(model: onnx.ModelProto, target: int) -> None:
                     f"{target}") from None
 
 
-def downgrade(model: onnx.ModelProto, opset: int = 9) -> onnx.ModelProto:
+def downgrade(model: ModelLike, opset: int = 9) -> onnx.ModelProto:
     """Turn every Upsample-equivalent ``Resize`` into ``Upsample``, in a model at opset 9.
 
     For runtimes that know ``Upsample`` but not ``Resize`` (old TensorRT, OpenVINO, ncnn,
@@ -715,7 +716,8 @@ def downgrade(model: onnx.ModelProto, opset: int = 9) -> onnx.ModelProto:
 
     Parameters
     ----------
-    model : onnx.ModelProto
+    model : onnx.ModelProto or str or os.PathLike
+        The model, or the path of its .onnx file (loaded with its external data).
         The model; it is not modified.
     opset : {9, 8, 7}
         The target opset: 9 writes Upsample-9 (scales as an input); 7 and 8 write
@@ -750,7 +752,7 @@ def downgrade(model: onnx.ModelProto, opset: int = 9) -> onnx.ModelProto:
     >>> [(n.op_type, list(n.input)) for n in new.graph.node], new.opset_import[0].version
     ([('Upsample', ['X', 's'])], 9)
     """
-    _require_model(model)
+    model = model_of(model)
     target = _require_opset(opset, 7, 9, "downgrade() writes Upsample-7 (opsets 7 and 8) or "
                             "Upsample-9 (opset 9); use upgrade() for Resize")
     source = default_opset(model.opset_import)

@@ -15,7 +15,16 @@ from onnx import AttributeProto, TypeProto, helper, numpy_helper
 
 from .._errors import UpsampleError
 from ._evaluator import Upsample
-from ._graphs import Site, all_names, is_upsample, names_read, unique_name, walk
+from ._graphs import (
+    ModelLike,
+    Site,
+    all_names,
+    is_upsample,
+    model_of,
+    names_read,
+    unique_name,
+    walk,
+)
 from ._infer import infer_shapes, site_type_maps
 from ._versions import DEFAULT_DOMAINS
 
@@ -164,7 +173,7 @@ def _fix_inputs(model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]
             tensor.shape.dim.add().dim_value = int(dim)
 
 
-def fold_scales(model: onnx.ModelProto, *,
+def fold_scales(model: ModelLike, *,
                 input_shapes: Mapping[str, Sequence[int]] | None = None) -> onnx.ModelProto:
     """Store computed ``Upsample`` scales as initializers where they are static.
 
@@ -179,7 +188,8 @@ def fold_scales(model: onnx.ModelProto, *,
 
     Parameters
     ----------
-    model : onnx.ModelProto
+    model : onnx.ModelProto or str or os.PathLike
+        The model, or the path of its .onnx file (loaded with its external data).
         The model; it is not modified.
     input_shapes : mapping of str to sequence of int, optional
         Fixed shapes for graph inputs with symbolic dimensions. The returned model declares
@@ -209,8 +219,7 @@ def fold_scales(model: onnx.ModelProto, *,
     default optimizations differ from its results without them; the folded model gives the
     latter.
     """
-    if not isinstance(model, onnx.ModelProto):
-        raise TypeError(f"model is a {type(model).__name__}; expected an onnx.ModelProto")
+    model = model_of(model)
     work = onnx.ModelProto()
     work.CopyFrom(model)
     if input_shapes:

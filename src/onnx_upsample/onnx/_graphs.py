@@ -8,14 +8,38 @@ are graph inputs and which node produces each value.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 import numpy as np
 import onnx
 from onnx import AttributeProto, numpy_helper
 
+from .._errors import UpsampleError
 from ._versions import DEFAULT_DOMAINS
+
+# What the model tools take: a model, or the path of a .onnx file.
+ModelLike: TypeAlias = "onnx.ModelProto | str | os.PathLike[str]"
+
+
+def model_of(model: object) -> onnx.ModelProto:
+    """``model`` itself, or the model stored at a path; TypeError for anything else."""
+    if isinstance(model, onnx.ModelProto):
+        return model
+    if not isinstance(model, str | os.PathLike):
+        raise TypeError(f"model is a {type(model).__name__}; expected an onnx.ModelProto or "
+                        "the path of a .onnx file")
+    path = os.fspath(model)
+    if not os.path.isfile(path):
+        raise UpsampleError(f"model file {path!r} does not exist (or is not a file)")
+    try:
+        return onnx.load(path)
+    except Exception as error:  # protobuf's DecodeError, missing external data, ...
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise UpsampleError(f"cannot read {path!r} as an ONNX model: "
+                            f"{type(error).__name__} {first}".rstrip()) from None
 
 __all__ = [
     "Scope",

@@ -15,7 +15,7 @@ from onnx import TypeProto, helper
 
 from .._api import output_shape
 from .._errors import UpsampleError
-from ._graphs import Site, is_upsample, walk
+from ._graphs import ModelLike, Site, is_upsample, model_of, walk
 from ._node import describe
 
 __all__ = ["SURROGATE_DOMAIN", "infer_shapes", "output_type", "type_map"]
@@ -153,7 +153,7 @@ def site_type_maps_graphs(model: onnx.ModelProto) -> list[tuple[Site, dict[str, 
     return [(site, types) for site, types in site_type_maps(model) if site.function is None]
 
 
-def infer_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
+def infer_shapes(model: ModelLike) -> onnx.ModelProto:
     """Infer types and shapes, with onnxruntime's size rule for every ``Upsample``.
 
     Fills the output type and shape of every ``Upsample`` node (versions 1, 7, 9, 10, in the
@@ -163,7 +163,8 @@ def infer_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
 
     Parameters
     ----------
-    model : onnx.ModelProto
+    model : onnx.ModelProto or str or os.PathLike
+        The model, or the path of its .onnx file (loaded with its external data).
         Any model; it is not modified.
 
     Returns
@@ -200,8 +201,7 @@ def infer_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
     >>> [d.dim_value for d in inferred.graph.output[0].type.tensor_type.shape.dim]
     [1, 1, 7, 13]
     """
-    if not isinstance(model, onnx.ModelProto):
-        raise TypeError(f"model is a {type(model).__name__}; expected an onnx.ModelProto")
+    model = model_of(model)
     work = onnx.ModelProto()
     work.CopyFrom(model)
     hidden = _hide_upsamples(work)
