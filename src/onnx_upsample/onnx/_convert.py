@@ -177,6 +177,12 @@ def _convert_rest(job: _Job, source: int, target: int) -> onnx.ModelProto:
     """Bring everything but the pending nodes to ``target`` (functions one by one)."""
     model = job.model
     _add_pending_domain(model)
+    # Under IR 3 every initializer must also be a graph input, so the scales initializers
+    # this conversion adds would be undefined to onnx's converter: the model takes the IR
+    # version it will have in the end (max of its own and the target opset's minimum) now.
+    minimum = helper.find_min_ir_version_for([helper.make_opsetid("", target)])
+    if model.ir_version < 4 <= minimum:
+        model.ir_version = minimum
     functions = list(model.functions)
     del model.functions[:]
     types = {name: value for site_types in job.types for name, value in site_types.items()}

@@ -1,0 +1,66 @@
+"""Legacy files as old exporters saved them (issue 9): IR version 3, where every initializer
+is also a graph input, upgraded to every target opset and verified bit-identical in ORT.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from onnx_upsample.onnx import upgrade  # noqa: E402
+
+SHAPE = [1, 2, 5, 7]
+
+
+def _ir3_model(opset: int, mode: str, scales: list[float]) -> onnx.ModelProto:
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, SHAPE)
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
+    if opset < 9:  # the version-7 form: a scales attribute
+        node = helper.make_node("Upsample", ["X"], ["Y"], name="up", mode=mode, scales=scales)
+        graph = helper.make_graph([node], "legacy", [x], [y])
+    else:  # version 9: scales an initializer, which IR 3 also lists as a graph input
+        node = helper.make_node("Upsample", ["X", "scales"], ["Y"], name="up", mode=mode)
+        tensor = numpy_helper.from_array(np.array(scales, np.float32), "scales")
+        scales_input = helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4])
+        graph = helper.make_graph([node], "legacy", [x, scales_input], [y], [tensor])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                              producer_name="caffe2-style")
+    model.ir_version = 3
+    return model
+
+
+@pytest.mark.parametrize("opset", [7, 8, 9])
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("target", [10, 11, 13, 18])
+def test_ir3_models_upgrade_and_verify(tmp_path: Path, opset: int, mode: str,
+                                       target: int) -> None:
+    model = _ir3_model(opset, mode, [1.0, 1.0, 1.5, 2.0])
+    onnx.save(model, tmp_path / "legacy.onnx")
+    result = subprocess.run(
+        [sys.executable, "-m", "onnx_upsample", "upgrade", "legacy.onnx", "-o", "new.onnx",
+         "--opset", str(target), "--verify"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "verified: outputs are bit-identical" in result.stdout
+    new = onnx.load(tmp_path / "new.onnx")
+    onnx.checker.check_model(new, full_check=True)
+    minimum = helper.find_min_ir_version_for([helper.make_opsetid("", target)])
+    assert new.ir_version == max(3, minimum)
+    inputs = [value.name for value in new.graph.input]
+    # an initializer the original listed as an input stays one; new ones are not added
+    assert inputs == (["X", "scales"] if opset == 9 else ["X"])
+
+
+def test_ir3_upgrade_in_python_keeps_the_graph_inputs() -> None:
+    model = _ir3_model(9, "nearest", [1.0, 1.0, 2.0, 2.0])
+    new = upgrade(model, opset=13)
+    assert [value.name for value in new.graph.input] == ["X", "scales"]
+    assert [node.op_type for node in new.graph.node] == ["Resize"]
