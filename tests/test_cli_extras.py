@@ -132,3 +132,38 @@ def test_python_tools_take_paths(tmp_path: Path) -> None:
         upgrade(str(tmp_path / "bad.onnx"))
     with pytest.raises(TypeError, match=r"path of a \.onnx file"):
         check(3)  # type: ignore[arg-type]
+
+
+def test_a_failed_verification_writes_nothing(tmp_path: Path, monkeypatch, capsys) -> None:
+    """upgrade --verify wrote the output model before the verification failed."""
+    pytest.importorskip("onnxruntime")
+    from onnx_upsample import _cli_onnx
+    from onnx_upsample.cli import main
+
+    monkeypatch.setattr(_cli_onnx, "_verify", lambda *args: _cli_onnx.EXIT_FINDINGS)
+    output = tmp_path / "up.onnx"
+    assert main(["upgrade", str(EXAMPLE), "-o", str(output), "--verify"]) == 1
+    assert not output.exists()
+    assert "was not written" in capsys.readouterr().err
+
+
+def test_ort_refusing_a_model_is_one_line_without_its_log(tmp_path: Path) -> None:
+    """ORT printed its coloured multi-line log before our one-line error."""
+    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("Upsample", ["X", "scales"], ["Y"], mode="nearest")
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("X", TensorProto.DOUBLE, [1, 1, 2, 2])],
+        [helper.make_tensor_value_info("Y", TensorProto.DOUBLE, None)],
+        [helper.make_tensor("scales", TensorProto.FLOAT, [4], [1, 1, 2, 2])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "f64.onnx")
+    result = _cli("upgrade", "f64.onnx", "-o", "up.onnx", "--verify", cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "onnxruntime cannot" in result.stderr and "\x1b[" not in result.stderr
+    assert not (tmp_path / "up.onnx").exists()

@@ -185,6 +185,17 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- upgrade
 
 
+def _check_output_path(path: str) -> str:
+    """The folder that will hold output ``path``; a bad path is refused before any work."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise _BadInputError(f"output directory {directory!r} does not exist")
+    if os.path.isdir(path):
+        raise _BadInputError(f"output {path!r} is a directory; give a file name such as "
+                             f"{os.path.join(path, 'model.onnx')!r}")
+    return directory
+
+
 def _save_model(model: onnx.ModelProto, path: str) -> None:
     import tempfile
 
@@ -192,12 +203,7 @@ def _save_model(model: onnx.ModelProto, path: str) -> None:
 
     from ._files import _set_default_permissions
 
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise _BadInputError(f"output directory {directory!r} does not exist")
-    if os.path.isdir(path):
-        raise _BadInputError(f"output {path!r} is a directory; give a file name such as "
-                             f"{os.path.join(path, 'model.onnx')!r}")
+    directory = _check_output_path(path)
     handle, temporary = tempfile.mkstemp(prefix=".onnx-upsample-", suffix=".onnx", dir=directory)
     os.close(handle)
     try:
@@ -264,7 +270,9 @@ def _session(model: onnx.ModelProto, which: str) -> Any:
     import onnxruntime as ort
 
     options = ort.SessionOptions()
-    options.log_severity_level = 3
+    # errors come back as one line of ours; ORT's own log would print them again, in colour
+    options.log_severity_level = 4
+    ort.set_default_logger_severity(4)
     try:
         return ort.InferenceSession(model.SerializeToString(), options,
                                     providers=["CPUExecutionProvider"])
@@ -381,6 +389,7 @@ def _cmd_upgrade(args: argparse.Namespace) -> int:
     from .onnx import upgrade
     from .onnx._graphs import default_opset, is_upsample, walk
 
+    _check_output_path(args.output)
     model = _load_model(args.model)
     given = _read_inputs(args.input) if args.verify else {}
     if args.input and not args.verify:
@@ -390,12 +399,21 @@ def _cmd_upgrade(args: argparse.Namespace) -> int:
         warnings.simplefilter("always", UpsampleWarning)
         upgraded = upgrade(model, opset=args.opset)
     _warning_lines(caught)
-    _save_model(upgraded, args.output)
-    print(f"{args.model} (opset {default_opset(model.opset_import)}) -> {args.output} (opset "
-          f"{default_opset(upgraded.opset_import)}): {count} Upsample node(s) became Resize")
-    if not args.verify:
+    summary = (f"{args.model} (opset {default_opset(model.opset_import)}) -> {args.output} "
+               f"(opset {default_opset(upgraded.opset_import)}): {count} Upsample node(s) "
+               "became Resize")
+    if args.verify:
+        # verified before anything is written: a failed verification leaves no output
+        print(summary)
+        code = _verify(model, upgraded, given, args.seed)
+        if code != EXIT_OK:
+            print(f"{args.output} was not written", file=sys.stderr)
+            return code
+        _save_model(upgraded, args.output)
         return EXIT_OK
-    return _verify(model, upgraded, given, args.seed)
+    _save_model(upgraded, args.output)
+    print(summary)
+    return EXIT_OK
 
 
 # --------------------------------------------------------------------------- run
