@@ -167,3 +167,91 @@ def test_ort_refusing_a_model_is_one_line_without_its_log(tmp_path: Path) -> Non
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert "onnxruntime cannot" in result.stderr and "\x1b[" not in result.stderr
     assert not (tmp_path / "up.onnx").exists()
+
+
+def _onnx_model(tmp_path: Path, name: str, nodes: list, inputs: list, initializers=(),
+                opset: int = 9) -> Path:
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(nodes, "g", inputs,
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+                              list(initializers))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    path = tmp_path / name
+    pytest.importorskip("onnx").save(model, path)
+    return path
+
+
+def test_check_command_exit_codes_and_json(tmp_path: Path) -> None:
+    import json
+
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 2, 2])
+    trt_style = helper.make_node("Upsample", ["X"], ["Y"], name="upsample_86",
+                                 scales=[1.0, 1.0, 2.0, 2.0])  # the v7 form in an opset-9 model
+    _onnx_model(tmp_path, "trt.onnx", [trt_style], [x])
+    result = _cli("check", "trt.onnx", "--json", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    findings = json.loads(result.stdout)
+    assert [(f["severity"], f["node"], f["code"]) for f in findings] == [
+        ("error", "upsample_86", "form-opset")]
+    assert findings[0]["fix"]
+    plain = _cli("check", str(EXAMPLE), cwd=tmp_path)
+    assert plain.returncode == 0 and "0 error(s), 0 warning(s)" in plain.stdout
+
+
+def test_downgrade_command_matches_the_python_tool(tmp_path: Path) -> None:
+    onnx = pytest.importorskip("onnx")
+    from onnx_upsample.onnx import downgrade, upgrade
+
+    onnx.save(upgrade(EXAMPLE), tmp_path / "up.onnx")
+    result = _cli("downgrade", "up.onnx", "-o", "down.onnx", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "1 Resize node(s) became Upsample" in result.stdout
+    written = onnx.load(tmp_path / "down.onnx")
+    assert written.SerializeToString() == downgrade(tmp_path / "up.onnx").SerializeToString()
+
+
+def test_fold_command_says_what_it_could_not_fold(tmp_path: Path) -> None:
+    from onnx import TensorProto, helper, numpy_helper
+
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 2, 2])
+    ones = numpy_helper.from_array(np.ones(4, np.float32), "ones")
+    twos = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "twos")
+    computed = [helper.make_node("Mul", ["ones", "twos"], ["s"]),
+                helper.make_node("Upsample", ["X", "s"], ["Y"], name="up")]
+    _onnx_model(tmp_path, "static.onnx", computed, [x], [ones, twos])
+    result = _cli("fold", "static.onnx", "-o", "folded.onnx", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "1 of 1 computed scales folded" in result.stdout
+    runtime = [helper.make_node("Upsample", ["X", "S"], ["Y"], name="up")]
+    s = helper.make_tensor_value_info("S", TensorProto.FLOAT, [4])
+    _onnx_model(tmp_path, "dynamic.onnx", runtime, [x, s])
+    result = _cli("fold", "dynamic.onnx", "-o", "folded2.onnx", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "0 of 1 computed scales folded" in result.stdout
+    assert "not folded: up:" in result.stdout and "--input-shape" in result.stdout
+
+
+def test_run_checks_inputs_against_the_model(tmp_path: Path) -> None:
+    np.save(tmp_path / "f64.npy", np.zeros((1, 32, 13, 13)))
+    np.save(tmp_path / "small.npy", np.zeros((1, 32, 12, 13), np.float32))
+    wrong_type = _cli("run", str(EXAMPLE), "--input", "feature=f64.npy", "--random",
+                      cwd=tmp_path)
+    assert wrong_type.returncode == 2
+    assert "input 'feature' is float64[1, 32, 13, 13]; the model declares feature " \
+           "float32[1, 32, 13, 13]" in wrong_type.stderr
+    wrong_shape = _cli("run", str(EXAMPLE), "--input", "feature=small.npy", "--random",
+                       cwd=tmp_path)
+    assert wrong_shape.returncode == 2 and "float32[1, 32, 12, 13]" in wrong_shape.stderr
+    wrong_name = _cli("run", str(EXAMPLE), "--input", "feat=f64.npy", cwd=tmp_path)
+    assert wrong_name.returncode == 2
+    assert "route float32[1, 16, 26, 26]" in wrong_name.stderr
+    random = _cli("run", str(EXAMPLE), "--random", cwd=tmp_path)
+    assert random.returncode == 0, random.stderr
+    line = random.stdout.strip()
+    assert line.startswith("detections: float32 [1, 18, 26, 26], min ")
+    low = line.split("min ")[1].split(",")[0]
+    assert low == str(np.float32(low))  # float32 digits, not float64's

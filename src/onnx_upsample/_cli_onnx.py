@@ -1,4 +1,5 @@
-"""``onnx-upsample inspect | upgrade | run``: ONNX models with Upsample, from the command line.
+"""``onnx-upsample inspect | check | upgrade | downgrade | fold | run``: ONNX models with
+Upsample, from the command line.
 
 onnx (and, for ``upgrade --verify``, onnxruntime) is imported inside the handlers only, so
 ``onnx-upsample --help`` and the core commands work without the ``onnx`` extra.
@@ -29,7 +30,8 @@ FREE_DIMENSION = 8
 
 
 def register(subparsers: Any) -> None:
-    """Add the ``inspect``, ``upgrade`` and ``run`` subcommands."""
+    """Add the ``inspect``, ``check``, ``upgrade``, ``downgrade``, ``fold`` and ``run``
+    subcommands."""
     inspect = subparsers.add_parser(
         "inspect", help="list the Upsample nodes of an ONNX model and what is wrong with them",
         description="A table of the model's Upsample nodes (name, version, mode, scales, "
@@ -56,6 +58,37 @@ def register(subparsers: Any) -> None:
     upgrade.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     upgrade.set_defaults(handler=_cmd_upgrade)
 
+    check = subparsers.add_parser(
+        "check", help="the findings of onnx_upsample.onnx.check; exit 1 if there are errors",
+        description="Every finding (severity, node, message, fix) of onnx_upsample.onnx.check "
+        "for MODEL, one per line or as JSON for CI pipelines. Exit 1 if there are errors.")
+    check.add_argument("model", help="the .onnx file")
+    check.add_argument("--json", action="store_true", help="print the findings as JSON")
+    check.set_defaults(handler=_cmd_check)
+
+    downgrade = subparsers.add_parser(
+        "downgrade", help="turn Upsample-equivalent Resize nodes back into Upsample",
+        description="Write a copy of MODEL at opset N (7, 8 or 9) where every Resize that "
+        "computes an Upsample (asymmetric, floor/linear, scales >= 1) is an Upsample again, "
+        "with identical outputs (onnx_upsample.onnx.downgrade).")
+    downgrade.add_argument("model", help="the .onnx file")
+    downgrade.add_argument("-o", "--output", required=True, help="the downgraded .onnx file")
+    downgrade.add_argument("--opset", type=int, default=9, choices=(7, 8, 9),
+                           help="target opset (default 9)")
+    downgrade.set_defaults(handler=_cmd_downgrade)
+
+    fold = subparsers.add_parser(
+        "fold", help="store computed Upsample scales as constants where they are static",
+        description="Write a copy of MODEL where every Upsample whose scales are computed "
+        "from static values (shapes, constants) reads them from an initializer "
+        "(onnx_upsample.onnx.fold_scales); says which nodes it could not fold and why.")
+    fold.add_argument("model", help="the .onnx file")
+    fold.add_argument("-o", "--output", required=True, help="the folded .onnx file")
+    fold.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...",
+                      help="a concrete shape for a graph input with symbolic dimensions "
+                      "(repeatable)")
+    fold.set_defaults(handler=_cmd_fold)
+
     run = subparsers.add_parser(
         "run", help="run an ONNX model with every Upsample version (onnx's reference evaluator)",
         description="Run MODEL with onnx.reference.ReferenceEvaluator and onnx-upsample's "
@@ -65,6 +98,10 @@ def register(subparsers: Any) -> None:
                      help="the value of graph input NAME (repeat for each input)")
     run.add_argument("--output-dir", default=None, metavar="DIR",
                      help="write each output to DIR/NAME.npy")
+    run.add_argument("--random", action="store_true",
+                     help="random values for the inputs not given with --input (as upgrade "
+                     "--verify makes them; symbolic dimensions become 8)")
+    run.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     run.set_defaults(handler=_cmd_run)
 
 
@@ -416,6 +453,97 @@ def _cmd_upgrade(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# --------------------------------------------------------------------------- check, fold
+
+
+@_guard
+def _cmd_check(args: argparse.Namespace) -> int:
+    import json
+
+    from .onnx import check
+
+    findings = check(_load_model(args.model))
+    errors = sum(f.severity == "error" for f in findings)
+    if args.json:
+        print(json.dumps([{"severity": f.severity, "node": f.node, "code": f.code,
+                           "message": f.message, "fix": f.fix} for f in findings], indent=2))
+    else:
+        for finding in findings:
+            print(f"{finding.severity}: {finding.node}: {finding.message} Fix: {finding.fix}")
+        print(f"{args.model}: {errors} error(s), {len(findings) - errors} warning(s)")
+    return EXIT_FINDINGS if errors else EXIT_OK
+
+
+@_guard
+def _cmd_downgrade(args: argparse.Namespace) -> int:
+    from .onnx import downgrade
+    from .onnx._graphs import default_opset
+
+    _check_output_path(args.output)
+    model = _load_model(args.model)
+    resizes = sum(node.op_type == "Resize" for node in model.graph.node)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UpsampleWarning)
+        lowered = downgrade(model, opset=args.opset)
+    _warning_lines(caught)
+    left = sum(node.op_type == "Resize" for node in lowered.graph.node)
+    _save_model(lowered, args.output)
+    print(f"{args.model} (opset {default_opset(model.opset_import)}) -> {args.output} (opset "
+          f"{default_opset(lowered.opset_import)}): {resizes - left} Resize node(s) became "
+          "Upsample")
+    return EXIT_OK
+
+
+def _parse_shapes(items: Sequence[str]) -> dict[str, list[int]]:
+    shapes: dict[str, list[int]] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        try:
+            dims = [int(d) for d in text.split(",")] if text else []
+        except ValueError:
+            dims = [-1]
+        if not sep or not name or any(d < 0 for d in dims):
+            raise _BadInputError(f"--input-shape {item!r}: expected NAME=D0,D1,... with "
+                                 "whole numbers >= 0")
+        shapes[name] = dims
+    return shapes
+
+
+@_guard
+def _cmd_fold(args: argparse.Namespace) -> int:
+    from .onnx import fold_scales
+    from .onnx._graphs import is_upsample, walk
+
+    _check_output_path(args.output)
+    model = _load_model(args.model)
+    shapes = _parse_shapes(args.input_shape)
+    unknown = sorted(set(shapes) - {value.name for value in model.graph.input})
+    if unknown:
+        raise _BadInputError(f"--input-shape names {unknown}, which are not inputs of the "
+                             "model")
+    folded = fold_scales(model, input_shapes=shapes or None)
+    _save_model(folded, args.output)
+
+    def computed(m: Any) -> list[str]:
+        names = []
+        for site in walk(m):
+            constants = {t.name for t in site.owner.initializer} | {
+                o for n in site.owner.node if n.op_type == "Constant" for o in n.output}
+            for index, node in enumerate(site.owner.node):
+                if is_upsample(node) and len(node.input) > 1 and node.input[1] not in constants:
+                    names.append(node.name or f"Upsample#{index}")
+        return names
+
+    before, after = computed(model), computed(folded)
+    print(f"{args.model} -> {args.output}: {len(before) - len(after)} of {len(before)} "
+          "computed scales folded")
+    for name in after:
+        print(f"not folded: {name}: its scales depend on values known only at run time "
+              "(symbolic input dimensions or data); give concrete shapes with --input-shape "
+              "NAME=D0,D1,... if they come from input shapes")
+    return EXIT_OK
+
+
 # --------------------------------------------------------------------------- run
 
 
@@ -445,21 +573,83 @@ def _file_name(name: str) -> str:
     return (safe or "output") + ".npy"
 
 
-@_guard
-def _cmd_run(args: argparse.Namespace) -> int:
-    from .onnx._evaluator import reference_evaluator
+def _signature(value: Any) -> str:
+    """``X float32[1, 3, 'N', 8]``: a graph input as the model declares it."""
+    from onnx import helper
 
-    model = _load_model(args.model)
-    feeds = _read_inputs(args.input)
-    expected = [value.name for value in _graph_inputs(model)]
-    missing = [name for name in expected if name not in feeds]
-    if missing:
-        raise _BadInputError(f"the model needs input(s) {missing}; give each with --input "
-                        "NAME=FILE.npy (the model's inputs: " + ", ".join(expected) + ")")
+    tensor = value.type.tensor_type
+    if not value.type.HasField("tensor_type"):
+        return f"{value.name} (not a tensor)"
+    try:
+        name = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.elem_type)).name
+    except (KeyError, TypeError, ValueError):
+        name = f"elem_type {tensor.elem_type}"
+    if not tensor.HasField("shape"):
+        return f"{value.name} {name}[any shape]"
+    dims = [str(d.dim_value) if d.HasField("dim_value") else repr(d.dim_param or "?")
+            for d in tensor.shape.dim]
+    return f"{value.name} {name}[{', '.join(dims)}]"
+
+
+def _check_feeds(inputs: list[Any], feeds: dict[str, np.ndarray]) -> None:
+    """Input names, element types and shapes against the model's declarations."""
+    from onnx import helper
+
+    listing = "; ".join(_signature(value) for value in inputs)
+    expected = [value.name for value in inputs]
     unknown = sorted(set(feeds) - set(expected))
     if unknown:
         raise _BadInputError(f"--input names {unknown}, which are not inputs of the model "
-                        f"(its inputs: {', '.join(expected)})")
+                             f"(its inputs: {listing})")
+    missing = [name for name in expected if name not in feeds]
+    if missing:
+        raise _BadInputError(f"the model needs input(s) {missing}; give each with --input "
+                             f"NAME=FILE.npy, or pass --random (its inputs: {listing})")
+    for value in inputs:
+        array, tensor = feeds[value.name], value.type.tensor_type
+        if not value.type.HasField("tensor_type"):
+            continue
+        try:
+            dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.elem_type))
+        except (KeyError, TypeError, ValueError):
+            continue
+        given = f"{array.dtype.name}{list(array.shape)}"
+        if array.dtype.newbyteorder("=") != dtype and not (
+                dtype.kind == "O" and array.dtype.kind in "OUS"):
+            raise _BadInputError(f"input {value.name!r} is {given}; the model declares "
+                                 f"{_signature(value)} (convert the .npy with astype)")
+        if tensor.HasField("shape"):
+            dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
+            if len(dims) != array.ndim or any(
+                    d is not None and d != n for d, n in zip(dims, array.shape, strict=False)):
+                raise _BadInputError(f"input {value.name!r} is {given}; the model declares "
+                                     f"{_signature(value)}")
+
+
+def _describe(array: np.ndarray) -> str:
+    """dtype, shape and range, numbers in the array's own precision (float32 digits)."""
+    line = f"{array.dtype} {list(array.shape)}"
+    if array.size and array.dtype.kind in "biuf":
+        line += f", min {array.min()!s}, max {array.max()!s}"
+    return line
+
+
+@_guard
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .onnx._evaluator import reference_evaluator
+    from .onnx._graphs import is_upsample
+
+    model = _load_model(args.model)
+    feeds = _read_inputs(args.input)
+    inputs = _graph_inputs(model)
+    if args.random:
+        scales_inputs = {node.input[1]: 0 for node in model.graph.node
+                         if is_upsample(node) and len(node.input) > 1}
+        rng = np.random.default_rng(args.seed)
+        for value in inputs:
+            if value.name not in feeds:
+                feeds[value.name] = _random_value(value, rng, scales_inputs)
+    _check_feeds(inputs, feeds)
     if args.output_dir is not None and not os.path.isdir(args.output_dir):
         raise _BadInputError(f"--output-dir {args.output_dir!r} is not a directory")
     with warnings.catch_warnings(record=True) as caught:
@@ -476,9 +666,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _warning_lines(caught)
     for name, value in zip(session.output_names, results, strict=True):
         array = np.asarray(value)
-        line = f"{name}: {array.dtype} {list(array.shape)}"
-        if array.size and array.dtype.kind in "biuf":
-            line += f", min {array.min().item()}, max {array.max().item()}"
+        line = f"{name}: {_describe(array)}"
         if args.output_dir is not None:
             path = os.path.join(args.output_dir, _file_name(name))
             _save_npy(path, array)
