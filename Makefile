@@ -21,14 +21,19 @@ $(STAMP): pyproject.toml setup.py $(KERNEL_SOURCES)
 	@touch $(STAMP)
 
 demo: $(STAMP)
+	@echo "onnx-upsample: the ONNX Upsample operator (versions 1, 7, 9, 10), bit-identical to"
+	@echo "onnxruntime, for every element type and rank; tools for legacy models; arrays beyond memory."
 	$(BIN)/onnx-upsample demo
 	mkdir -p build/demo
 	$(BIN)/python scripts/make_legacy_model.py -o build/demo/yolo_head_opset9.onnx --inputs build/demo
 	$(BIN)/onnx-upsample inspect examples/yolo_head_opset9.onnx
+	$(BIN)/onnx-upsample check examples/yolo_head_opset9.onnx
 	$(BIN)/onnx-upsample run examples/yolo_head_opset9.onnx --input feature=build/demo/feature.npy \
 		--input route=build/demo/route.npy --output-dir build/demo
 	$(BIN)/onnx-upsample upgrade examples/yolo_head_opset9.onnx -o build/demo/yolo_head_opset18.onnx \
 		--opset 18 --verify
+	$(BIN)/onnx-upsample downgrade build/demo/yolo_head_opset18.onnx -o build/demo/yolo_head_back_opset9.onnx
+	$(BIN)/onnx-upsample fold examples/yolo_head_opset9.onnx -o build/demo/yolo_head_folded.onnx
 	$(BIN)/onnx-upsample apply docs/compare_input.png build/demo/compare_input_x4.png --scales 4 4 --mode linear
 	$(BIN)/onnx-upsample compare docs/compare_input.png -o build/demo/compare.png --scales 1.3333334
 
