@@ -79,7 +79,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     _files.save_image(args.output, picture)
     if not args.quiet:
         print(comparison.text())
-    print(f"wrote {args.output}")
+        print(f"wrote {args.output}")
     return 0
 
 
