@@ -1,7 +1,7 @@
 """onnx-upsample: the ONNX ``Upsample`` operator (versions 1, 7, 9, 10), exact and complete.
 
 Bit-identical to onnxruntime 1.32 wherever ORT has a kernel, and defined for every ONNX
-element type, every rank and every scale >= 1 (see the project's contract).
+element type, every rank and every scale >= 1 (see docs/semantics.md).
 
 Public names: :func:`upsample`, :func:`output_shape`, :func:`set_num_threads`,
 :class:`UpsampleError`, :class:`UpsampleWarning`, and the slow oracle

@@ -1,6 +1,6 @@
 """Per-axis rules of ONNX ``Upsample`` (versions 7/9/10; version 1 is the 4-D case), vectorised.
 
-Each function answers one question of the contract (§2) for one axis: how long the output is,
+Each function answers one question of docs/semantics.md (§2) for one axis: how long the output is,
 which input index an output index reads (nearest), and which two input indices with which
 float32 weights it blends (linear). The fast path builds its tables from these; the slow
 reference in :mod:`onnx_upsample.reference` re-derives every rule on its own, one element at
@@ -134,7 +134,7 @@ def _fill_taps(
 
 
 def interpolated_axes(scales: Sequence[np.float32]) -> tuple[int, ...]:
-    """The axes linear mode interpolates (contract §2, "which axes interpolate").
+    """The axes linear mode interpolates (docs/semantics.md §2, "which axes interpolate").
 
     Where ORT 1.32 has a linear kernel these are the axes that kernel interpolates, including
     axes whose scale is 1 (weights 1 and 0, and 0.5/0.5 at the last index: that changes the

@@ -1,4 +1,4 @@
-"""Argument checks of ``upsample`` (contract §3): everything is checked before allocation.
+"""Argument checks of ``upsample`` (docs/semantics.md §3): everything is checked before allocation.
 
 Wrong kinds of argument raise ``TypeError``; wrong values raise :class:`UpsampleError` with a
 message that names the argument, the value, what was expected and the fix.
@@ -234,7 +234,7 @@ def _checked_scales_and_shape(
 
 
 def make_plan(x: object, scales: object, mode: object, out: object) -> tuple[Plan, str | None]:
-    """Check every argument in contract order; return the plan and any warning to give."""
+    """Check every argument in the order of docs/semantics.md; return the plan and any warning to give."""
     if x is None:
         raise TypeError("x is None; expected an array (anything numpy.asarray accepts)")
     if _is_masked(x):

@@ -60,7 +60,7 @@ def upsample(
 
     The computed result is bit-identical to
     ``onnx_upsample.upsample(array.compute(), scales, mode)`` for every chunking, element
-    type and mode (contract §2), including the exact rule for axes of ``2**24`` elements
+    type and mode (docs/semantics.md §2), including the exact rule for axes of ``2**24`` elements
     and more and the global no-resize copy.
 
     Parameters
@@ -129,7 +129,7 @@ def upsample(
                 "shape and dtype, such as a numpy or zarr array)"
             )
         array = _as_dask(array)
-    values = _scale_values(scales)  # kinds first, as the in-memory call (contract §2)
+    values = _scale_values(scales)  # kinds first, as the in-memory call (docs/semantics.md §2)
     task_threads = _check_threads(threads, "threads")
     canonical_mode, warning = mode_of(mode)
     etype = element_type(array.dtype)

@@ -1,6 +1,6 @@
 """The slow reference of ONNX ``Upsample`` (versions 1, 7, 9, 10): the oracle.
 
-Spec-literal: every rule of the contract (§2) is one small function of plain scalars, and
+Spec-literal: every rule of docs/semantics.md (§2) is one small function of plain scalars, and
 the output is filled one element at a time by a Python loop. Nothing here is shared with the
 fast path except argument checking, so each checks the other; the rules themselves are
 checked against hand-computed cases from the operator documentation and onnxruntime 1.32.

@@ -170,7 +170,7 @@ def prepare_linear(
     etype: ElementType,
     threads: int,
 ) -> Launcher:
-    """Compiled linear blend of the 2**k corners of every output's cell (contract §2)."""
+    """Compiled linear blend of the 2**k corners of every output's cell (docs/semantics.md §2)."""
     assert etype.accumulator is not None
     acc = etype.accumulator
     half = etype.name in ("float16", "bfloat16")

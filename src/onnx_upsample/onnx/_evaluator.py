@@ -28,7 +28,7 @@ class Upsample(OpRun):
 
     onnx's own reference implementation runs only nearest mode with integer scales, and
     neither the version-1 nor the version-7 form. This one runs every form with the
-    onnx-upsample kernel, bit-identical to onnxruntime 1.32 (see the project's contract)::
+    onnx-upsample kernel, bit-identical to onnxruntime 1.32 (see docs/semantics.md)::
 
         from onnx.reference import ReferenceEvaluator
         from onnx_upsample.onnx import Upsample

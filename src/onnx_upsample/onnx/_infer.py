@@ -1,4 +1,4 @@
-"""Shape inference with onnxruntime's size rule for ``Upsample`` (contract §2, peers §1).
+"""Shape inference with onnxruntime's size rule for ``Upsample`` (docs/semantics.md §2, peers §1).
 
 onnx (1.22 and later) infers ``floor(double(dim) * double(scale))``, while onnxruntime computes
 ``trunc(float(dim) * float(scale))``: 5 x 1.4 is 6 for onnx and 7 for ORT, and the wrong value
@@ -157,7 +157,7 @@ def infer_shapes(model: ModelLike) -> onnx.ModelProto:
     """Infer types and shapes, with onnxruntime's size rule for every ``Upsample``.
 
     Fills the output type and shape of every ``Upsample`` node (versions 1, 7, 9, 10, in the
-    main graph and in subgraphs) with the contract's size rule, ``trunc(f32(n) * f32(s))`` as
+    main graph and in subgraphs) with the size rule of docs/semantics.md, ``trunc(f32(n) * f32(s))`` as
     onnxruntime 1.32 computes it, and leaves every other node to
     :func:`onnx.shape_inference.infer_shapes`, which then sees the right shapes downstream.
 

@@ -29,7 +29,7 @@ typedef struct {
 int nearest_item(void *job, int64_t item, int worker);
 
 /* Element types the linear kernel reads (`SRC_HALF`: 16-bit patterns through `lut`) and
- * writes; the accumulation type follows the contract: float for the first group, double
+ * writes; the accumulation type follows docs/semantics.md: float for the first group, double
  * for the second. */
 enum {
     T_INT8, T_UINT8, T_INT16, T_UINT16, T_INT32, T_FLOAT32, T_HALF, /* float accumulation */

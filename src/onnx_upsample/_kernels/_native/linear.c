@@ -1,4 +1,4 @@
-/* Linear-mode blend (see kernels.h and the contract's linear rules).
+/* Linear-mode blend (see kernels.h and docs/semantics.md, linear rules).
  *
  * Per work item (a range of rows times a segment of the row axis): the row and block taps
  * of the segment are laid out once as flat per-element tables (offset into an input row,

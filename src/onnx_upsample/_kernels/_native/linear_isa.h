@@ -1,5 +1,5 @@
 /* The hot loops of the linear kernel: expand (gather an input row at the taps, converted to
- * the accumulation type), sum (the blend, in the contract's order) and store (convert,
+ * the accumulation type), sum (the blend, in the order of docs/semantics.md) and store (convert,
  * truncating and saturating integers). Included once per instruction set by linear.c with
  * ISA naming the variant; every variant computes the same IEEE operations in the same
  * order (no contraction, no reassociation), so they give the same bits.
