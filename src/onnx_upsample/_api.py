@@ -69,8 +69,8 @@ def upsample(
 ) -> np.ndarray:
     """Apply the ONNX ``Upsample`` operator (versions 7, 9, 10; version 1 is the 4-D case).
 
-    Bit-identical to onnxruntime 1.32 wherever it has a kernel (docs/semantics.md §2), and defined for
-    every element type, rank and scale ORT refuses.
+    Bit-identical to onnxruntime 1.32 wherever it has a kernel (docs/semantics.md §2), and
+    defined for every element type, rank and scale ORT refuses.
 
     Parameters
     ----------

@@ -234,7 +234,8 @@ def _checked_scales_and_shape(
 
 
 def make_plan(x: object, scales: object, mode: object, out: object) -> tuple[Plan, str | None]:
-    """Check every argument in the order of docs/semantics.md; return the plan and any warning to give."""
+    """Check every argument in the order of docs/semantics.md; return the plan and any
+    warning to give."""
     if x is None:
         raise TypeError("x is None; expected an array (anything numpy.asarray accepts)")
     if _is_masked(x):

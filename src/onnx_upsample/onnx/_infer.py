@@ -157,8 +157,8 @@ def infer_shapes(model: ModelLike) -> onnx.ModelProto:
     """Infer types and shapes, with onnxruntime's size rule for every ``Upsample``.
 
     Fills the output type and shape of every ``Upsample`` node (versions 1, 7, 9, 10, in the
-    main graph and in subgraphs) with the size rule of docs/semantics.md, ``trunc(f32(n) * f32(s))`` as
-    onnxruntime 1.32 computes it, and leaves every other node to
+    main graph and in subgraphs) with the size rule of docs/semantics.md,
+    ``trunc(f32(n) * f32(s))`` as onnxruntime 1.32 computes it, and leaves every other node to
     :func:`onnx.shape_inference.infer_shapes`, which then sees the right shapes downstream.
 
     Parameters
