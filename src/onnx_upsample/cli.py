@@ -1,8 +1,8 @@
 """The ``onnx-upsample`` command line (also ``python -m onnx_upsample``).
 
 Conventions (docs/semantics.md §4): numbers are space separated (``--scales 1 1 2 2``);
-errors are one line on stderr, with no traceback; exit 0 on success, 1 for findings or a failed check,
-2 for bad arguments or input.
+errors are one line on stderr, with no traceback; exit 0 on success, 1 for findings or a
+failed check, 2 for bad arguments or input.
 """
 
 from __future__ import annotations
