@@ -64,3 +64,32 @@ def test_ir3_upgrade_in_python_keeps_the_graph_inputs() -> None:
     new = upgrade(model, opset=13)
     assert [value.name for value in new.graph.input] == ["X", "scales"]
     assert [node.op_type for node in new.graph.node] == ["Resize"]
+
+
+@pytest.mark.parametrize("target", [10, 11, 13, 18])
+def test_rank0_upsample_upgrades_to_identity(tmp_path: Path, target: int) -> None:
+    """A rank-0 v7 Upsample (empty scales) runs in ORT; as a Resize with empty scales ORT
+    refused it at run time, and opsets >= 13 failed full shape inference: an Identity is
+    the same operation at every opset. infer_shapes gives its output the empty shape."""
+    from onnx import AttributeProto
+
+    from onnx_upsample.onnx import infer_shapes
+
+    node = helper.make_node("Upsample", ["X"], ["Y"], name="up0", mode="nearest")
+    node.attribute.append(helper.make_attribute("scales", [], attr_type=AttributeProto.FLOATS))
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 7)])
+    model.ir_version = 8
+    inferred = infer_shapes(model).graph.output[0].type.tensor_type
+    assert inferred.HasField("shape") and len(inferred.shape.dim) == 0
+    onnx.save(model, tmp_path / "r0.onnx")
+    result = subprocess.run(
+        [sys.executable, "-m", "onnx_upsample", "upgrade", "r0.onnx", "-o", "new.onnx",
+         "--opset", str(target), "--verify"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    new = onnx.load(tmp_path / "new.onnx")
+    onnx.checker.check_model(new, full_check=True)
+    assert [n.op_type for n in new.graph.node] == ["Identity"]

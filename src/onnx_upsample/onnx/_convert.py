@@ -579,6 +579,13 @@ def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET) -> onnx
               types: dict[str, TypeProto]) -> None:
         if is_upsample(node):
             info = _upsample_info(site, index, node, types, f"upgrade to opset {target}")
+            if info.scales is not None and info.scales.size == 0:
+                # a rank-0 X: Upsample copies it, and Resize cannot say so (ORT refuses an
+                # empty scales tensor at run time): an Identity is the same, at any opset
+                del node.input[1:]
+                del node.attribute[:]
+                node.op_type, node.domain = "Identity", ""
+                return
             if info.form == 1 and rank_of(types.get(node.input[0])) is None:
                 warnings.warn(
                     f"Upsample node {info.label!r}: the rank of X is unknown; Upsample-1 is "

@@ -80,6 +80,7 @@ def output_type(x_type: TypeProto | None, scales: object, rank_ok: bool = True) 
     if values is not None and len(values) != len(dims):
         return result
     shape = result.tensor_type.shape
+    shape.SetInParent()  # a rank-0 Y has a shape too: the empty one
     for axis, dim in enumerate(dims):
         new = shape.dim.add()
         if dim.HasField("dim_value"):
