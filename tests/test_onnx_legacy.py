@@ -93,3 +93,18 @@ def test_rank0_upsample_upgrades_to_identity(tmp_path: Path, target: int) -> Non
     new = onnx.load(tmp_path / "new.onnx")
     onnx.checker.check_model(new, full_check=True)
     assert [n.op_type for n in new.graph.node] == ["Identity"]
+
+
+def test_check_warns_about_a_2d_scales_tensor() -> None:
+    """ORT accepts a [1, 4] scales tensor; the specification says 1-D: a warning, with the fix."""
+    from onnx_upsample.onnx import check
+
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 2, 2])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
+    scales = numpy_helper.from_array(np.array([[1, 1, 2, 2]], np.float32), "scales")
+    node = helper.make_node("Upsample", ["X", "scales"], ["Y"], name="up")
+    model = helper.make_model(helper.make_graph([node], "g", [x], [y], [scales]),
+                              opset_imports=[helper.make_opsetid("", 9)])
+    findings = check(model)
+    assert [(f.severity, f.node, f.code) for f in findings] == [("warning", "up", "scales-shape")]
+    assert "shape [1, 4]" in findings[0].message and "shape [4]" in findings[0].fix

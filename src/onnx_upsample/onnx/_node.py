@@ -266,6 +266,12 @@ def _read_scales_input(info: UpsampleNode, scope: Scope) -> None:
                  "Upsample takes tensor(float) (onnx's checker and onnxruntime reject it)",
                  "store the scales as float32", blocking=True)
         return
+    if value.ndim != 1:
+        info.add("warning", "scales-shape",
+                 f"the scales tensor ({info.scales_origin}) has shape {list(value.shape)}; "
+                 "the specification says 1-D (onnxruntime and onnx-upsample read its values "
+                 "in order, other runtimes may refuse it)",
+                 f"store the scales with shape [{value.size}]")
     info.scales = value.reshape(-1)
 
 
