@@ -7,13 +7,14 @@ CoreML, ncnn) refuse such nodes although the value is known once the input shape
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import onnx
 from onnx import AttributeProto, TypeProto, helper, numpy_helper
 
-from .._errors import UpsampleError
+from .._errors import UpsampleError, UpsampleWarning
 from ._evaluator import Upsample
 from ._graphs import (
     ModelLike,
@@ -228,25 +229,32 @@ def fold_scales(model: ModelLike, *,
     maps = [types for site, types in site_type_maps(inferred) if site.function is None]
     names = all_names(work)
     folded_nodes: list[onnx.NodeProto] = []
+    not_folded: list[str] = []
     for site, types in zip(walk(work, functions=False), maps, strict=True):
         owner = site.owner
         assert isinstance(owner, onnx.GraphProto)
-        for node in owner.node:
+        for index, node in enumerate(owner.node):
             if not is_upsample(node) or len(node.input) != 2 or not node.input[1]:
                 continue
             scales_name = node.input[1]
             if site.scope.constant(scales_name) is not None:
                 continue
             cone = _cone(site, types, scales_name)
-            if cone is None:
+            value = None if cone is None else _evaluate(work, cone[0], cone[1], scales_name)
+            if cone is None or value is None:
+                not_folded.append(node.name or f"Upsample#{index}")
                 continue
-            nodes, leaves, involved = cone
-            value = _evaluate(work, nodes, leaves, scales_name)
-            if value is None:
-                continue
+            involved = cone[2]
             new_name = unique_name(names, f"{node.name or node.output[0]}_scales")
             owner.initializer.append(numpy_helper.from_array(value, new_name))
             node.input[1] = new_name
             folded_nodes.extend(involved)
     _remove_dead(work, folded_nodes)
+    if not_folded:
+        # never silently: say which scales stay computed, and what would fold them
+        warnings.warn(
+            f"fold_scales left the computed scales of {len(not_folded)} Upsample node(s) "
+            f"{not_folded}: they depend on values known only at run time (data, or input "
+            "dimensions that are symbolic); pass input_shapes={name: [d0, d1, ...]} if they "
+            "come from input shapes", UpsampleWarning, stacklevel=2)
     return work
