@@ -499,6 +499,8 @@ BAD_TABLES = {
     "row index times block past 2**63": {
         "row_table": np.array([0] * 11 + [(1 << 60) + (1 << 40)], np.int64), "block": 8,
         "x_elements": 192},
+    "start near 2**63 (start + size wraps)": {"starts": np.array([(1 << 63) - 1], np.int64)},
+    "segment longer than the row": {"segment": 13},
     "row length times block past 2**63": {
         "row_kind": _compiled.ROW_COPY, "row_len": (1 << 62) + 1, "block": 4,
         "segment": (1 << 62) + 1, "x_elements": 4, "sizes": np.array([1], np.int64),
@@ -614,6 +616,10 @@ def test_linear_kernel_rejects_inconsistent_tables(monkeypatch: pytest.MonkeyPat
         "block tap beyond the block": {"blk_hi": _set(-1, 6)},
         "unknown element type": {"src": 99},
         "row tap times block past 2**63": {"row_hi": _set(-1, (1 << 61) + (1 << 40))},
+        # a segment longer than the row made the scratch size wrap (heap corruption)
+        "segment of 2**62": {"segment": 1 << 62},
+        "segment longer than the row": {"segment": args["row_len"] + 1},
+        "outer start near 2**63": {"starts": _set(0, (1 << 63) - 1)},
     }
     wrong = []
     for why, change in bad.items():
@@ -623,6 +629,19 @@ def test_linear_kernel_rejects_inconsistent_tables(monkeypatch: pytest.MonkeyPat
             continue
         wrong.append(why)
     assert not wrong, f"accepted: {wrong}"
+
+
+def test_linear_kernel_call_rejects_a_row_base_near_2_63(monkeypatch) -> None:
+    """row_base + rows wrapped past int64 and passed the bounds check (then segfaulted)."""
+    args = _linear_args(monkeypatch, (3, 64, 256), [1, 2, 2])
+    kernel = _native.linear_kernel(*args.values())
+    x = np.zeros((3, 64, 256), np.float32)
+    rows, width = 3 * 128, 512
+    out = np.zeros((200, width), np.float32)
+    for row_base in ((1 << 63) - 100, (1 << 63) - 1, rows - 199):
+        with pytest.raises(ValueError, match="kernel called with"):
+            kernel(x, out, 1, row_base)
+    kernel(x, np.zeros((rows, width), np.float32), 1, 0)  # the whole output is fine
 
 
 def test_linear_kernel_rejects_outer_offsets_overflowing(monkeypatch) -> None:

@@ -162,3 +162,43 @@ def test_upgrade_verify_refuses_tensors_beyond_memory(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
     assert "tensor 'Y' of shape (1, 1, 400000, 400000)" in result.stderr
     assert "GiB, more than" in result.stderr
+
+
+def test_linear_over_too_many_axes_is_an_upsample_error() -> None:
+    """23 interpolated axes (2**23 corners per output) reached the kernel's table check as a
+    plain ValueError; it is refused with the count and the fix, in memory and with dask."""
+    x = np.zeros((1,) * 21 + (3, 4), np.float32)
+    scales = [1.5] * 21 + [2, 2]
+    with pytest.raises(UpsampleError, match="would interpolate 23 axes"):
+        upsample(x, scales, "linear")
+    assert upsample(x, scales, "nearest").shape == (1,) * 21 + (6, 8)
+
+
+def _unaligned(dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    """A writable C-contiguous array at an odd byte offset of its buffer."""
+    values = (np.random.default_rng(1).standard_normal(shape) * 50).astype(dtype)
+    buffer = bytearray(values.nbytes + 1)
+    view = np.frombuffer(buffer, dtype=dtype, count=values.size, offset=1).reshape(shape)
+    view[...] = values
+    return view
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "complex64"])
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_unaligned_x_gives_the_same_bits(dtype: str, mode: str) -> None:
+    """A view at an odd byte offset is C-contiguous but unaligned: the typed C loops read a
+    contiguous aligned copy of it."""
+    x = _unaligned(dtype, (5, 6))
+    assert not x.flags.aligned and x.flags.c_contiguous
+    expected = onnx_upsample.reference.upsample(np.array(x), [2, 1.5], mode)
+    assert upsample(x, [2, 1.5], mode).tobytes() == expected.tobytes()
+    assert upsample(x, [2, 1.5], mode).tobytes() == expected.tobytes()  # the memo path too
+
+
+def test_unaligned_out_is_refused() -> None:
+    out = _unaligned("float32", (4, 4))
+    assert not out.flags.aligned and out.flags.writeable
+    before = out.copy()
+    with pytest.raises(UpsampleError, match="out is not aligned"):
+        upsample(np.ones((2, 2), np.float32), [2, 2], out=out)
+    assert out.tobytes() == before.tobytes()

@@ -45,7 +45,7 @@ def _out_fits(out: object, plan: Plan, x: np.ndarray) -> bool:
     """What check_out checks, quickly; any doubt goes to check_out for the exact error."""
     return (type(out) is np.ndarray and out.shape == plan.out_shape
             and out.dtype == plan.out_dtype and out.flags.c_contiguous
-            and out.flags.writeable and not np.may_share_memory(out, x))
+            and out.flags.writeable and out.flags.aligned and not np.may_share_memory(out, x))
 
 
 def _prepare(plan: Plan, threads: int) -> Launch | None:
@@ -86,8 +86,9 @@ def upsample(
         ``"bilinear"`` and ``"trilinear"`` are accepted as ``"linear"`` with an
         :class:`UpsampleWarning`. Linear is defined for numeric element types only.
     out : numpy.ndarray, optional
-        C-contiguous, writable array of exactly the output's shape and native dtype, not
-        overlapping ``x``. Left untouched if the call fails.
+        C-contiguous, aligned, writable array of exactly the output's shape and native
+        dtype, not overlapping ``x``. Left untouched if the call fails its checks; a call
+        interrupted by Ctrl-C (``KeyboardInterrupt``) leaves it partly written.
 
     Returns
     -------

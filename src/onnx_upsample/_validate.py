@@ -19,7 +19,7 @@ import numpy as np
 
 from ._dtypes import ElementType, element_type
 from ._errors import UpsampleError
-from ._rules import MAX_DIM, output_size
+from ._rules import MAX_DIM, interpolated_axes, output_size
 
 Mode = Literal["nearest", "linear"]
 MODES: tuple[Mode, ...] = ("nearest", "linear")
@@ -192,6 +192,22 @@ def _is_masked(array: object) -> bool:
     return ma is not None and isinstance(array, ma.MaskedArray)
 
 
+# Linear mode blends 2**k corners per output for k interpolated axes: past this many the
+# work is beyond any use (and beyond the kernels' corner tables).
+MAX_INTERPOLATED_AXES = 20
+
+
+def check_interpolated_count(scales: tuple[np.float32, ...]) -> None:
+    """Refuse linear mode over more interpolated axes than MAX_INTERPOLATED_AXES."""
+    count = len(interpolated_axes(scales))
+    if count > MAX_INTERPOLATED_AXES:
+        raise UpsampleError(
+            f"mode 'linear' would interpolate {count} axes (every axis whose scale is not 1, "
+            f"2**{count} corners per output); at most {MAX_INTERPOLATED_AXES} are supported: "
+            "upsample fewer axes at a time, or use mode='nearest'"
+        )
+
+
 def check_out(out: object, shape: tuple[int, ...], dtype: np.dtype, x: np.ndarray) -> None:
     """``out=`` must be C-contiguous, writable, the exact shape and dtype, and not overlap x.
 
@@ -215,6 +231,9 @@ def check_out(out: object, shape: tuple[int, ...], dtype: np.dtype, x: np.ndarra
                             "numpy.empty(shape, dtype)")
     if not out.flags.writeable:
         raise UpsampleError("out is read-only; pass a writable array")
+    if not out.flags.aligned:
+        raise UpsampleError("out is not aligned to its element size (a view at an odd byte "
+                            "offset); pass an array such as numpy.empty(shape, dtype)")
     try:
         overlap = np.shares_memory(out, x, max_work=1_000_000)  # type: ignore[arg-type]
     except np.exceptions.TooHardError:
@@ -254,6 +273,8 @@ def make_plan(x: object, scales: object, mode: object, out: object) -> tuple[Pla
             f"mode 'linear' is not defined for element type {etype.name}; use mode='nearest'"
         )
     f32_scales, out_shape = _checked_scales_and_shape(tuple(values), array.shape)
+    if canonical_mode == "linear":
+        check_interpolated_count(f32_scales)
     out_dtype = array.dtype.newbyteorder("=")
     if out is None:
         check_fits_in_memory(out_shape, out_dtype.itemsize)

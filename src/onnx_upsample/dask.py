@@ -38,6 +38,7 @@ from ._validate import (
     Mode,
     _scale_values,
     check_fits_in_memory,
+    check_interpolated_count,
     mode_of,
     scales_of,
     shape_of,
@@ -147,6 +148,8 @@ def upsample(
         )
     in_shape = tuple(int(n) for n in in_shape)
     f32_scales = scales_of(values, in_shape)
+    if canonical_mode == "linear":
+        check_interpolated_count(f32_scales)
     out_shape = shape_of(in_shape, f32_scales)
     if warning is not None:
         warnings.warn(warning, UpsampleWarning, stacklevel=2)

@@ -63,9 +63,11 @@ def isa() -> int:
 
 
 def native_contiguous(x: np.ndarray) -> np.ndarray:
-    """x as the kernels read it: C-contiguous, in native byte order."""
+    """x as the kernels read it: C-contiguous, aligned, in native byte order."""
     if not x.dtype.isnative:
         x = x.astype(x.dtype.newbyteorder("="))
+    if not x.flags.aligned:  # a view at an odd byte offset: typed C loads need alignment
+        return x.copy(order="C")
     return np.ascontiguousarray(x)
 
 
@@ -131,7 +133,7 @@ def prepare_nearest(
     direct = dtype.isbuiltin == 1
 
     def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
-        if direct and x.flags.c_contiguous and x.dtype.isnative:
+        if direct and x.flags.c_contiguous and x.flags.aligned and x.dtype.isnative:
             kernel(x, out, threads)
         else:
             kernel(native_contiguous(x).view(unit), out.view(unit), threads)

@@ -113,7 +113,8 @@ static int check_outer(int n, const int64_t *sizes, const int64_t *starts, Py_ss
         return bad_tables("outer axis count");
     int64_t total = 0, rows = 1, minimum = 0;
     for (int a = 0; a < n; a++) {
-        if (sizes[a] < 1 || starts[a] < 0 || starts[a] + sizes[a] > n_entries)
+        if (sizes[a] < 1 || starts[a] < 0 || sizes[a] > n_entries
+            || starts[a] > n_entries - sizes[a])
             return bad_tables("outer axis sizes");
         int64_t m = max_of(lo + starts[a], (Py_ssize_t)sizes[a], &minimum);
         if (hi != NULL) {
@@ -226,7 +227,10 @@ static PyObject *nearest_kernel(PyObject *module, PyObject *args)
     job->n_blocks = n_blocks < rows ? n_blocks : rows;
     job->n_segments = n_segments;
     job->segment = segment;
-    if ((row_len + segment - 1) / segment > n_segments) {
+    int64_t n_items;
+    if (segment > row_len || n_segments > row_len || row_len / segment + 1 < n_segments
+        || (row_len - 1) / segment + 1 > n_segments
+        || !mul_ok(job->n_blocks, n_segments, &n_items)) {
         bad_tables("segments");
         goto fail;
     }
@@ -234,7 +238,7 @@ static PyObject *nearest_kernel(PyObject *module, PyObject *args)
     self->x_bytes = x_bytes;
     self->row_bytes = row_bytes;
     self->out_bytes = out_bytes;
-    self->n_items = job->n_blocks * n_segments;
+    self->n_items = n_items;
     return (PyObject *)self;
 fail:
     Py_DECREF(self);
@@ -292,8 +296,11 @@ static PyObject *linear_kernel(PyObject *module, PyObject *args)
     job->blk_w_hi = job->blk_w_lo ? table(self, blk_w_hi_obj, 4, &n_bwhi, "blk_w_hi") : NULL;
     if (job->blk_w_hi == NULL)
         goto fail;
+    int64_t linear_items;
     if (row_len < 1 || block < 1 || n_blocks < 1 || n_segments < 1 || segment < 1
-        || x_elements < 0 || (row_len + segment - 1) / segment > n_segments
+        || x_elements < 0 || segment > row_len || n_segments > row_len
+        || (row_len - 1) / segment + 1 > n_segments
+        || !mul_ok(n_blocks, n_segments, &linear_items)
         || (!block_blend && block_in != block) || block_in < 1) {
         bad_tables("layout");
         goto fail;
@@ -354,7 +361,7 @@ static PyObject *linear_kernel(PyObject *module, PyObject *args)
         || !mul_ok(row_elements, element_bytes[dst], &row_bytes)
         || !mul_ok(rows, row_bytes, &out_bytes)
         || !mul_ok(x_elements, element_bytes[src], &x_bytes)
-        || !mul_ok(segment, block, &row_part)) {
+        || !mul_ok(segment, block, &row_part) || row_part > ((int64_t)1 << 40)) {
         bad_tables("sizes overflow");
         goto fail;
     }
@@ -383,6 +390,16 @@ static PyObject *linear_kernel(PyObject *module, PyObject *args)
     job->segment = segment;
     job->low_bound = low_bound;
     job->high_bound = high_bound;
+    {
+        /* the per-worker scratch (linear.c's scratch_layout) must be a sane size */
+        int64_t taps = (row_blend ? 2 : 1) * (block_blend ? 2 : 1);
+        int64_t slots = (int64_t)2 << n_interp;
+        int64_t per_element = taps * 12 + slots * taps * 8 + 8, scratch;
+        if (!mul_ok(row_part, per_element, &scratch) || scratch > ((int64_t)1 << 40)) {
+            bad_tables("scratch size");
+            goto fail;
+        }
+    }
     job->isa = isa == 1 && pool_cpu_has_avx2() ? 1 : 0;
     self->is_linear = 1;
     self->x_bytes = x_bytes;
@@ -426,7 +443,7 @@ static PyObject *kernel_call(Kernel *self, PyObject *args, PyObject *kwargs)
     int64_t rows = self->is_linear ? self->linear.rows : self->nearest.rows;
     if ((int64_t)x.len != self->x_bytes || out_rows < 1
         || out_rows * self->row_bytes != (int64_t)out.len || row_base < 0
-        || row_base + out_rows > rows || (!self->is_linear && (row_base || out_rows != rows))) {
+        || row_base > rows - out_rows || (!self->is_linear && (row_base || out_rows != rows))) {
         PyErr_Format(PyExc_ValueError, "kernel called with %zd input and %zd output bytes; "
                      "it was prepared for %lld and a multiple of %lld up to %lld",
                      x.len, out.len, (long long)self->x_bytes, (long long)self->row_bytes,
