@@ -108,3 +108,70 @@ def test_check_warns_about_a_2d_scales_tensor() -> None:
     findings = check(model)
     assert [(f.severity, f.node, f.code) for f in findings] == [("warning", "up", "scales-shape")]
     assert "shape [1, 4]" in findings[0].message and "shape [4]" in findings[0].fix
+
+
+def _case_model(opset: int, mode: str) -> onnx.ModelProto:
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 3, 5])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
+    if opset >= 9:
+        node = helper.make_node("Upsample", ["X", "scales"], ["Y"], mode=mode, name="up")
+        inits = [helper.make_tensor("scales", TensorProto.FLOAT, [4], [1, 1, 2, 1.5])]
+    elif opset >= 7:
+        node = helper.make_node("Upsample", ["X"], ["Y"], mode=mode, name="up",
+                                scales=[1.0, 1.0, 2.0, 1.5])
+        inits = []
+    else:
+        node = helper.make_node("Upsample", ["X"], ["Y"], mode=mode, name="up",
+                                height_scale=2.0, width_scale=1.5)
+        inits = []
+    model = helper.make_model(helper.make_graph([node], "g", [x], [y], inits),
+                              opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 3 if opset < 9 else 4
+    return model
+
+
+CASE_VARIANTS = [(9, "NEAREST", "nearest"), (9, "Linear", "linear"), (7, "BILINEAR", "linear"),
+                 (7, "Nearest", "nearest"), (1, "BILINEAR", "bilinear"), (1, "NEAREST", "nearest")]
+
+
+@pytest.mark.parametrize(("opset", "mode", "runs_as"), CASE_VARIANTS)
+def test_upper_case_modes(tmp_path: Path, opset: int, mode: str, runs_as: str) -> None:
+    """Old converters wrote NEAREST/BILINEAR: check reports it with the fix, the evaluator
+    refuses it unless legacy_modes, and upgrade writes it in lower case and says so; the
+    upgrade is verified against the original run by onnx-upsample's evaluator (ORT refuses
+    the original)."""
+    import warnings
+
+    from onnx.reference import ReferenceEvaluator
+
+    from onnx_upsample import UpsampleError, UpsampleWarning
+    from onnx_upsample import upsample as kernel
+    from onnx_upsample.onnx import Upsample, check
+
+    model = _case_model(opset, mode)
+    mode_findings = [f for f in check(model) if f.code == "mode"]
+    assert mode_findings and mode_findings[0].severity == "error"
+    assert "write the mode in lower case" in mode_findings[0].fix
+    x = np.random.default_rng(0).standard_normal((1, 1, 3, 5)).astype(np.float32)
+    with pytest.raises(UpsampleError, match=f"mode is '{mode}'"):
+        ReferenceEvaluator(model, new_ops=[Upsample]).run(None, {"X": x})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UpsampleWarning)
+        (y,) = ReferenceEvaluator(model, new_ops=[Upsample.with_legacy_modes()]).run(
+            None, {"X": x})
+        expected = kernel(x, [1, 1, 2, 1.5], "linear" if "linear" in runs_as else "nearest")
+    assert y.tobytes() == expected.tobytes()
+    with pytest.warns(UpsampleWarning, match=f"mode '{mode}'.*is written"):
+        new = upgrade(model, opset=13)
+    assert [n.op_type for n in new.graph.node] == ["Resize"]
+    onnx.save(model, tmp_path / "old.onnx")
+    result = subprocess.run(
+        [sys.executable, "-m", "onnx_upsample", "upgrade", "old.onnx", "-o", "new.onnx",
+         "--verify"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "onnx-upsample's evaluator (legacy_modes)" in result.stdout
+    assert "verified: outputs are bit-identical" in result.stdout
+    run = subprocess.run(
+        [sys.executable, "-m", "onnx_upsample", "run", "old.onnx", "--random", "--legacy-modes"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr

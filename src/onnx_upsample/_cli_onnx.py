@@ -102,6 +102,9 @@ def register(subparsers: Any) -> None:
                      help="random values for the inputs not given with --input (as upgrade "
                      "--verify makes them; symbolic dimensions become 8)")
     run.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    run.add_argument("--legacy-modes", action="store_true",
+                     help="run modes written in upper or mixed case by old converters "
+                     "('NEAREST', 'BILINEAR') as their lower-case names, with a warning")
     run.set_defaults(handler=_cmd_run)
 
 
@@ -339,6 +342,18 @@ def _difference(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.nanmax(np.where(np.isnan(diff), np.inf, diff)))
 
 
+def _has_mode_case_variants(model: onnx.ModelProto) -> bool:
+    """True if an Upsample writes its mode in upper or mixed case ('NEAREST')."""
+    from .onnx._graphs import is_upsample, walk
+    from .onnx._node import case_variant
+
+    return any(
+        attribute.name == "mode" and case_variant(attribute.s.decode("utf-8", "replace"))
+        for site in walk(model) for node in site.owner.node if is_upsample(node)
+        for attribute in node.attribute
+    )
+
+
 def _check_tensor_sizes(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> None:
     """Refuse, before onnxruntime allocates it, a model whose largest tensor for these
     inputs cannot fit in the memory this process may use (shapes as ORT makes them)."""
@@ -390,9 +405,16 @@ def _verify(original: onnx.ModelProto, upgraded: onnx.ModelProto, given: dict[st
         raise _BadInputError("--verify needs onnxruntime: pip install onnxruntime") from None
     from .onnx._graphs import is_upsample
 
-    reference, note = _runnable_original(original)
-    if note:
-        print(note)
+    legacy = _has_mode_case_variants(original)
+    if legacy:
+        # ORT refuses the original's modes: it runs in onnx-upsample's evaluator instead
+        reference = original
+        print("the original writes modes in upper or mixed case, which onnxruntime refuses: "
+              "it runs in onnx-upsample's evaluator (legacy_modes), the upgrade in onnxruntime")
+    else:
+        reference, note = _runnable_original(original)
+        if note:
+            print(note)
     scales_inputs = {node.input[1]: 0 for node in original.graph.node
                      if is_upsample(node) and len(node.input) > 1}
     rng = np.random.default_rng(seed)
@@ -404,7 +426,14 @@ def _verify(original: onnx.ModelProto, upgraded: onnx.ModelProto, given: dict[st
     if unknown:
         raise _BadInputError(f"--input names {unknown}, which are not inputs of the model")
     _check_tensor_sizes(reference, feeds)
-    before = _session(reference, "original").run(None, feeds)
+    if legacy:
+        from .onnx._evaluator import reference_evaluator
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UpsampleWarning)
+            before = reference_evaluator(original, legacy_modes=True).run(None, feeds)
+    else:
+        before = _session(reference, "original").run(None, feeds)
     after = _session(upgraded, "upgraded").run(None, feeds)
     names = [value.name for value in upgraded.graph.output]
     rows = []
@@ -655,7 +684,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UpsampleWarning)
         try:
-            session = reference_evaluator(model)
+            session = reference_evaluator(model, legacy_modes=args.legacy_modes)
             results = session.run(None, feeds)
         except UpsampleError:
             raise

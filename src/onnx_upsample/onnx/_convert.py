@@ -35,7 +35,7 @@ from ._graphs import (
     walk,
 )
 from ._infer import infer_shapes, rank_of, site_type_maps
-from ._node import UpsampleNode, describe
+from ._node import UpsampleNode, case_variant, describe
 from ._versions import DEFAULT_DOMAINS
 
 __all__ = ["DEFAULT_UPGRADE_OPSET", "downgrade", "newest_opset", "upgrade"]
@@ -559,7 +559,7 @@ def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET) -> onnx
     >>> [(n.op_type, n.input[1] == "") for n in new.graph.node]
     [('Resize', True)]
     """
-    model = model_of(model)
+    model = _normalise_mode_case(model_of(model))
     newest = newest_opset()
     target = newest if opset is None else _require_opset(
         opset, 10, newest,
@@ -635,6 +635,36 @@ def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET) -> onnx
         node.domain = ""
 
     return _finish(converted, model, target, build, job)
+
+
+def _normalise_mode_case(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model``, or a copy whose Upsample modes written in the case old converters wrote
+    ('NEAREST', 'BILINEAR') are in lower case, with a warning for each."""
+    found = [(site, index, node, attribute)
+             for site in walk(model) for index, node in enumerate(site.owner.node)
+             if is_upsample(node) for attribute in node.attribute
+             if attribute.name == "mode" and attribute.type == onnx.AttributeProto.STRING
+             and case_variant(attribute.s.decode("utf-8", "replace")) is not None]
+    if not found:
+        return model
+    for site, index, node, attribute in found:
+        name = attribute.s.decode("utf-8", "replace")
+        warnings.warn(
+            f"Upsample node {node_label(site, node, index)!r}: mode {name!r} (the case old "
+            f"converters wrote, which onnx's checker and onnxruntime refuse) is written "
+            f"{case_variant(name)!r}", UpsampleWarning, stacklevel=3)
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    for site in walk(copy):
+        for node in site.owner.node:
+            if not is_upsample(node):
+                continue
+            for attribute in node.attribute:
+                if attribute.name == "mode" and attribute.type == onnx.AttributeProto.STRING:
+                    lower = case_variant(attribute.s.decode("utf-8", "replace"))
+                    if lower is not None:
+                        attribute.s = lower.encode()
+    return copy
 
 
 # ---------------------------------------------------------------------------- downgrade

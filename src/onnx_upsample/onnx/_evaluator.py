@@ -20,7 +20,7 @@ __all__ = ["Upsample", "reference_evaluator"]
 
 # Problems the evaluator works around and reports as an UpsampleWarning. The legacy mode
 # names are left to the kernel, which warns about them itself.
-_WARNED_CODES = ("deprecated", "form-opset", "mode")
+_WARNED_CODES = ("deprecated", "form-opset", "mode", "mode-case")
 
 
 class Upsample(OpRun):
@@ -64,6 +64,20 @@ class Upsample(OpRun):
     """
 
     op_domain = ""
+    # Read modes in the case old converters wrote ('NEAREST') as lower case, with a warning;
+    # see with_legacy_modes().
+    legacy_modes = False
+
+    @classmethod
+    def with_legacy_modes(cls) -> type[Upsample]:
+        """This op, but running modes in the case old converters wrote ('NEAREST',
+        'BILINEAR') as their lower-case names, with an UpsampleWarning, where onnx's
+        checker and onnxruntime refuse them::
+
+            ReferenceEvaluator(model, new_ops=[Upsample.with_legacy_modes()])
+        """
+        return type("Upsample", (cls,), {"legacy_modes": True,
+                                          "__doc__": cls.with_legacy_modes.__doc__})
 
     def _run(self, *inputs: Any, **attributes: Any) -> tuple[np.ndarray]:
         node = self.onnx_node
@@ -74,7 +88,8 @@ class Upsample(OpRun):
             raise UpsampleError(f"Upsample node {label!r} has no input X; connect the tensor "
                                 "to upsample as the node's first input")
         x = np.asarray(inputs[0])
-        info = describe(node, label, opset, Scope(), rank=x.ndim)
+        info = describe(node, label, opset, Scope(), rank=x.ndim,
+                        legacy_modes=self.legacy_modes)
         info.raise_if_blocked("run")
         for problem in info.problems:
             if problem.code in _WARNED_CODES and not (
@@ -111,14 +126,17 @@ class Upsample(OpRun):
         return scales.reshape(-1)
 
 
-def reference_evaluator(model: onnx.ModelProto) -> ReferenceEvaluator:
-    """``ReferenceEvaluator(model, new_ops=[Upsample])``, Upsample in local functions too."""
+def reference_evaluator(model: onnx.ModelProto,
+                        legacy_modes: bool = False) -> ReferenceEvaluator:
+    """``ReferenceEvaluator(model, new_ops=[Upsample])``, Upsample in local functions too
+    (``Upsample.with_legacy_modes()`` where ``legacy_modes``)."""
+    op = Upsample.with_legacy_modes() if legacy_modes else Upsample
     if not model.functions:
-        return ReferenceEvaluator(model, new_ops=[Upsample])
+        return ReferenceEvaluator(model, new_ops=[op])
     functions: list[ReferenceEvaluator] = []
     for function in model.functions:
-        functions.append(ReferenceEvaluator(function, new_ops=[Upsample],
+        functions.append(ReferenceEvaluator(function, new_ops=[op],
                                             functions=list(functions)))
     opsets = {entry.domain: entry.version for entry in model.opset_import}
     return ReferenceEvaluator(model.graph, opsets=opsets, functions=functions,
-                              new_ops=[Upsample])
+                              new_ops=[op])

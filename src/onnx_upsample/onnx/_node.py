@@ -213,10 +213,31 @@ def _read_attributes(info: UpsampleNode, attributes: dict[str, AttributeProto]) 
             info.scales_origin = "the scales attribute"
 
 
-def _read_mode(info: UpsampleNode) -> None:
+# The mode names each form defines (Upsample-1 calls linear 'bilinear'). Old converters
+# also wrote them in upper or mixed case ('NEAREST', 'BILINEAR'), which onnx's checker and
+# onnxruntime refuse; see case_variant().
+FORM_MODES = {1: ("nearest", "bilinear"), 7: ("nearest", "linear"), 9: ("nearest", "linear")}
+LEGACY_LINEAR_NAMES = ("bilinear", "trilinear")
+
+
+def case_variant(name: str) -> str | None:
+    """The lower-case mode name that ``name`` spells in other case ('NEAREST'), or None."""
+    lower = name.lower()
+    known = {*FORM_MODES[1], *FORM_MODES[7], *LEGACY_LINEAR_NAMES}
+    return lower if lower != name and lower in known else None
+
+
+def _read_mode(info: UpsampleNode, legacy_modes: bool = False) -> None:
     if info.mode is None:
         return
     name = info.mode_name
+    lower = case_variant(name)
+    if lower is not None and legacy_modes:
+        info.add("warning", "mode-case",
+                 f"mode is {name!r}, in the case old converters wrote; onnx's checker and "
+                 f"onnxruntime refuse it, onnx-upsample runs it as {lower!r} (legacy_modes)",
+                 f"write mode={lower!r} (onnx-upsample upgrade does it)")
+        info.mode_name = name = lower
     if info.form == 1:
         if name in ("nearest", "bilinear"):
             info.mode = "nearest" if name == "nearest" else "linear"
@@ -244,8 +265,9 @@ def _read_mode(info: UpsampleNode) -> None:
         expected = "'nearest' (the default) or 'linear'"
     info.mode = None
     fix = f"set mode to {expected}"
-    if name.lower() in ("nearest", "linear", "bilinear"):
-        fix = f"write the mode in lower case: {expected}"
+    if case_variant(name) is not None:
+        fix = (f"write the mode in lower case: {expected} (onnx-upsample upgrade does it; "
+               "run the model as it is with onnx-upsample run --legacy-modes)")
     elif name == "cubic":
         fix = ("cubic is not an Upsample mode (onnxruntime runs it outside the specification); "
                "use Resize with mode='cubic' and coordinate_transformation_mode='asymmetric'")
@@ -346,7 +368,7 @@ def _check_opset(info: UpsampleNode) -> None:
 
 
 def describe(node: onnx.NodeProto, label: str, opset: int | None, scope: Scope,
-             rank: int | None = None) -> UpsampleNode:
+             rank: int | None = None, legacy_modes: bool = False) -> UpsampleNode:
     """Read an ``Upsample`` node: form, mode, constant scales, and its problems.
 
     Parameters
@@ -361,6 +383,9 @@ def describe(node: onnx.NodeProto, label: str, opset: int | None, scope: Scope,
         Constants and producers visible to the node (for the scales input).
     rank : int, optional
         The rank of X where known, to check the scales count (and v1's 4-D rule).
+    legacy_modes : bool, default False
+        Read modes in the case old converters wrote ('NEAREST', 'BILINEAR') as their
+        lower-case names, with a warning, instead of refusing them.
     """
     info = UpsampleNode(node=node, label=label, opset=opset)
     attributes = {attribute.name: attribute for attribute in node.attribute}
@@ -369,7 +394,7 @@ def describe(node: onnx.NodeProto, label: str, opset: int | None, scope: Scope,
     if info.form is None:
         return info
     _read_attributes(info, attributes)
-    _read_mode(info)
+    _read_mode(info, legacy_modes)
     if info.form == 9 and len(node.input) == 2 and node.input[1]:
         _read_scales_input(info, scope)
     _check_scales(info, rank)
