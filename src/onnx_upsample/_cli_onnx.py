@@ -117,16 +117,20 @@ class _BadInputError(Exception):
     """A command-line problem reported as one line and exit code 2."""
 
 
-def _load_model(path: str) -> onnx.ModelProto:
-    import onnx
+def _load_model(path: str, which: str = "small") -> onnx.ModelProto:
+    """The model at ``path``, read safely (see onnx/_external.py): its small external
+    tensors loaded (``which="all"``: every tensor, to run it)."""
+    from .onnx import _external
 
     if not os.path.exists(path):
         raise _BadInputError(f"model file {path!r} does not exist")
     if os.path.isdir(path):
         raise _BadInputError(f"model {path!r} is a directory; give the .onnx file")
     try:
-        model = onnx.load(path)
-    except Exception as error:  # protobuf DecodeError, external data errors, ...
+        model = _external.load(path, which)  # type: ignore[arg-type]
+    except UpsampleError:
+        raise
+    except Exception as error:  # protobuf DecodeError, unreadable files, ...
         if type(error).__name__ == "DecodeError":
             raise _BadInputError(f"{path!r} is not an ONNX model (its bytes are not an ONNX "
                                  "ModelProto); give a .onnx file") from None
@@ -137,6 +141,28 @@ def _load_model(path: str) -> onnx.ModelProto:
         raise _BadInputError(f"{path!r} is not an ONNX model (it holds no graph and no "
                              "opset); give a .onnx file")
     return model
+
+
+def _with_all_data(model: onnx.ModelProto, source: str) -> onnx.ModelProto:
+    """A copy of ``model`` with every external tensor (relative to ``source``'s folder)
+    loaded, for onnxruntime; refused when the whole would pass protobuf's 2 GiB."""
+    import onnx
+    from onnx.external_data_helper import load_external_data_for_model
+
+    from .onnx import _external
+
+    if not _external.external_tensors(model):
+        return model
+    base = os.path.dirname(os.path.abspath(source))
+    total = _external.check_locations(model, base) + model.ByteSize()
+    if total > _external.PROTOBUF_LIMIT:
+        raise _BadInputError("the model with its external data passes protobuf's 2 GiB, which "
+                             "onnxruntime cannot take from memory: leave out --verify (the "
+                             "upgrade itself does not need to load the data)")
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    load_external_data_for_model(copy, base)
+    return copy
 
 
 def _read_inputs(items: Sequence[str]) -> dict[str, np.ndarray]:
@@ -236,18 +262,20 @@ def _check_output_path(path: str) -> str:
     return directory
 
 
-def _save_model(model: onnx.ModelProto, path: str) -> None:
+def _save_model(model: onnx.ModelProto, path: str, source: str | None = None) -> None:
+    """Write ``model`` atomically; its external data (relative to ``source``'s folder) is
+    copied beside ``path`` where that is another folder."""
     import tempfile
 
-    import onnx
-
     from ._files import _set_default_permissions
+    from .onnx import _external
 
     directory = _check_output_path(path)
     handle, temporary = tempfile.mkstemp(prefix=".onnx-upsample-", suffix=".onnx", dir=directory)
     os.close(handle)
     try:
-        onnx.save(model, temporary)
+        source_base = None if source is None else os.path.dirname(os.path.abspath(source))
+        _external.save(model, temporary, source_base)
         _set_default_permissions(temporary, directory=False)  # as any new file: the umask
         os.replace(temporary, path)
     except BaseException:
@@ -471,13 +499,14 @@ def _cmd_upgrade(args: argparse.Namespace) -> int:
     if args.verify:
         # verified before anything is written: a failed verification leaves no output
         print(summary)
-        code = _verify(model, upgraded, given, args.seed)
+        code = _verify(_with_all_data(model, args.model), _with_all_data(upgraded, args.model),
+                       given, args.seed)
         if code != EXIT_OK:
             print(f"{args.output} was not written", file=sys.stderr)
             return code
-        _save_model(upgraded, args.output)
+        _save_model(upgraded, args.output, args.model)
         return EXIT_OK
-    _save_model(upgraded, args.output)
+    _save_model(upgraded, args.output, args.model)
     print(summary)
     return EXIT_OK
 
@@ -516,7 +545,7 @@ def _cmd_downgrade(args: argparse.Namespace) -> int:
         lowered = downgrade(model, opset=args.opset)
     _warning_lines(caught)
     left = sum(node.op_type == "Resize" for node in lowered.graph.node)
-    _save_model(lowered, args.output)
+    _save_model(lowered, args.output, args.model)
     print(f"{args.model} (opset {default_opset(model.opset_import)}) -> {args.output} (opset "
           f"{default_opset(lowered.opset_import)}): {resizes - left} Resize node(s) became "
           "Upsample")
@@ -551,7 +580,7 @@ def _cmd_fold(args: argparse.Namespace) -> int:
         raise _BadInputError(f"--input-shape names {unknown}, which are not inputs of the "
                              "model")
     folded = fold_scales(model, input_shapes=shapes or None)
-    _save_model(folded, args.output)
+    _save_model(folded, args.output, args.model)
 
     def computed(m: Any) -> list[str]:
         names = []
@@ -668,7 +697,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .onnx._evaluator import reference_evaluator
     from .onnx._graphs import is_upsample
 
-    model = _load_model(args.model)
+    model = _load_model(args.model, "all")
     feeds = _read_inputs(args.input)
     inputs = _graph_inputs(model)
     if args.random:

@@ -203,7 +203,8 @@ def check(model: ModelLike) -> list[Finding]:
     Parameters
     ----------
     model : onnx.ModelProto or str or os.PathLike
-        The model, or the path of its .onnx file (loaded with its external data).
+        The model, or the path of its .onnx file (read safely: external data must lie in
+        its folder; tensors over 1 MiB stay on disk).
         The model; it is not modified.
 
     Returns

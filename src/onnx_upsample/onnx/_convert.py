@@ -22,6 +22,7 @@ import onnx
 from onnx import TypeProto, helper, numpy_helper, version_converter
 
 from .._errors import UpsampleError, UpsampleWarning
+from ._external import without_data
 from ._graphs import (
     ModelLike,
     Site,
@@ -311,7 +312,7 @@ def _finish(job_model: onnx.ModelProto, original: onnx.ModelProto, target: int,
         owner.opset_import.extend(keep)
     _restore_metadata(job_model, original, target)
     try:
-        onnx.checker.check_model(job_model)
+        onnx.checker.check_model(without_data(job_model))
     except onnx.checker.ValidationError as error:
         first = str(error).strip().splitlines()[0]
         raise UpsampleError(
@@ -518,7 +519,8 @@ def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET) -> onnx
     Parameters
     ----------
     model : onnx.ModelProto or str or os.PathLike
-        The model, or the path of its .onnx file (loaded with its external data).
+        The model, or the path of its .onnx file (read safely: external data must lie in
+        its folder; tensors over 1 MiB stay on disk).
         The model; it is not modified.
     opset : int, optional
         The target default-domain opset, from 10 to the newest onnx knows; 18 by default
@@ -760,7 +762,8 @@ def downgrade(model: ModelLike, opset: int = 9) -> onnx.ModelProto:
     Parameters
     ----------
     model : onnx.ModelProto or str or os.PathLike
-        The model, or the path of its .onnx file (loaded with its external data).
+        The model, or the path of its .onnx file (read safely: external data must lie in
+        its folder; tensors over 1 MiB stay on disk).
         The model; it is not modified.
     opset : {9, 8, 7}
         The target opset: 9 writes Upsample-9 (scales as an input); 7 and 8 write

@@ -190,7 +190,8 @@ def fold_scales(model: ModelLike, *,
     Parameters
     ----------
     model : onnx.ModelProto or str or os.PathLike
-        The model, or the path of its .onnx file (loaded with its external data).
+        The model, or the path of its .onnx file (read safely: external data must lie in
+        its folder; tensors over 1 MiB stay on disk).
         The model; it is not modified.
     input_shapes : mapping of str to sequence of int, optional
         Fixed shapes for graph inputs with symbolic dimensions. The returned model declares

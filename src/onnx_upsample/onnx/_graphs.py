@@ -34,9 +34,13 @@ def model_of(model: object) -> onnx.ModelProto:
     path = os.fspath(model)
     if not os.path.isfile(path):
         raise UpsampleError(f"model file {path!r} does not exist (or is not a file)")
+    from ._external import load
+
     try:
-        return onnx.load(path)
-    except Exception as error:  # protobuf's DecodeError, missing external data, ...
+        return load(path, "small")  # large external tensors stay where they are
+    except UpsampleError:
+        raise
+    except Exception as error:  # protobuf's DecodeError, unreadable files, ...
         first = str(error).strip().splitlines()[0] if str(error).strip() else ""
         raise UpsampleError(f"cannot read {path!r} as an ONNX model: "
                             f"{type(error).__name__} {first}".rstrip()) from None

@@ -165,7 +165,8 @@ def infer_shapes(model: ModelLike) -> onnx.ModelProto:
     Parameters
     ----------
     model : onnx.ModelProto or str or os.PathLike
-        The model, or the path of its .onnx file (loaded with its external data).
+        The model, or the path of its .onnx file (read safely: external data must lie in
+        its folder; tensors over 1 MiB stay on disk).
         Any model; it is not modified.
 
     Returns

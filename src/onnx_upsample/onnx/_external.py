@@ -1,0 +1,158 @@
+"""Models as they are stored: ``.onnx`` files with tensors beside them (external data).
+
+Loading reads the protobuf only after checking its size, refuses external-data locations
+outside the model's folder (absolute paths, ``..``) and files that are missing or too
+short, and brings into memory only the tensors the tools read (small ones: scales,
+constants) unless everything is asked for (to run the model). Saving writes the model
+beside its output; tensors still stored outside it are copied next to the output when that
+is another folder.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import tempfile
+from typing import Literal
+
+import onnx
+from onnx import TensorProto
+from onnx.external_data_helper import (
+    ExternalDataInfo,
+    _get_all_tensors,
+    load_external_data_for_tensor,
+    uses_external_data,
+)
+
+from .._errors import UpsampleError
+from .._files import _set_default_permissions
+
+# protobuf cannot parse a message of 2 GiB or more: such models must use external data
+PROTOBUF_LIMIT = 2**31 - 1
+# tensors up to this size are loaded by every tool (scales, shapes, small constants)
+SMALL_TENSOR_BYTES = 1 << 20
+
+Which = Literal["small", "all"]
+
+
+def _nbytes(tensor: TensorProto, info: ExternalDataInfo) -> int:
+    if info.length:
+        return int(info.length)
+    try:
+        itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
+    except (KeyError, TypeError, ValueError):
+        itemsize = 8
+    return math.prod(tensor.dims) * itemsize
+
+
+def external_tensors(model: onnx.ModelProto) -> list[TensorProto]:
+    """Every tensor (initializers, Constant attributes, subgraphs) stored outside the file."""
+    return [tensor for tensor in _get_all_tensors(model) if uses_external_data(tensor)]
+
+
+def without_data(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model``, or a copy whose external tensors are empty stand-ins: onnx's checker looks
+    for external files relative to the working directory, which says nothing about a model
+    read from elsewhere (its files were checked when it was read)."""
+    if not external_tensors(model):
+        return model
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    for tensor in external_tensors(copy):
+        del tensor.external_data[:]
+        tensor.data_location = TensorProto.DEFAULT
+        del tensor.dims[:]
+        tensor.dims.append(0)
+    return copy
+
+
+def check_locations(model: onnx.ModelProto, base: str) -> int:
+    """Refuse external data outside ``base`` or beyond its files; returns the total bytes."""
+    total = 0
+    root = os.path.realpath(base)
+    for tensor in external_tensors(model):
+        info = ExternalDataInfo(tensor)
+        location = info.location
+        if not location or os.path.isabs(location) or ".." in location.replace(
+                "\\", "/").split("/"):
+            raise UpsampleError(
+                f"tensor {tensor.name!r} stores its data at {location!r}, outside the model's "
+                "folder; external data must be a relative path inside it (a file given to "
+                "you may point anywhere, so it is not read)")
+        path = os.path.realpath(os.path.join(root, location))
+        if os.path.commonpath([root, path]) != root:
+            raise UpsampleError(f"tensor {tensor.name!r} stores its data at {location!r}, "
+                                "which leads outside the model's folder (a link); not read")
+        if not os.path.isfile(path):
+            raise UpsampleError(f"tensor {tensor.name!r} stores its data in {location!r}, "
+                                f"which is missing beside the model ({root})")
+        size = _nbytes(tensor, info)
+        if (info.offset or 0) + size > os.path.getsize(path):
+            raise UpsampleError(f"tensor {tensor.name!r} needs bytes {info.offset or 0} to "
+                                f"{(info.offset or 0) + size} of {location!r}, which is "
+                                f"{os.path.getsize(path)} bytes long")
+        total += size
+    return total
+
+
+def load(path: str, which: Which = "small") -> onnx.ModelProto:
+    """Read the model at ``path`` safely; load its small external tensors, or all of them."""
+    from .._validate import _format_bytes, memory_limit
+
+    size = os.path.getsize(path)
+    available, source = memory_limit()
+    if size > PROTOBUF_LIMIT:
+        raise UpsampleError(f"{path!r} is {_format_bytes(size)}, beyond protobuf's 2 GiB: an "
+                            "ONNX file that large must keep its tensors as external data")
+    if available is not None and size > available:
+        raise UpsampleError(f"{path!r} is {_format_bytes(size)}, more than {source}")
+    model = onnx.load(path, load_external_data=False)
+    base = os.path.dirname(os.path.abspath(path))
+    total = check_locations(model, base)
+    if which == "all" and available is not None and total > available:
+        raise UpsampleError(f"{path!r} stores {_format_bytes(total)} of tensors beside it, "
+                            f"more than {source}; it cannot be run in memory")
+    for tensor in external_tensors(model):
+        if which == "all" or _nbytes(tensor, ExternalDataInfo(tensor)) <= SMALL_TENSOR_BYTES:
+            load_external_data_for_tensor(tensor, base)
+            tensor.data_location = TensorProto.DEFAULT
+            del tensor.external_data[:]
+    return model
+
+
+def save(model: onnx.ModelProto, path: str, source_base: str | None) -> None:
+    """Write ``model`` to ``path``; tensors it still keeps outside (relative to
+    ``source_base``) are copied beside ``path`` when that is another folder."""
+    target_base = os.path.dirname(os.path.abspath(path))
+    files = sorted({ExternalDataInfo(tensor).location for tensor in external_tensors(model)})
+    if files and source_base is None:
+        raise UpsampleError("the model refers to external data but its folder is unknown")
+    if files and source_base is not None and not os.path.samefile(source_base, target_base):
+        for name in files:
+            source = os.path.join(source_base, name)
+            target = os.path.join(target_base, name)
+            if os.path.exists(target) and not os.path.samefile(source, target):
+                raise UpsampleError(
+                    f"the model's external data {name!r} would replace the file of that name "
+                    f"in {target_base!r}; write the model to another folder")
+        for name in files:
+            _copy_atomically(os.path.join(source_base, name), os.path.join(target_base, name))
+    if model.ByteSize() > PROTOBUF_LIMIT:
+        raise UpsampleError("the model is beyond protobuf's 2 GiB in memory; keep its large "
+                            "tensors as external data")
+    onnx.save(model, path)
+
+
+def _copy_atomically(source: str, target: str) -> None:
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=".onnx-upsample-", dir=os.path.dirname(target))
+    os.close(handle)
+    try:
+        shutil.copyfile(source, temporary)
+        _set_default_permissions(temporary, directory=False)
+        os.replace(temporary, target)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
