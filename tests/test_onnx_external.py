@@ -22,7 +22,7 @@ from onnx_upsample.onnx import check, upgrade  # noqa: E402
 
 def _conv_upsample(weight: np.ndarray) -> onnx.ModelProto:
     """X -> Conv(W) -> Upsample x2 (v9, scales an initializer) -> Y."""
-    c_out, c_in = weight.shape[:2]
+    c_in = weight.shape[1]
     x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, c_in, 6, 6])
     y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
     nodes = [helper.make_node("Conv", ["X", "W"], ["F"], pads=[1, 1, 1, 1]),
