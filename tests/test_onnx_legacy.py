@@ -175,3 +175,42 @@ def test_upper_case_modes(tmp_path: Path, opset: int, mode: str, runs_as: str) -
         [sys.executable, "-m", "onnx_upsample", "run", "old.onnx", "--random", "--legacy-modes"],
         capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
+
+
+def _function_model(function_opset: int, form: int) -> onnx.ModelProto:
+    if form == 7:
+        body = [helper.make_node("Upsample", ["x"], ["y"], scales=[1.0, 1.0, 2.0, 2.0],
+                                 name="fup")]
+    else:
+        scales = helper.make_tensor("v", TensorProto.FLOAT, [4], [1, 1, 2, 2])
+        body = [helper.make_node("Constant", [], ["s"], value=scales),
+                helper.make_node("Upsample", ["x", "s"], ["y"], name="fup")]
+    function = helper.make_function("local", "Up", ["x"], ["y"], body,
+                                    [helper.make_opsetid("", function_opset)])
+    graph = helper.make_graph(
+        [helper.make_node("Up", ["X"], ["Y"], domain="local")], "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 2, 2])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 1, 4, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9),
+                                                    helper.make_opsetid("local", 1)],
+                              functions=[function])
+    model.ir_version = 8
+    return model
+
+
+@pytest.mark.parametrize(("function_opset", "form"), [(7, 7), (10, 9)])
+def test_check_reports_functions_importing_another_opset(function_opset: int,
+                                                         form: int) -> None:
+    """onnx's checker rejects a function importing another default-domain opset than its
+    model; check said nothing (opset 7) or blamed the model for the function's opset 10."""
+    from onnx_upsample.onnx import check
+
+    model = _function_model(function_opset, form)
+    with pytest.raises(onnx.checker.ValidationError, match="not compatible"):
+        onnx.checker.check_model(model)
+    findings = check(model)
+    opset_findings = [f for f in findings if f.code == "function-opset"]
+    assert [(f.severity, f.node) for f in opset_findings] == [("error", "function local::Up")]
+    assert f"imports opset {function_opset} and the model opset 9" in opset_findings[0].message
+    assert all("the model imports opset 10" not in f.message for f in findings)
+    assert check(_function_model(9, 9)) == []

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from onnx import TensorProto, TypeProto
+from onnx import ModelProto, TensorProto, TypeProto
 
 from .._errors import UpsampleError
-from ._graphs import ModelLike, is_upsample, model_of, node_label
+from ._graphs import ModelLike, default_opset, is_upsample, model_of, node_label
 from ._infer import infer_shapes, output_type, rank_of, site_type_maps
 from ._node import UpsampleNode, describe
 from ._versions import ORT_ELEMENT_TYPES, VERSIONS
@@ -185,6 +185,26 @@ def _check_shapes(out: _Findings, info: UpsampleNode, x_type: TypeProto | None,
                     "whose products are exact (1.5, 2, 3)")
 
 
+def _check_function_opsets(out: _Findings, model: ModelProto) -> None:
+    """A model-local function must import the model's default-domain opset: onnx's checker
+    rejects another version, and onnxruntime inlines the function and runs its nodes at the
+    model's opset (an Upsample-7 form in an opset-9 model then fails to load)."""
+    model_opset = default_opset(model.opset_import)
+    for function in model.functions:
+        own = default_opset(function.opset_import)
+        if own is None or model_opset is None or own == model_opset:
+            continue
+        if not any(is_upsample(node) for node in function.node):
+            continue
+        out.add("error", f"function {function.domain}::{function.name}", "function-opset",
+                f"the function imports opset {own} and the model opset {model_opset}; onnx's "
+                "checker rejects the model ('Opset import for domain in function op ... is not "
+                "compatible with the version imported by model'), and onnxruntime inlines the "
+                f"function and runs its Upsample at opset {model_opset}",
+                f"make the function import opset {model_opset} and write its Upsample in that "
+                "opset's form (onnx_upsample.onnx.upgrade or downgrade on the model)")
+
+
 def check(model: ModelLike) -> list[Finding]:
     """Check every ``Upsample`` node (versions 1, 7, 9, 10) of a model.
 
@@ -238,6 +258,7 @@ def check(model: ModelLike) -> list[Finding]:
                 f"shape inference failed, so element types and shapes are not checked: {error}",
                 "fix the model so that onnx.shape_inference.infer_shapes runs")
         inferred = model
+    _check_function_opsets(out, model)
     inferred_sites = site_type_maps(inferred)
     declared_sites = site_type_maps(model)
     for (site, declared), (_, types) in zip(declared_sites, inferred_sites, strict=True):
@@ -247,7 +268,9 @@ def check(model: ModelLike) -> list[Finding]:
             label = node_label(site, node, index)
             x_type = types.get(node.input[0]) if node.input else None
             rank = rank_of(x_type)
-            info = describe(node, label, site.opset, site.scope, rank)
+            importer = ("the model" if site.function is None else
+                        f"function {site.function.domain}::{site.function.name}")
+            info = describe(node, label, site.opset, site.scope, rank, importer=importer)
             for problem in info.problems:
                 out.add(problem.severity, label, problem.code, problem.message, problem.fix)
             if not info.blocking or all(p.code not in ("no-inputs", "arity")

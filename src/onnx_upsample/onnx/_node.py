@@ -58,6 +58,7 @@ class UpsampleNode:
     opset: int | None
     form: int | None = None
     mode_name: str = "nearest"
+    importer: str = "the model"  # what imports the opset: the model or a local function
     mode: Literal["nearest", "linear"] | None = "nearest"
     scales: np.ndarray | None = None
     scales_input: str | None = None
@@ -335,7 +336,8 @@ def _check_opset(info: UpsampleNode) -> None:
     version = version_for_opset(opset).version
     if version == 10:
         info.add("error", "deprecated",
-                 f"Upsample is deprecated from opset 10 and the model imports opset {opset}: "
+                 f"Upsample is deprecated from opset 10 and {info.importer} imports opset "
+                 f"{opset}: "
                  "onnx's checker and onnxruntime reject the model ('Op registered for Upsample "
                  f"is deprecated in domain_version of {opset}'); onnx-upsample runs it as "
                  "Upsample-10 with a warning",
@@ -357,7 +359,8 @@ def _check_opset(info: UpsampleNode) -> None:
         else:
             detail = "onnx's checker and onnxruntime reject it"
         info.add("error", "form-opset",
-                 f"the node has the {_FORM_WORDS[form]} but the model imports opset {opset}, "
+                 f"the node has the {_FORM_WORDS[form]} but {info.importer} imports opset "
+                 f"{opset}, "
                  f"whose Upsample-{version} has the {_FORM_WORDS[expected]} ({detail})", fix)
     if form == 1:
         info.add("warning", "experimental",
@@ -368,7 +371,8 @@ def _check_opset(info: UpsampleNode) -> None:
 
 
 def describe(node: onnx.NodeProto, label: str, opset: int | None, scope: Scope,
-             rank: int | None = None, legacy_modes: bool = False) -> UpsampleNode:
+             rank: int | None = None, legacy_modes: bool = False,
+             importer: str = "the model") -> UpsampleNode:
     """Read an ``Upsample`` node: form, mode, constant scales, and its problems.
 
     Parameters
@@ -386,8 +390,10 @@ def describe(node: onnx.NodeProto, label: str, opset: int | None, scope: Scope,
     legacy_modes : bool, default False
         Read modes in the case old converters wrote ('NEAREST', 'BILINEAR') as their
         lower-case names, with a warning, instead of refusing them.
+    importer : str, default "the model"
+        What imports ``opset``, for messages ("function local::Up" for a function's node).
     """
-    info = UpsampleNode(node=node, label=label, opset=opset)
+    info = UpsampleNode(node=node, label=label, opset=opset, importer=importer)
     attributes = {attribute.name: attribute for attribute in node.attribute}
     _read_form(info, attributes)
     _check_arity(info)
