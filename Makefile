@@ -38,7 +38,7 @@ demo: $(STAMP)
 	$(BIN)/onnx-upsample compare docs/compare_input.png -o build/demo/compare.png --scales 1.3333334
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/mypy src
 
 # The differential suites run once more on the baseline instruction set (the default run

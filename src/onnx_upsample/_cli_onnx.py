@@ -324,12 +324,13 @@ def _random_value(value: Any, rng: np.random.Generator, scales_inputs: dict[str,
         rank = dims[0] if dims else scales_inputs[value.name]
         pattern = [1.0] * max(rank - 2, 0) + [1.5, 2.5][: min(rank, 2)]
         return np.array(pattern, dtype=dtype).reshape(dims)
+    # np.asarray: a rank-0 input must be a 0-d array, not a numpy scalar
     if dtype.kind == "f":
-        return rng.standard_normal(dims).astype(dtype)
+        return np.asarray(rng.standard_normal(dims), dtype=dtype)
     if dtype.kind in "iu":
-        return rng.integers(0, 100, dims).astype(dtype)
+        return np.asarray(rng.integers(0, 100, dims), dtype=dtype)
     if dtype.kind == "b":
-        return rng.random(dims) < 0.5
+        return np.asarray(rng.random(dims) < 0.5)
     raise _BadInputError(f"input {value.name!r} has element type {dtype}; give it with --input "
                     "NAME=FILE.npy")
 

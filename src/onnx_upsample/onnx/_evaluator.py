@@ -126,11 +126,27 @@ class Upsample(OpRun):
         return scales.reshape(-1)
 
 
+def _default_domain_both_ways(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A model importing the default domain as 'ai.onnx' (the same domain as '', which its
+    nodes use) imports it under both names: onnx's evaluator knows only the one spelled."""
+    spelled = {entry.domain: entry.version for entry in model.opset_import}
+    missing = [(a, b) for a, b in (("", "ai.onnx"), ("ai.onnx", "")) if b in spelled
+               and a not in spelled]
+    if not missing:
+        return model
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    for absent, present in missing:
+        copy.opset_import.append(onnx.helper.make_opsetid(absent, spelled[present]))
+    return copy
+
+
 def reference_evaluator(model: onnx.ModelProto,
                         legacy_modes: bool = False) -> ReferenceEvaluator:
     """``ReferenceEvaluator(model, new_ops=[Upsample])``, Upsample in local functions too
     (``Upsample.with_legacy_modes()`` where ``legacy_modes``)."""
     op = Upsample.with_legacy_modes() if legacy_modes else Upsample
+    model = _default_domain_both_ways(model)
     if not model.functions:
         return ReferenceEvaluator(model, new_ops=[op])
     functions: list[ReferenceEvaluator] = []

@@ -1,0 +1,196 @@
+"""Write a corpus of ONNX models with Upsample as legacy exporters saved them.
+
+Each model is a form found in the wild: IR version 3 (every initializer also a graph input)
+and 4; opsets 1-10 with the version-1, -7, -9 and -10 forms; modes in upper case as old
+converters wrote them; tensors stored as external data; Upsample in a model-local function
+and in the branches of an If; scales from a Constant node, computed from the input's shape
+(as PyTorch exports ``interpolate(size=...)``), and given at run time; the ``ai.onnx`` domain
+spelled out; a rank-0 input. tests/test_legacy_corpus.py inspects, runs, upgrades (verified
+bit-identical in onnxruntime) and downgrades every one.
+
+Run: ``python scripts/make_legacy_corpus.py DIR`` (one ``NAME/model.onnx`` per model).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import AttributeProto, TensorProto, helper, numpy_helper
+
+SHAPE = [1, 2, 5, 7]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One corpus model: how it is built and what the tools should make of it."""
+
+    name: str
+    build: Callable[[], onnx.ModelProto]
+    legacy_modes: bool = False  # its modes need onnx-upsample's legacy_modes to run
+    invalid: bool = False       # onnx's checker and onnxruntime reject it as it is
+    # back to opset 9 after an upgrade; onnx's converter has no Slice adapter from opset 10
+    # down to 9, so a model with a Slice stays at the upgraded opset
+    downgrades: bool = True
+    external: bool = False      # save its tensors beside it
+    runtime_inputs: tuple[str, ...] = ()  # inputs besides X that the model takes
+
+
+def _model(nodes: list[onnx.NodeProto], opset: int, ir: int, inputs: list | None = None,
+           initializers: list | None = None, listed: bool = False,
+           domain: str = "", x_shape: list | None = None,
+           functions: list | None = None, extra_opsets: list | None = None) -> onnx.ModelProto:
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, SHAPE if x_shape is None
+                                      else x_shape)
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
+    graph_inputs = [x, *(inputs or [])]
+    if listed:  # IR 3: every initializer is also a graph input
+        graph_inputs += [helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+                         for t in initializers or []]
+    graph = helper.make_graph(nodes, "legacy", graph_inputs, [y], initializers or [])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid(domain, opset),
+                                                    *(extra_opsets or [])],
+                              functions=functions or [], producer_name="legacy-corpus")
+    model.ir_version = ir
+    return model
+
+
+def _scales(values: list[float], name: str = "scales") -> TensorProto:
+    return numpy_helper.from_array(np.array(values, np.float32), name)
+
+
+def v1(mode: str) -> Callable[[], onnx.ModelProto]:
+    return lambda: _model([helper.make_node("Upsample", ["X"], ["Y"], name="up", mode=mode,
+                                            height_scale=2.0, width_scale=1.5)], 1, 3)
+
+
+def v7(opset: int, mode: str, ir: int = 3) -> Callable[[], onnx.ModelProto]:
+    return lambda: _model([helper.make_node("Upsample", ["X"], ["Y"], name="up", mode=mode,
+                                            scales=[1.0, 1.0, 1.5, 2.0])], opset, ir)
+
+
+def v9_initializer(mode: str, ir: int, listed: bool, opset: int = 9,
+                   domain: str = "") -> Callable[[], onnx.ModelProto]:
+    return lambda: _model([helper.make_node("Upsample", ["X", "scales"], ["Y"], name="up",
+                                            mode=mode)], opset, ir,
+                          initializers=[_scales([1, 1, 2, 1.3333334])], listed=listed,
+                          domain=domain)
+
+
+def v9_constant_node() -> onnx.ModelProto:
+    constant = helper.make_node("Constant", [], ["scales"],
+                                value=_scales([1, 1, 1.5, 2.7], "value"))
+    return _model([constant, helper.make_node("Upsample", ["X", "scales"], ["Y"], name="up",
+                                              mode="linear")], 9, 4)
+
+
+def v9_size_export() -> onnx.ModelProto:
+    """scales = Concat([1, 1], f32(size) / f32(Shape(X)[2:])): PyTorch's size= export."""
+    nodes = [
+        helper.make_node("Shape", ["X"], ["shape"]),
+        helper.make_node("Slice", ["shape"], ["hw"], starts=[2], ends=[4]),  # Slice-1
+        helper.make_node("Cast", ["hw"], ["hw_f"], to=TensorProto.FLOAT),
+        helper.make_node("Div", ["size", "hw_f"], ["ratio"]),
+        helper.make_node("Concat", ["ones", "ratio"], ["scales"], axis=0),
+        helper.make_node("Upsample", ["X", "scales"], ["Y"], name="up", mode="nearest"),
+    ]
+    inits = [numpy_helper.from_array(np.array([10, 14], np.float32), "size"),
+             numpy_helper.from_array(np.array([1, 1], np.float32), "ones")]
+    return _model(nodes, 9, 4, initializers=inits)
+
+
+def v9_runtime_scales() -> onnx.ModelProto:
+    scales = helper.make_tensor_value_info("S", TensorProto.FLOAT, [4])
+    return _model([helper.make_node("Upsample", ["X", "S"], ["Y"], name="up")], 9, 4,
+                  inputs=[scales])
+
+
+def v10() -> onnx.ModelProto:
+    return _model([helper.make_node("Upsample", ["X", "scales"], ["Y"], name="up",
+                                    mode="nearest")], 10, 5,
+                  initializers=[_scales([1, 1, 2, 2])])
+
+
+def in_function() -> onnx.ModelProto:
+    body = [helper.make_node("Constant", [], ["s"], value=_scales([1, 1, 2, 1.5], "v")),
+            helper.make_node("Upsample", ["x", "s"], ["y"], name="fup", mode="linear")]
+    function = helper.make_function("local", "Up", ["x"], ["y"], body,
+                                    [helper.make_opsetid("", 9)])
+    return _model([helper.make_node("Up", ["X"], ["Y"], domain="local")], 9, 8,
+                  functions=[function], extra_opsets=[helper.make_opsetid("local", 1)])
+
+
+def in_if_branches() -> onnx.ModelProto:
+    def branch(name: str, values: list[float], mode: str) -> onnx.GraphProto:
+        out = helper.make_tensor_value_info(f"{name}_y", TensorProto.FLOAT, None)
+        nodes = [helper.make_node("Constant", [], [f"{name}_s"], value=_scales(values, "v")),
+                 helper.make_node("Upsample", ["X", f"{name}_s"], [f"{name}_y"],
+                                  name=f"{name}_up", mode=mode)]
+        return helper.make_graph(nodes, name, [], [out])
+
+    condition = helper.make_tensor_value_info("C", TensorProto.BOOL, [])
+    node = helper.make_node("If", ["C"], ["Y"], then_branch=branch("then", [1, 1, 2, 2], "nearest"),
+                            else_branch=branch("else", [1, 1, 2, 2], "linear"))
+    return _model([node], 9, 4, inputs=[condition])
+
+
+def rank0() -> onnx.ModelProto:
+    node = helper.make_node("Upsample", ["X"], ["Y"], name="up0", mode="nearest")
+    node.attribute.append(helper.make_attribute("scales", [], attr_type=AttributeProto.FLOATS))
+    return _model([node], 7, 3, x_shape=[])
+
+
+CORPUS = [
+    Entry("ir3_opset1_v1_bilinear", v1("bilinear")),
+    Entry("ir3_opset1_v1_nearest", v1("nearest")),
+    Entry("ir3_opset7_v7_nearest", v7(7, "nearest")),
+    Entry("ir3_opset7_v7_linear", v7(7, "linear")),
+    Entry("ir3_opset8_v7_linear", v7(8, "linear")),
+    Entry("ir3_opset9_v9_listed_initializer", v9_initializer("linear", 3, listed=True)),
+    Entry("ir4_opset9_v9_initializer", v9_initializer("nearest", 4, listed=False)),
+    Entry("ir4_opset9_ai_onnx_domain", v9_initializer("linear", 4, False, domain="ai.onnx")),
+    Entry("ir4_opset9_constant_node", v9_constant_node),
+    Entry("ir4_opset9_size_export", v9_size_export, downgrades=False),
+    Entry("ir4_opset9_runtime_scales", v9_runtime_scales, runtime_inputs=("S",)),
+    Entry("ir5_opset10_v10", v10, invalid=True),
+    Entry("ir3_opset7_upper_case_NEAREST", v7(7, "NEAREST"), legacy_modes=True, invalid=True),
+    Entry("ir3_opset7_upper_case_BILINEAR", v7(7, "BILINEAR"), legacy_modes=True, invalid=True),
+    Entry("ir4_opset9_upper_case_Linear", v9_initializer("Linear", 4, False),
+          legacy_modes=True, invalid=True),
+    Entry("ir4_opset9_external_data", v9_initializer("linear", 4, False), external=True),
+    Entry("ir8_opset9_local_function", in_function),
+    Entry("ir4_opset9_if_branches", in_if_branches, runtime_inputs=("C",)),
+    Entry("ir3_opset7_rank0", rank0),
+]
+
+
+def write(folder: Path) -> list[tuple[Entry, Path]]:
+    """Save every corpus model as ``folder/NAME/model.onnx``."""
+    written = []
+    for entry in CORPUS:
+        path = folder / entry.name / "model.onnx"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        model = entry.build()
+        if entry.external:
+            onnx.save(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                      location="tensors.bin", size_threshold=0)
+        else:
+            onnx.save(model, path)
+        written.append((entry, path))
+    return written
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path)
+    args = parser.parse_args()
+    for entry, path in write(args.folder):
+        print(f"wrote {path} ({entry.name})")
+
+
+if __name__ == "__main__":
+    main()

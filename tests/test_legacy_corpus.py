@@ -1,0 +1,76 @@
+"""The legacy corpus end to end (issue 9): every model as old exporters saved it is
+inspected, run, upgraded to opsets 10, 11, 13 and 18 (the default) with verification
+bit-identical in onnxruntime, and downgraded back to opset 9 with the same outputs."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+from onnx_upsample import (  # noqa: E402
+    UpsampleError,
+    UpsampleWarning,
+    _cli_onnx,
+)
+from onnx_upsample.cli import main  # noqa: E402
+from onnx_upsample.onnx import downgrade  # noqa: E402
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "make_legacy_corpus.py"
+_spec = importlib.util.spec_from_file_location("make_legacy_corpus", SCRIPT)
+assert _spec is not None and _spec.loader is not None
+corpus = importlib.util.module_from_spec(_spec)
+sys.modules["make_legacy_corpus"] = corpus  # dataclasses look their module up there
+_spec.loader.exec_module(corpus)
+
+TARGETS = (10, 11, 13, 18)
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[object, Path]]:
+    folder = tmp_path_factory.mktemp("corpus")
+    return {entry.name: (entry, path) for entry, path in corpus.write(folder)}
+
+
+def _main(argv: list[str]) -> int:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UpsampleWarning)
+        try:
+            return main(argv)
+        except SystemExit as stop:  # argparse
+            return int(stop.code) if isinstance(stop.code, int) else 2
+
+
+@pytest.mark.parametrize("name", [entry.name for entry in corpus.CORPUS])
+def test_corpus_model_end_to_end(written, name: str, tmp_path: Path, capsys) -> None:
+    entry, path = written[name]
+    inspected = _main(["inspect", str(path)])
+    assert inspected == (1 if entry.invalid else 0), capsys.readouterr()
+    run = ["run", str(path), "--random"] + (["--legacy-modes"] if entry.legacy_modes else [])
+    assert _main(run) == 0, capsys.readouterr()
+    for target in TARGETS:
+        out = tmp_path / f"opset{target}" / "model.onnx"
+        out.parent.mkdir()
+        code = _main(["upgrade", str(path), "-o", str(out), "--opset", str(target), "--verify"])
+        captured = capsys.readouterr()
+        assert code == 0, (target, captured)
+        assert "verified: outputs are bit-identical" in captured.out
+        onnx.checker.check_model(str(out))
+    # back down to opset 9: the same outputs as the upgrade, in onnxruntime
+    upgraded = onnx.load(tmp_path / "opset13" / "model.onnx")
+    if not entry.downgrades:
+        with pytest.raises(UpsampleError, match=r"No Adapter To Version \$9 for Slice"):
+            downgrade(tmp_path / "opset13" / "model.onnx", opset=9)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UpsampleWarning)
+        lowered = downgrade(tmp_path / "opset13" / "model.onnx", opset=9)
+    assert _cli_onnx._verify(lowered, _cli_onnx._with_all_data(
+        upgraded, str(tmp_path / "opset13" / "model.onnx")), {}, 1) == 0, capsys.readouterr()
+    assert not any(n.op_type == "Resize" for n in lowered.graph.node)
