@@ -133,14 +133,9 @@ def _fill_taps(
     w_hi[edge] = 0.5
 
 
-def interpolated_axes(scales: Sequence[np.float32]) -> tuple[int, ...]:
-    """The axes linear mode interpolates (docs/semantics.md §2, "which axes interpolate").
-
-    Where ORT 1.32 has a linear kernel these are the axes that kernel interpolates, including
-    axes whose scale is 1 (weights 1 and 0, and 0.5/0.5 at the last index: that changes the
-    last bit of some results, so it matters for bit-identity). Everywhere else, exactly the
-    axes whose scale is not 1.
-    """
+def ort_linear_axes(scales: Sequence[np.float32 | float]) -> tuple[int, ...] | None:
+    """The axes onnxruntime 1.32's linear kernel interpolates for these scales (scale-1 axes
+    included), or None where ORT has no linear kernel (it refuses the node)."""
     rank = len(scales)
     unit = [float(s) == 1.0 for s in scales]
     if rank == 2:
@@ -153,4 +148,18 @@ def interpolated_axes(scales: Sequence[np.float32]) -> tuple[int, ...]:
         return (1, 2)
     if rank == 5 and unit[0] and unit[1]:
         return (2, 3, 4)
-    return tuple(axis for axis in range(rank) if not unit[axis])
+    return None
+
+
+def interpolated_axes(scales: Sequence[np.float32]) -> tuple[int, ...]:
+    """The axes linear mode interpolates (docs/semantics.md §2, "which axes interpolate").
+
+    Where ORT 1.32 has a linear kernel these are the axes that kernel interpolates, including
+    axes whose scale is 1 (weights 1 and 0, and 0.5/0.5 at the last index: that changes the
+    last bit of some results, so it matters for bit-identity). Everywhere else, exactly the
+    axes whose scale is not 1.
+    """
+    ort = ort_linear_axes(scales)
+    if ort is not None:
+        return ort
+    return tuple(axis for axis, scale in enumerate(scales) if float(scale) != 1.0)

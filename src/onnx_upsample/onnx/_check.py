@@ -10,6 +10,7 @@ import numpy as np
 from onnx import ModelProto, TensorProto, TypeProto
 
 from .._errors import UpsampleError
+from .._rules import ort_linear_axes
 from ._graphs import ModelLike, default_opset, is_upsample, model_of, node_label
 from ._infer import infer_shapes, output_type, rank_of, site_type_maps
 from ._node import UpsampleNode, describe
@@ -56,17 +57,6 @@ def _type_name(elem_type: int) -> str:
         return f"tensor({TensorProto.DataType.Name(elem_type).lower()})"
     except ValueError:
         return f"tensor(<unknown type {elem_type}>)"
-
-
-def _ort_runs_linear(scales: list[float]) -> bool:
-    rank = len(scales)
-    if rank in (2, 3):
-        return True
-    if rank == 4:
-        return scales[0] == 1 and (scales[1] == 1 or scales[3] == 1)
-    if rank == 5:
-        return scales[0] == 1 and scales[1] == 1
-    return False
 
 
 def _dims(value_type: TypeProto | None) -> list[int | None] | None:
@@ -118,7 +108,7 @@ def _check_linear(out: _Findings, info: UpsampleNode, rank: int | None) -> None:
     if info.mode != "linear" or info.scales is None or info.blocking or rank is None:
         return
     scales = [float(s) for s in info.scales]
-    if len(scales) == rank and not _ort_runs_linear(scales):
+    if len(scales) == rank and ort_linear_axes(scales) is None:
         out.add("warning", info.label, "ort-linear",
                 f"onnxruntime 1.32 refuses linear Upsample for rank {rank} with scales "
                 f"{scales} (it runs 2-D, 3-D, 4-D with the outer two scales 1 or the first "

@@ -18,6 +18,7 @@ import onnx
 from onnx import AttributeProto
 
 from .._errors import UpsampleError
+from .._validate import LEGACY_LINEAR_NAMES
 from ._graphs import Scope
 from ._versions import VERSIONS, form_of_opset, version_for_opset
 
@@ -218,7 +219,6 @@ def _read_attributes(info: UpsampleNode, attributes: dict[str, AttributeProto]) 
 # also wrote them in upper or mixed case ('NEAREST', 'BILINEAR'), which onnx's checker and
 # onnxruntime refuse; see case_variant().
 FORM_MODES = {1: ("nearest", "bilinear"), 7: ("nearest", "linear"), 9: ("nearest", "linear")}
-LEGACY_LINEAR_NAMES = ("bilinear", "trilinear")
 
 
 def case_variant(name: str) -> str | None:
@@ -254,7 +254,7 @@ def _read_mode(info: UpsampleNode, legacy_modes: bool = False) -> None:
         if name in ("nearest", "linear"):
             info.mode = name  # type: ignore[assignment]
             return
-        if name in ("bilinear", "trilinear"):
+        if name in LEGACY_LINEAR_NAMES:
             info.mode = "linear"
             info.add("error", "mode",
                      f"mode is {name!r}, a legacy name of 'linear' that Upsample-7/9/10 does "
