@@ -214,3 +214,35 @@ def test_check_reports_functions_importing_another_opset(function_opset: int,
     assert f"imports opset {function_opset} and the model opset 9" in opset_findings[0].message
     assert all("the model imports opset 10" not in f.message for f in findings)
     assert check(_function_model(9, 9)) == []
+
+
+def test_infer_shapes_enters_local_functions() -> None:
+    """onnx infers an Upsample inside a model-local function with its own rule (5 x 1.4 ->
+    6); infer_shapes gives ORT's sizes there too, and downstream of the call."""
+    import onnxruntime as ort
+
+    from onnx_upsample.onnx import infer_shapes
+
+    scales = helper.make_tensor("v", TensorProto.FLOAT, [4], [1, 1, 1.4, 1.3])
+    body = [helper.make_node("Constant", [], ["s"], value=scales),
+            helper.make_node("Upsample", ["x", "s"], ["y"], name="fup")]
+    function = helper.make_function("local", "Up", ["x"], ["y"], body,
+                                    [helper.make_opsetid("", 9)])
+    graph = helper.make_graph(
+        [helper.make_node("Up", ["X"], ["Y"], domain="local"),
+         helper.make_node("Relu", ["Y"], ["Z"])], "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 5, 10])],
+        [helper.make_tensor_value_info("Z", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9),
+                                                    helper.make_opsetid("local", 1)],
+                              functions=[function])
+    model.ir_version = 8
+    inferred = infer_shapes(model)
+    dims = {value.name: [d.dim_value for d in value.type.tensor_type.shape.dim]
+            for value in [*inferred.graph.value_info, *inferred.graph.output]}
+    session = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    (z,) = session.run(None, {"X": np.zeros((1, 1, 5, 10), np.float32)})
+    assert dims == {"Y": list(z.shape), "Z": list(z.shape)} == {"Y": [1, 1, 7, 13],
+                                                                 "Z": [1, 1, 7, 13]}
+    assert len(inferred.functions) == 1  # the model keeps its function

@@ -97,6 +97,35 @@ def output_type(x_type: TypeProto | None, scales: object, rank_ok: bool = True) 
     return result
 
 
+def _infer_through_functions(model: onnx.ModelProto) -> onnx.ModelProto:
+    """infer_shapes for a model whose local functions hold Upsample nodes: onnx infers a
+    function's body with its own size rule, so the shapes come from the model with its
+    functions inlined (call outputs keep their names there) and are written back into the
+    main graph of the model as it is."""
+    from onnx.inliner import inline_local_functions
+
+    try:
+        inlined = inline_local_functions(model)
+    except Exception:  # functions onnx cannot inline (another opset...): as graphs only
+        return _infer_graphs(model)
+    typed = _infer_graphs(inlined)
+    result = onnx.ModelProto()
+    result.CopyFrom(model)
+    graph = result.graph
+    types = {value.name: value.type for value in [*typed.graph.value_info,
+                                                  *typed.graph.output]}
+    produced = {name for node in graph.node for name in node.output if name}
+    outputs = {value.name for value in graph.output}
+    del graph.value_info[:]
+    for name in sorted(produced - outputs):
+        if name in types:
+            graph.value_info.append(helper.make_value_info(name, types[name]))
+    for value in graph.output:
+        if value.name in types:
+            value.type.CopyFrom(types[value.name])
+    return result
+
+
 def _set_type(owner: onnx.GraphProto, name: str, value_type: TypeProto) -> None:
     """Write ``value_type`` for ``name``: on the graph output if it is one, else value_info."""
     for value in owner.output:
@@ -158,7 +187,8 @@ def infer_shapes(model: ModelLike) -> onnx.ModelProto:
     """Infer types and shapes, with onnxruntime's size rule for every ``Upsample``.
 
     Fills the output type and shape of every ``Upsample`` node (versions 1, 7, 9, 10, in the
-    main graph and in subgraphs) with the size rule of docs/semantics.md,
+    main graph, in subgraphs and, through their calls, in model-local functions) with the size
+    rule of docs/semantics.md,
     ``trunc(f32(n) * f32(s))`` as onnxruntime 1.32 computes it, and leaves every other node to
     :func:`onnx.shape_inference.infer_shapes`, which then sees the right shapes downstream.
 
@@ -204,6 +234,13 @@ def infer_shapes(model: ModelLike) -> onnx.ModelProto:
     [1, 1, 7, 13]
     """
     model = model_of(model)
+    if any(is_upsample(node) for function in model.functions for node in function.node):
+        return _infer_through_functions(model)
+    return _infer_graphs(model)
+
+
+def _infer_graphs(model: onnx.ModelProto) -> onnx.ModelProto:
+    """infer_shapes for the main graph and its subgraphs (onnx's rule inside functions)."""
     work = onnx.ModelProto()
     work.CopyFrom(model)
     hidden = _hide_upsamples(work)
