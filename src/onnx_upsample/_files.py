@@ -240,11 +240,11 @@ def _auto_chunks(
 
 
 def _input_chunks(
-    out_chunks: tuple[int, ...], scales: Sequence[float], in_shape: tuple[int, ...]
+    out_chunks: tuple[int, ...], scales: Sequence[np.float32], in_shape: tuple[int, ...]
 ) -> tuple[int, ...]:
-    """Input chunks that give about ``out_chunks`` once upsampled."""
+    """Input chunks that give about ``out_chunks`` once upsampled (checked float32 scales)."""
     return tuple(
-        max(1, min(n, math.ceil(c / float(np.float32(s)))))
+        max(1, min(n, math.ceil(c / float(s))))
         for c, s, n in zip(out_chunks, scales, in_shape, strict=True)
     )
 
@@ -373,23 +373,25 @@ def _lazy(
 
     from . import dask as ou_dask
     from ._api import output_shape
+    from ._validate import scales_of
 
     out_shape = output_shape(source.shape, scales)
+    checked = scales_of(list(scales), tuple(source.shape))  # float32, as ONNX stores them
     if source.kind == "zarr":
         array = da.from_zarr(source.data)
         if requested is None and out_kind == "zarr":
             # zarr chunks must be regular: the input's chunks, scaled
             first = tuple(c[0] if c else 1 for c in array.chunks)
             requested = tuple(
-                max(1, min(n, math.ceil(c * float(np.float32(s)))))
-                for c, s, n in zip(first, scales, out_shape, strict=True)
+                max(1, min(n, math.ceil(c * float(s))))
+                for c, s, n in zip(first, checked, out_shape, strict=True)
             )
     else:
         if requested is None:
             target = ZARR_CHUNK_BYTES if out_kind == "zarr" else TARGET_CHUNK_BYTES
             requested = _auto_chunks(out_shape, source.dtype, target)
         array = da.from_array(
-            source.data, chunks=_input_chunks(requested, scales, source.shape),
+            source.data, chunks=_input_chunks(requested, checked, source.shape),
             asarray=True, inline_array=True,
         )
     return ou_dask.upsample(array, scales, mode, chunks=requested)
