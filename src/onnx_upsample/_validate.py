@@ -96,26 +96,35 @@ def scales_of(
             f"(shape {shape}); give exactly one scale per axis of {subject}"
             + (" (an empty list for a scalar x)" if not shape else "")
         )
+    as_f32, problems = scale_value_problems(values)
+    if problems:
+        axis, problem, fix = problems[0]
+        raise UpsampleError(f"scales[{axis}] is {problem}; {fix}")
+    return tuple(as_f32)
+
+
+def scale_value_problems(
+    values: list[float | int],
+) -> tuple[np.ndarray, list[tuple[int, str, str]]]:
+    """The values as float32, and (axis, "<value> ; what is wrong", fix) for each scale that
+    is not a finite float32 >= 1: the one rule every entry point (calls, CLI, model checks)
+    words its messages from."""
     finite_or_inf = [v if isinstance(v, float) or abs(v) < 2**1000 else math.inf for v in values]
     with np.errstate(over="ignore"):
         as_f32 = np.array(finite_or_inf, dtype=np.float64).astype(np.float32)
-    bad = np.flatnonzero(~np.isfinite(as_f32) | (as_f32 < 1))
-    if bad.size:
-        axis = int(bad[0])
+    problems = []
+    for axis in np.flatnonzero(~np.isfinite(as_f32) | (as_f32 < 1)).tolist():
         value = values[axis]
         text = repr(value)
         shown = text if len(text) <= 40 else f"{text[:12]}... ({len(text)} digits)"
         if not np.isfinite(as_f32[axis]):
             given_finite = not isinstance(value, float) or math.isfinite(value)
             beyond = " (beyond float32's range)" if given_finite else ""
-            raise UpsampleError(
-                f"scales[{axis}] is {shown}{beyond}; each scale must be a finite number >= 1"
-            )
-        raise UpsampleError(
-            f"scales[{axis}] is {shown}; Upsample only enlarges (each scale must be "
-            ">= 1); use Resize to shrink"
-        )
-    return tuple(as_f32)
+            problems.append((axis, f"{shown}{beyond}", "each scale must be a finite number >= 1"))
+        else:
+            problems.append((axis, shown, "Upsample only enlarges (each scale must be >= 1); "
+                                          "use Resize to shrink"))
+    return as_f32, problems
 
 
 def shape_of(shape: tuple[int, ...], scales: tuple[np.float32, ...]) -> tuple[int, ...]:

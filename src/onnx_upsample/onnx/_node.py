@@ -18,7 +18,7 @@ import onnx
 from onnx import AttributeProto
 
 from .._errors import UpsampleError
-from .._validate import LEGACY_LINEAR_NAMES
+from .._validate import LEGACY_LINEAR_NAMES, scale_value_problems
 from ._graphs import Scope
 from ._versions import VERSIONS, form_of_opset, version_for_opset
 
@@ -302,18 +302,13 @@ def _check_scales(info: UpsampleNode, rank: int | None) -> None:
     scales = info.scales
     if scales is None:
         return
-    for axis, value in enumerate(scales.tolist()):
-        if not math.isfinite(value):
-            info.add("error", "scales-value",
-                     f"scales[{axis}] is {value!r} ({info.scales_origin}); each scale must be "
-                     "finite (onnxruntime: 'Scale value must be finite')",
-                     "set it to a finite number >= 1", blocking=True)
-        elif value < 1:
-            info.add("error", "scales-value",
-                     f"scales[{axis}] is {value!r} ({info.scales_origin}); Upsample only "
-                     "enlarges, each scale must be >= 1 (onnxruntime: 'Scale value should be "
-                     "greater than or equal to 1')",
-                     "use Resize to shrink, or set the scale to a number >= 1", blocking=True)
+    _, problems = scale_value_problems(scales.tolist())  # the rule of upsample() itself
+    for axis, problem, fix in problems:
+        ort = ("'Scale value must be finite'" if not math.isfinite(float(scales[axis])) else
+               "'Scale value should be greater than or equal to 1'")
+        info.add("error", "scales-value",
+                 f"scales[{axis}] is {problem} ({info.scales_origin}; onnxruntime: {ort})",
+                 fix, blocking=True)
     if rank is None:
         return
     if info.form == 1 and rank != 4:
