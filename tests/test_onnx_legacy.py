@@ -246,3 +246,50 @@ def test_infer_shapes_enters_local_functions() -> None:
     assert dims == {"Y": list(z.shape), "Z": list(z.shape)} == {"Y": [1, 1, 7, 13],
                                                                  "Z": [1, 1, 7, 13]}
     assert len(inferred.functions) == 1  # the model keeps its function
+
+
+def test_fold_scales_enters_local_functions() -> None:
+    """Scales computed from constants inside a model-local function become a Constant there;
+    scales that depend on the function's input (its calls decide) stay, with a warning."""
+    import warnings
+
+    import onnxruntime as ort
+
+    from onnx_upsample import UpsampleWarning
+    from onnx_upsample.onnx import fold_scales
+
+    def model_with(body: list) -> onnx.ModelProto:
+        function = helper.make_function("local", "Up", ["x"], ["y"], body,
+                                        [helper.make_opsetid("", 9)])
+        graph = helper.make_graph(
+            [helper.make_node("Up", ["X"], ["Y"], domain="local")], "g",
+            [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 2, 2])],
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 1, 4, 3])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9),
+                                                        helper.make_opsetid("local", 1)],
+                                  functions=[function])
+        model.ir_version = 8
+        return model
+
+    def constant(name: str, values: list[float]) -> onnx.NodeProto:
+        return helper.make_node("Constant", [], [name], value=helper.make_tensor(
+            f"{name}_v", TensorProto.FLOAT, [len(values)], values))
+
+    static = model_with([constant("a", [1, 1, 1, 1]), constant("b", [1, 1, 2, 1.5]),
+                         helper.make_node("Mul", ["a", "b"], ["s"]),
+                         helper.make_node("Upsample", ["x", "s"], ["y"], name="fup")])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UpsampleWarning)
+        folded = fold_scales(static)
+    assert [n.op_type for n in folded.functions[0].node] == ["Constant", "Upsample"]
+    onnx.checker.check_model(folded)
+    x = {"X": np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2)}
+    runs = [ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+            .run(None, x)[0] for m in (static, folded)]
+    assert runs[0].tobytes() == runs[1].tobytes()
+    dynamic = model_with([helper.make_node("Shape", ["x"], ["shape"]),
+                          helper.make_node("Cast", ["shape"], ["s"], to=TensorProto.FLOAT),
+                          helper.make_node("Upsample", ["x", "s"], ["y"], name="fup")])
+    with pytest.warns(UpsampleWarning, match=r"function local::Up/fup"):
+        kept = fold_scales(dynamic)
+    assert [n.op_type for n in kept.functions[0].node] == ["Shape", "Cast", "Upsample"]

@@ -127,6 +127,50 @@ def _evaluate(model: onnx.ModelProto, nodes: list[onnx.NodeProto],
     return np.asarray(value)
 
 
+def _fold_in_functions(model: onnx.ModelProto, names: set[str]) -> list[str]:
+    """Fold, inside model-local functions, computed scales that depend on constants only (a
+    function's input shapes vary with its calls); returns the nodes left computed."""
+    left: list[str] = []
+    for site in walk(model):
+        function = site.function
+        if function is None or site.owner is not function:
+            continue
+        for index, node in enumerate(list(function.node)):
+            if not is_upsample(node) or len(node.input) != 2 or not node.input[1]:
+                continue
+            scales_name = node.input[1]
+            if site.scope.constant(scales_name) is not None:
+                continue
+            cone = _cone(site, {}, scales_name)
+            value = None if cone is None else _evaluate(model, cone[0], cone[1], scales_name)
+            label = f"function {function.domain}::{function.name}/{node.name or index}"
+            if cone is None or value is None:
+                left.append(label)
+                continue
+            new_name = unique_name(names, f"{node.name or node.output[0]}_scales")
+            position = list(function.node).index(node)
+            function.node.insert(position, helper.make_node(
+                "Constant", [], [new_name], value=numpy_helper.from_array(value, new_name)))
+            node.input[1] = new_name
+            _remove_dead_in_function(function, cone[2])
+    return left
+
+
+def _remove_dead_in_function(function: onnx.FunctionProto,
+                             nodes: list[onnx.NodeProto]) -> None:
+    """Remove ``nodes`` whose outputs nothing in ``function`` reads any more (transitively)."""
+    candidates = {id(node) for node in nodes}
+    while True:
+        used = {name for node in function.node for name in node.input} | set(function.output)
+        dead = [index for index, node in enumerate(function.node)
+                if id(node) in candidates and not any(o in used for o in node.output if o)]
+        if not dead:
+            return
+        for index in reversed(dead):
+            candidates.discard(id(function.node[index]))
+            del function.node[index]
+
+
 def _remove_dead(model: onnx.ModelProto, nodes: list[onnx.NodeProto]) -> None:
     """Remove the ``nodes`` whose outputs nothing reads any more (and so on, transitively)."""
     candidates = {id(node) for node in nodes}  # ``nodes`` keeps the wrappers (and ids) alive
@@ -185,7 +229,9 @@ def fold_scales(model: ModelLike, *,
     ``Unsqueeze``, ... any deterministic ONNX operator) is evaluated with onnx's reference
     evaluator and the node reads the result from a new float32 initializer; nodes that then
     compute nothing used are removed. Shapes come from :func:`infer_shapes`, so the size of
-    an Upsample output is onnxruntime's.
+    an Upsample output is onnxruntime's. Inside model-local functions, scales computed from
+    constants only become a ``Constant`` node (a function's input shapes depend on its calls).
+    Scales left computed are named in an :class:`~onnx_upsample.UpsampleWarning`.
 
     Parameters
     ----------
@@ -251,6 +297,7 @@ def fold_scales(model: ModelLike, *,
             node.input[1] = new_name
             folded_nodes.extend(involved)
     _remove_dead(work, folded_nodes)
+    not_folded += _fold_in_functions(work, names)
     if not_folded:
         # never silently: say which scales stay computed, and what would fold them
         warnings.warn(
