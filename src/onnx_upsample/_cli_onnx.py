@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
-EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
+from .cli import EXIT_FINDINGS, EXIT_OK, fail
+
 # Size given to symbolic dimensions of graph inputs by ``upgrade --verify``.
 FREE_DIMENSION = 8
 
@@ -106,11 +107,6 @@ def register(subparsers: Any) -> None:
                      help="run modes written in upper or mixed case by old converters "
                      "('NEAREST', 'BILINEAR') as their lower-case names, with a warning")
     run.set_defaults(handler=_cmd_run)
-
-
-def _fail(message: str) -> int:
-    print(f"onnx-upsample: error: {message}", file=sys.stderr)
-    return EXIT_BAD_INPUT
 
 
 class _BadInputError(Exception):
@@ -202,7 +198,7 @@ def _guard(handler: Any) -> Any:
         try:
             return int(handler(args))
         except _BadInputError as error:
-            return _fail(str(error))
+            return fail(str(error))
     wrapped.__doc__ = handler.__doc__
     return wrapped
 
@@ -263,25 +259,16 @@ def _check_output_path(path: str) -> str:
 
 
 def _save_model(model: onnx.ModelProto, path: str, source: str | None = None) -> None:
-    """Write ``model`` atomically; its external data (relative to ``source``'s folder) is
-    copied beside ``path`` where that is another folder."""
-    import tempfile
-
-    from ._files import _set_default_permissions
+    """Write ``model`` atomically (the one writer of the command line, _files.atomic_path);
+    its external data (relative to ``source``'s folder) is copied beside ``path`` where that
+    is another folder."""
+    from ._files import atomic_path
     from .onnx import _external
 
-    directory = _check_output_path(path)
-    handle, temporary = tempfile.mkstemp(prefix=".onnx-upsample-", suffix=".onnx", dir=directory)
-    os.close(handle)
-    try:
-        source_base = None if source is None else os.path.dirname(os.path.abspath(source))
+    _check_output_path(path)
+    source_base = None if source is None else os.path.dirname(os.path.abspath(source))
+    with atomic_path(path) as temporary:
         _external.save(model, temporary, source_base)
-        _set_default_permissions(temporary, directory=False)  # as any new file: the umask
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
 
 
 def _runnable_original(model: onnx.ModelProto) -> tuple[onnx.ModelProto, str]:
@@ -607,24 +594,13 @@ def _cmd_fold(args: argparse.Namespace) -> int:
 
 
 def _save_npy(path: str, array: np.ndarray) -> None:
-    """Write to a temporary file beside ``path`` and rename: never a half-written output."""
-    import tempfile
-
-    directory = os.path.dirname(os.path.abspath(path))
-    from ._files import _set_default_permissions
+    """Write ``array`` atomically: never a half-written output."""
+    from ._files import atomic_path
 
     if os.path.isdir(path):
         raise _BadInputError(f"output {path!r} is a directory")
-    handle, temporary = tempfile.mkstemp(prefix=".onnx-upsample-", suffix=".npy", dir=directory)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            np.save(stream, array, allow_pickle=array.dtype.kind == "O")
-        _set_default_permissions(temporary, directory=False)  # as any new file: the umask
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    with atomic_path(path) as temporary, open(temporary, "wb") as stream:
+        np.save(stream, array, allow_pickle=array.dtype.kind == "O")
 
 
 def _file_name(name: str) -> str:

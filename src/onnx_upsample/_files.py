@@ -401,7 +401,7 @@ def _lazy(
 
 
 @contextlib.contextmanager
-def _atomic_path(target: str, directory: bool = False) -> Iterator[str]:
+def atomic_path(target: str, directory: bool = False) -> Iterator[str]:
     """A hidden temporary path beside ``target``, renamed to it only if the block succeeds.
 
     On any failure (an exception, Ctrl-C) the temporary file or directory is removed and
@@ -488,7 +488,7 @@ def save_npy(path: str, array: np.ndarray) -> None:
             f"output {path!r}: .npy files cannot hold object arrays without pickle; "
             "write a zarr store or convert the strings to a fixed-width type"
         )
-    with _atomic_path(path) as temporary, _io_errors(path):
+    with atomic_path(path) as temporary, _io_errors(path):
         with open(temporary, "wb") as stream:
             np.save(stream, array, allow_pickle=False)
 
@@ -546,7 +546,7 @@ def save_image(path: str, array: np.ndarray) -> None:
     if array.ndim == 3 and array.shape[2] == 1:
         array = array[:, :, 0]
     image_format = IMAGE_FORMATS[Path(path).suffix.lower()]
-    with _atomic_path(path) as temporary, _io_errors(path):
+    with atomic_path(path) as temporary, _io_errors(path):
         image = Image.fromarray(array)
         if image.mode != mode:  # pragma: no cover - fromarray picks these modes itself
             image = image.convert(mode)
@@ -592,7 +592,7 @@ def _store_npy(path: str, lazy: da.Array, progress: TextIO | None) -> None:
             f"output {path!r}: .npy files cannot hold object arrays without pickle; "
             "write a zarr store instead"
         )
-    with _atomic_path(path) as temporary:
+    with atomic_path(path) as temporary:
         with _io_errors(path):
             target = np.lib.format.open_memmap(
                 temporary, mode="w+", dtype=lazy.dtype, shape=lazy.shape
@@ -624,7 +624,7 @@ def _store_zarr(
     )
     if not regular:
         lazy = lazy.rechunk(chunks)
-    with _atomic_path(path, directory=True) as temporary:
+    with atomic_path(path, directory=True) as temporary:
         try:
             target = zarr.create_array(
                 store=temporary, shape=lazy.shape, chunks=chunks, dtype=lazy.dtype,

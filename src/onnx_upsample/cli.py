@@ -2,7 +2,9 @@
 
 Conventions (docs/semantics.md §4): numbers are space separated (``--scales 1 1 2 2``);
 errors are one line on stderr, with no traceback; exit 0 on success, 1 for findings or a
-failed check, 2 for bad arguments or input.
+failed check, 2 for bad arguments or input. This module owns the exit codes and the error
+path; _cli_files.py and _cli_onnx.py add their command groups, and every file a command
+writes goes through one atomic writer (``_files.atomic_path``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_BAD_INPUT)
 
 
-def _fail(message: str) -> int:
+def fail(message: str) -> int:
+    """The one error path of the command line: one line on stderr, exit code 2."""
     print(f"onnx-upsample: error: {message}", file=sys.stderr)
     return EXIT_BAD_INPUT
 
@@ -43,7 +46,7 @@ def _cmd_apply(args: argparse.Namespace) -> int:
                 zarr_format=args.zarr_format, progress=None if args.quiet else sys.stderr,
             )
         except (OSError, MemoryError) as error:
-            return _fail(f"cannot upsample {args.input!r} into {args.output!r}: "
+            return fail(f"cannot upsample {args.input!r} into {args.output!r}: "
                          f"{_files.reason(error)}")
     for warning in caught:
         print(f"onnx-upsample: warning: {warning.message}", file=sys.stderr)
@@ -142,9 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args)
     except (UpsampleError, TypeError) as error:
-        return _fail(str(error))
+        return fail(str(error))
     except ModuleNotFoundError as error:  # an optional dependency (extra) is missing
-        return _fail(_missing_extra(error))
+        return fail(_missing_extra(error))
     except KeyboardInterrupt:
         print("onnx-upsample: interrupted", file=sys.stderr)
         return 130
