@@ -18,13 +18,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._errors import UpsampleError, UpsampleWarning
+from .cli import EXIT_FINDINGS, EXIT_OK, fail
 
 if TYPE_CHECKING:
     import onnx
 
 __all__ = ["register"]
-
-from .cli import EXIT_FINDINGS, EXIT_OK, fail
 
 # Size given to symbolic dimensions of graph inputs by ``upgrade --verify``.
 FREE_DIMENSION = 8
