@@ -105,15 +105,23 @@ class Worker:
             process.kill()
             process.wait()
             stderr = process.stderr.read()[-2000:] if process.stderr else ""
-            self.process = None
+            self.close()
             how = "hung" if reader.is_alive() else f"died with code {process.returncode}"
             return {"outcome": "crash", "message": f"worker {how}: {stderr}"}
         return json.loads(answer[0])
 
     def close(self) -> None:
-        if self.process is not None and self.process.poll() is None:
+        """Stop the child and close its pipes (left open, they warn, ResourceWarning, when
+        collected: in whichever later test records warnings)."""
+        if self.process is None:
+            return
+        if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+        self.process = None
 
 
 @pytest.fixture(scope="module")
