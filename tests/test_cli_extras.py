@@ -151,16 +151,9 @@ def test_ort_refusing_a_model_is_one_line_without_its_log(tmp_path: Path) -> Non
     """ORT printed its coloured multi-line log before our one-line error."""
     onnx = pytest.importorskip("onnx")
     pytest.importorskip("onnxruntime")
-    from onnx import TensorProto, helper
+    from test_onnx_support import upsample_model
 
-    node = helper.make_node("Upsample", ["X", "scales"], ["Y"], mode="nearest")
-    graph = helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info("X", TensorProto.DOUBLE, [1, 1, 2, 2])],
-        [helper.make_tensor_value_info("Y", TensorProto.DOUBLE, None)],
-        [helper.make_tensor("scales", TensorProto.FLOAT, [4], [1, 1, 2, 2])],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
-    model.ir_version = 8
+    model = upsample_model("v9-raw", [1, 1, 2, 2], dtype=np.float64, shape=[1, 1, 2, 2])
     onnx.save(model, tmp_path / "f64.onnx")
     result = _cli("upgrade", "f64.onnx", "-o", "up.onnx", "--verify", cwd=tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr

@@ -177,25 +177,38 @@ def test_upper_case_modes(tmp_path: Path, opset: int, mode: str, runs_as: str) -
     assert run.returncode == 0, run.stderr
 
 
-def _function_model(function_opset: int, form: int) -> onnx.ModelProto:
-    if form == 7:
-        body = [helper.make_node("Upsample", ["x"], ["y"], scales=[1.0, 1.0, 2.0, 2.0],
-                                 name="fup")]
-    else:
-        scales = helper.make_tensor("v", TensorProto.FLOAT, [4], [1, 1, 2, 2])
-        body = [helper.make_node("Constant", [], ["s"], value=scales),
-                helper.make_node("Upsample", ["x", "s"], ["y"], name="fup")]
+def _local_function_model(body: list, *, function_opset: int = 9,
+                          x_shape: tuple[int, ...] = (1, 1, 2, 2), extra_nodes: tuple = (),
+                          output: tuple[str, list[int] | None] = ("Y", [1, 1, 4, 4]),
+                          ) -> onnx.ModelProto:
+    """An opset-9 model calling local::Up(X) -> Y, whose body is ``body`` (inputs x, output
+    y), importing ``function_opset``; ``extra_nodes`` follow the call."""
     function = helper.make_function("local", "Up", ["x"], ["y"], body,
                                     [helper.make_opsetid("", function_opset)])
     graph = helper.make_graph(
-        [helper.make_node("Up", ["X"], ["Y"], domain="local")], "g",
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 2, 2])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 1, 4, 4])])
+        [helper.make_node("Up", ["X"], ["Y"], domain="local"), *extra_nodes], "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(x_shape))],
+        [helper.make_tensor_value_info(output[0], TensorProto.FLOAT, output[1])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9),
                                                     helper.make_opsetid("local", 1)],
                               functions=[function])
     model.ir_version = 8
     return model
+
+
+def _constant(name: str, values: list[float]) -> onnx.NodeProto:
+    return helper.make_node("Constant", [], [name], value=helper.make_tensor(
+        f"{name}_v", TensorProto.FLOAT, [len(values)], values))
+
+
+def _function_model(function_opset: int, form: int) -> onnx.ModelProto:
+    if form == 7:
+        body = [helper.make_node("Upsample", ["x"], ["y"], scales=[1.0, 1.0, 2.0, 2.0],
+                                 name="fup")]
+    else:
+        body = [_constant("s", [1, 1, 2, 2]),
+                helper.make_node("Upsample", ["x", "s"], ["y"], name="fup")]
+    return _local_function_model(body, function_opset=function_opset)
 
 
 @pytest.mark.parametrize(("function_opset", "form"), [(7, 7), (10, 9)])
@@ -223,20 +236,10 @@ def test_infer_shapes_enters_local_functions() -> None:
 
     from onnx_upsample.onnx import infer_shapes
 
-    scales = helper.make_tensor("v", TensorProto.FLOAT, [4], [1, 1, 1.4, 1.3])
-    body = [helper.make_node("Constant", [], ["s"], value=scales),
+    body = [_constant("s", [1, 1, 1.4, 1.3]),
             helper.make_node("Upsample", ["x", "s"], ["y"], name="fup")]
-    function = helper.make_function("local", "Up", ["x"], ["y"], body,
-                                    [helper.make_opsetid("", 9)])
-    graph = helper.make_graph(
-        [helper.make_node("Up", ["X"], ["Y"], domain="local"),
-         helper.make_node("Relu", ["Y"], ["Z"])], "g",
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 5, 10])],
-        [helper.make_tensor_value_info("Z", TensorProto.FLOAT, None)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9),
-                                                    helper.make_opsetid("local", 1)],
-                              functions=[function])
-    model.ir_version = 8
+    model = _local_function_model(body, x_shape=(1, 1, 5, 10), output=("Z", None),
+                                  extra_nodes=(helper.make_node("Relu", ["Y"], ["Z"]),))
     inferred = infer_shapes(model)
     dims = {value.name: [d.dim_value for d in value.type.tensor_type.shape.dim]
             for value in [*inferred.graph.value_info, *inferred.graph.output]}
@@ -259,23 +262,9 @@ def test_fold_scales_enters_local_functions() -> None:
     from onnx_upsample.onnx import fold_scales
 
     def model_with(body: list) -> onnx.ModelProto:
-        function = helper.make_function("local", "Up", ["x"], ["y"], body,
-                                        [helper.make_opsetid("", 9)])
-        graph = helper.make_graph(
-            [helper.make_node("Up", ["X"], ["Y"], domain="local")], "g",
-            [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 2, 2])],
-            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 1, 4, 3])])
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9),
-                                                        helper.make_opsetid("local", 1)],
-                                  functions=[function])
-        model.ir_version = 8
-        return model
+        return _local_function_model(body, output=("Y", [1, 1, 4, 3]))
 
-    def constant(name: str, values: list[float]) -> onnx.NodeProto:
-        return helper.make_node("Constant", [], [name], value=helper.make_tensor(
-            f"{name}_v", TensorProto.FLOAT, [len(values)], values))
-
-    static = model_with([constant("a", [1, 1, 1, 1]), constant("b", [1, 1, 2, 1.5]),
+    static = model_with([_constant("a", [1, 1, 1, 1]), _constant("b", [1, 1, 2, 1.5]),
                          helper.make_node("Mul", ["a", "b"], ["s"]),
                          helper.make_node("Upsample", ["x", "s"], ["y"], name="fup")])
     with warnings.catch_warnings():

@@ -146,16 +146,9 @@ def test_upgrade_verify_refuses_tensors_beyond_memory(tmp_path: Path) -> None:
     traceback from ORT's arena before, one line and exit 2 now."""
     onnx = pytest.importorskip("onnx")
     pytest.importorskip("onnxruntime")
-    from onnx import TensorProto, helper
+    from test_onnx_support import upsample_model
 
-    node = helper.make_node("Upsample", ["X", "scales"], ["Y"], mode="nearest")
-    graph = helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 4, 4])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
-        [helper.make_tensor("scales", TensorProto.FLOAT, [4], [1, 1, 1e5, 1e5])],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
-    model.ir_version = 8
+    model = upsample_model("v9-raw", [1, 1, 1e5, 1e5], shape=[1, 1, 4, 4])
     onnx.save(model, tmp_path / "big.onnx")
     result = _cli("upgrade", "big.onnx", "-o", "up.onnx", "--verify", cwd=tmp_path)
     assert result.returncode == 2, result.stderr
