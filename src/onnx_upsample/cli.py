@@ -63,7 +63,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 # Modules that add subcommands: each has ``register(subparsers) -> None`` and imports its
 # heavy dependencies (onnx, dask, Pillow) only inside its handlers.
-COMMAND_MODULES: tuple[str, ...] = ("_cli_files", "_cli_onnx")
+COMMAND_MODULES: tuple[str, ...] = ("_cli_files", "_cli_onnx", "_cli_conformance")
 
 
 # Optional dependencies and the extra that brings each (one line when one is missing).

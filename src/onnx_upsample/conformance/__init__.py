@@ -1,0 +1,87 @@
+"""The ONNX ``Upsample`` conformance suite: export it, grade any runtime, explain differences.
+
+Needs the ``onnx`` extra; the optional runtimes are the ``conformance`` extra
+(``pip install 'onnx-upsample[conformance]'``). See ``docs/conformance.md``.
+
+- :func:`export` writes the suite (``Upsample`` versions 1, 7, 9, 9 with run-time scales,
+  10; both modes; the 15 element types of the spec; ranks 0-6; special values; large
+  outputs) in onnx's backend-test layout, with a manifest, a version and a content hash.
+- :func:`run` grades one runtime on it, each case in an isolated worker process: exact,
+  within 1 ULP, wrong, wrong shape, refused, crashed or timed out; every difference goes
+  through :func:`explain`.
+- :func:`explain` names the convention (Resize's ``half_pixel``, ``align_corners``, PyTorch's
+  reciprocal multiply, TVM's rounded sizes...) that reproduces a runtime's output.
+
+Example::
+
+    from onnx_upsample import conformance
+
+    suite = conformance.export("upsample-suite")
+    result = conformance.run("onnxruntime", suite)
+    print(result.counts())
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ._backends import BUILTIN as BACKENDS
+from ._cases import SUITE_VERSION
+from ._explain import Explanation
+from ._explain import explain as _explain_arrays
+from ._runner import BackendResult, CaseResult
+from ._suite import Suite, export, load
+
+__all__ = ["BACKENDS", "SUITE_VERSION", "BackendResult", "CaseResult", "Explanation", "Suite",
+           "explain", "export", "load", "run"]
+
+
+def run(backend: str, suite: Suite | str | os.PathLike[str] | None = None, *,
+        timeout: float = 60.0, cases: Callable[[str], bool] | None = None,
+        explain: bool = True,
+        progress: Callable[[int, int, str, str], None] | None = None) -> BackendResult:
+    """Grade ``backend`` on the ONNX ``Upsample`` conformance suite.
+
+    Parameters
+    ----------
+    backend
+        A name from :data:`BACKENDS`, ``package.module:callable`` (called with the model's
+        bytes and a dict of inputs, returning the outputs), or a module or class implementing
+        ``onnx.backend.base.Backend``.
+    suite
+        An exported suite (:class:`Suite` or its directory); None exports the default suite
+        to a temporary directory first.
+    timeout
+        Seconds one case may take; the worker is then stopped and restarted.
+    cases
+        A predicate on case IDs to run only some.
+    explain
+        Run the explainer on every output that is not exact.
+    progress
+        Called as ``progress(done, total, case_id, grade)`` after each case.
+    """
+    from ._runner import grade_backend
+
+    if suite is None:
+        with tempfile.TemporaryDirectory(prefix="onnx-upsample-suite-") as scratch:
+            exported = export(os.path.join(scratch, "suite"), check_ort=False)
+            return grade_backend(backend, exported, timeout=timeout, select_ids=cases,
+                                 explain=explain, progress=progress)
+    loaded = suite if isinstance(suite, Suite) else load(suite)
+    return grade_backend(backend, loaded, timeout=timeout, select_ids=cases, explain=explain,
+                         progress=progress)
+
+
+def explain(x: Any, theirs: Any, scales: Sequence[float] | np.ndarray,
+            mode: str = "nearest") -> Explanation:
+    """Name the convention that reproduces another runtime's ``Upsample`` output.
+
+    ``x`` is the input, ``theirs`` the runtime's output for ONNX ``Upsample`` (versions
+    7, 9, 10) with ``scales`` and ``mode``. See :class:`Explanation`.
+    """
+    return _explain_arrays(x, theirs, scales, mode)

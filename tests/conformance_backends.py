@@ -1,0 +1,73 @@
+"""Backends for the conformance tests, loaded by the grader's worker processes.
+
+``exact`` runs a model with onnx's ReferenceEvaluator and onnx-upsample's operator;
+``misbehaving`` does the same but, by case name, crashes, hangs, raises, answers with the
+wrong shape or one ULP off; ``ReferenceBackend`` is the same evaluator behind
+``onnx.backend.base.Backend``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx.backend.base import Backend, BackendRep
+from onnx.reference import ReferenceEvaluator
+
+from onnx_upsample.onnx import Upsample
+
+
+def _evaluate(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+    return list(ReferenceEvaluator(model, new_ops=[Upsample]).run(None, inputs))
+
+
+def exact(model_bytes: bytes, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+    return _evaluate(onnx.load_from_string(model_bytes), inputs)
+
+
+#: case ID -> how ``misbehaving`` answers it (every other case: exactly)
+BEHAVIOUR = {"rank1_nearest": "crash", "rank2_nearest": "hang", "rank3_nearest": "raise",
+             "rank4_nearest": "shape", "rank5_nearest": "ulp", "rank6_nearest": "wrong"}
+
+
+def misbehaving(model_bytes: bytes, inputs: dict[str, np.ndarray]) -> Any:
+    model = onnx.load_from_string(model_bytes)
+    behaviour = BEHAVIOUR.get(model.graph.name.removeprefix("test_upsample_"), "exact")
+    if behaviour == "crash":
+        os.abort()
+    if behaviour == "hang":
+        time.sleep(600)
+    if behaviour == "raise":
+        raise NotImplementedError("Upsample with this scale is not supported")
+    (output,) = _evaluate(model, inputs)
+    if behaviour == "shape":
+        return output[..., :-1]
+    if behaviour == "wrong":
+        return output + np.float32(0.5)
+    if behaviour == "ulp":
+        bits = output.view(np.uint32).copy()
+        bits.reshape(-1)[0] += 1
+        return {"Y": bits.view(np.float32)}
+    return (output,)
+
+
+class _Rep(BackendRep):
+    def __init__(self, model: onnx.ModelProto) -> None:
+        self.evaluator = ReferenceEvaluator(model, new_ops=[Upsample])
+
+    def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
+        names = self.evaluator.input_names
+        return tuple(self.evaluator.run(None, dict(zip(names, inputs, strict=True))))
+
+
+class ReferenceBackend(Backend):
+    @classmethod
+    def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> _Rep:
+        return _Rep(model)
+
+    @classmethod
+    def supports_device(cls, device: str) -> bool:
+        return device == "CPU"

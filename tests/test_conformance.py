@@ -1,0 +1,293 @@
+"""The conformance suite: export, grading in isolated workers, reports, onnx's loader.
+
+The suite is exported once per module with the onnxruntime check on (a case whose ORT tag
+is wrong stops the export), then graded by onnxruntime, onnx's plain ReferenceEvaluator and
+test backends that crash, hang, raise or answer wrongly on purpose.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import unittest
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+
+from onnx_upsample import UpsampleError, conformance, output_shape
+from onnx_upsample.cli import main
+from onnx_upsample.conformance import _cases, _grade, _report
+
+TESTS = Path(__file__).parent
+BACKENDS_MODULE = "conformance_backends"
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory: pytest.TempPathFactory) -> conformance.Suite:
+    return conformance.export(tmp_path_factory.mktemp("suite") / "upsample")
+
+
+@pytest.fixture
+def test_backends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let the worker processes import tests/conformance_backends.py."""
+    monkeypatch.setenv("PYTHONPATH", str(TESTS))
+
+
+@pytest.fixture(scope="module")
+def ort_run(suite: conformance.Suite) -> conformance.BackendResult:
+    return conformance.run("onnxruntime", suite)
+
+
+# ------------------------------------------------------------------------------ the cases
+
+def test_cases_cover_what_the_suite_promises(suite: conformance.Suite) -> None:
+    infos = [case.info for case in suite.cases]
+    assert {i["form"] for i in infos} == set(_cases.FORMS)
+    assert {i["dtype"] for i in infos} == set(_cases.SPEC_TYPES)
+    assert {i["dtype"] for i in infos if i["mode"] == "linear"} == set(_cases.NUMERIC_TYPES)
+    assert {len(i["input_shape"]) for i in infos} == {0, 1, 2, 3, 4, 5, 6}
+    assert any(0 in i["input_shape"] for i in infos)
+    assert any(1.3333333730697632 in i["scales"] for i in infos)
+    # scales that change no length: ORT's global copy
+    assert any(i["output_shape"] == i["input_shape"] and any(s != 1 for s in i["scales"])
+               for i in infos)
+    assert any(int(np.prod(i["output_shape"])) >= 500_000 for i in infos)
+    tags = {t for i in infos for t in i["tags"]}
+    assert {"ORT-documented-difference", "beyond-ORT", "v1", "v10", "rank6"} <= tags
+    for info in infos:
+        assert info["description"] and "\n" not in info["description"]
+        assert info["output_shape"] == list(output_shape(info["input_shape"], info["scales"]))
+
+
+def test_special_values_are_in_the_inputs(suite: conformance.Suite) -> None:
+    case = next(c for c in suite.cases if c.id == "special_float32_linear")
+    x = case.inputs()[0]
+    assert np.isnan(x).any() and np.isposinf(x).any() and np.isneginf(x).any()
+    assert (np.signbit(x) & (x == 0)).any()
+    assert ((x != 0) & (np.abs(x) < np.finfo(np.float32).tiny)).any()
+    extremes = next(c for c in suite.cases if c.id == "extremes_int8_linear").inputs()[0]
+    assert extremes.min() == -128 and extremes.max() == 127
+
+
+def test_manifest_names_version_hash_and_ort(suite: conformance.Suite) -> None:
+    manifest = suite.manifest
+    assert manifest["version"] == conformance.SUITE_VERSION
+    assert manifest["content_hash"].startswith("sha256:")
+    assert manifest["ort_tags_measured_with"] == "onnxruntime 1.32"
+    assert any(c.startswith("onnxruntime 1.32") for c in manifest["checked_against"])
+    assert manifest["notes"] == []  # with ORT 1.32 every tag held (else export raises)
+    size = sum(p.stat().st_size for p in suite.directory.rglob("*") if p.is_file())
+    assert size < 8 * 2**20, f"the default export is {size / 2**20:.1f} MiB"
+
+
+def test_case_data_and_models_are_the_same_in_every_process() -> None:
+    """Stable IDs and data: a fresh interpreter (another hash seed) builds the same bytes."""
+    probe = (
+        "import hashlib;from onnx_upsample.conformance import _cases, _models\n"
+        "h = hashlib.sha256()\n"
+        "for c in _cases.all_cases(True):\n"
+        "    h.update(c.id.encode()); h.update(_models.build_model(c).SerializeToString())\n"
+        "    h.update(_cases.make_input(c).tobytes() if c.dtype != 'string' else "
+        "str(_cases.make_input(c).tolist()).encode())\n"
+        "print(h.hexdigest())\n"
+    )
+    digests = {subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                              check=True, env={"PYTHONHASHSEED": seed, "PATH": ""}).stdout
+               for seed in ("1", "2")}
+    assert len(digests) == 1
+
+
+def test_export_refuses_a_directory_with_other_files(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(UpsampleError, match="holds other files"):
+        conformance.export(tmp_path)
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_a_changed_file_is_detected(suite: conformance.Suite, tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(suite.directory, copy)
+    output = copy / "upsample" / "test_upsample_rank2_linear" / "test_data_set_0" / "output_0.pb"
+    tensor = onnx.TensorProto()
+    tensor.ParseFromString(output.read_bytes())
+    array = numpy_helper.to_array(tensor).copy()
+    array.flat[0] += 1
+    output.write_bytes(numpy_helper.from_array(array, "Y").SerializeToString())
+    with pytest.raises(UpsampleError, match="rank2_linear.*changed since export"):
+        conformance.load(copy)
+
+
+# ------------------------------------------------------------------- the backend-test layout
+
+def test_every_pb_round_trips(suite: conformance.Suite) -> None:
+    files = list(suite.directory.rglob("*.pb"))
+    assert len(files) >= 2 * len(suite.cases)
+    for path in files:
+        data = path.read_bytes()
+        tensor = onnx.TensorProto()
+        tensor.ParseFromString(data)
+        assert tensor.SerializeToString() == data
+        again = numpy_helper.from_array(numpy_helper.to_array(tensor), tensor.name)
+        assert again.SerializeToString() == data, path
+
+
+def test_onnx_backend_test_machinery_loads_and_runs_the_suite(
+        suite: conformance.Suite) -> None:
+    from onnx.backend.test.loader import load_model_tests
+    from onnx.backend.test.runner import Runner
+
+    sys.path.insert(0, str(TESTS))
+    try:
+        from conformance_backends import ReferenceBackend
+    finally:
+        sys.path.remove(str(TESTS))
+    loaded = load_model_tests(data_dir=str(suite.directory), kind="upsample")
+    assert sorted(t.name for t in loaded) == sorted(f"test_upsample_{c.id}"
+                                                    for c in suite.cases)
+    runner = Runner(ReferenceBackend, __name__)
+    runner._test_items.clear()  # keep only our cases, not onnx's own generated node tests
+    chosen = {"test_upsample_v9_linear_frac", "test_upsample_type_string_nearest",
+              "test_upsample_v1_linear_int", "test_upsample_rank0_v7"}
+    for test in loaded:
+        if test.name in chosen:
+            runner._add_model_test(test, "Node")
+    result = unittest.TextTestRunner(verbosity=0, stream=open("/dev/null", "w")).run(
+        runner.test_suite)
+    # one test per device onnx knows; the backend supports the CPU only
+    assert result.testsRun - len(result.skipped) == len(chosen)
+    assert result.wasSuccessful(), result.failures + result.errors
+
+
+# ------------------------------------------------------------------------------- grading
+
+def test_onnxruntime_is_exact_but_for_the_documented_differences(
+        ort_run: conformance.BackendResult) -> None:
+    assert ort_run.backend == "onnxruntime" and ort_run.version.startswith("1.32")
+    by_ort = {}
+    for result in ort_run.results:
+        by_ort.setdefault(result.ort, set()).add(result.grade.kind)
+    assert by_ort == {"exact": {"exact"}, "differs": {"wrong"}, "refuses": {"refused"}}
+    report = _report.terminal([ort_run])
+    assert "documented ORT difference" in report
+    first = report.splitlines()[0]
+    assert "documented ORT differences" in first and " wrong" not in first
+    markdown = _report.markdown([ort_run], {**_suite_meta(ort_run)})
+    assert "| version forms |" in markdown
+
+
+def _suite_meta(run: conformance.BackendResult) -> dict[str, object]:
+    return {"version": run.suite_version, "content_hash": run.content_hash, "cases": [],
+            "ort_tags_measured_with": "onnxruntime 1.32"}
+
+
+def test_plain_onnx_reference_refuses_what_it_does_not_implement(
+        suite: conformance.Suite) -> None:
+    result = conformance.run("onnx-reference", suite)
+    grades = {r.id: r.grade for r in result.results}
+    # onnx's own Upsample runs integer-scale nearest only
+    for case_id in ("v9_nearest_int", "scale_2_nearest", "scale_3_nearest"):
+        assert grades[case_id].kind == "exact", (case_id, grades[case_id])
+    for case_id in ("v9_nearest_frac", "v9_linear_int", "rank2_linear", "scale_1p5_nearest"):
+        assert grades[case_id].kind == "refused"
+        assert "Not implemented" in grades[case_id].detail
+    for case_id in ("v7_nearest_int", "v1_nearest_int"):
+        assert grades[case_id].kind in ("refused", "wrong"), (case_id, grades[case_id])
+    assert not any(r.grade.kind in ("crashed", "timeout") for r in result.results)
+
+
+def test_isolated_workers_grade_crashes_hangs_refusals_and_errors(
+        suite: conformance.Suite, test_backends: None) -> None:
+    from conformance_backends import BEHAVIOUR  # type: ignore[import-not-found]
+
+    chosen = set(BEHAVIOUR) | {"rank1_linear", "rank2_linear"}
+    result = conformance.run(f"{BACKENDS_MODULE}:misbehaving", suite, timeout=5,
+                             cases=chosen.__contains__)
+    grades = {r.id: r.grade for r in result.results}
+    assert grades["rank1_nearest"].kind == "crashed"
+    assert "SIGABRT" in grades["rank1_nearest"].detail
+    assert grades["rank2_nearest"].kind == "timeout"
+    assert grades["rank3_nearest"].kind == "refused"
+    assert "NotImplementedError: Upsample with this scale" in grades["rank3_nearest"].detail
+    assert grades["rank4_nearest"].kind == "wrong-shape"
+    assert grades["rank5_nearest"].kind == "1-ulp"
+    assert grades["rank5_nearest"].max_ulp == 1
+    wrong = grades["rank6_nearest"]
+    assert wrong.kind == "wrong" and wrong.share == 1.0 and wrong.first_index == (0,) * 6
+    assert wrong.max_difference == 0.5
+    # the worker came back after the crash and the hang
+    assert grades["rank1_linear"].kind == "exact" and grades["rank2_linear"].kind == "exact"
+
+
+def test_a_backend_class_and_a_callable_are_accepted(
+        suite: conformance.Suite, test_backends: None) -> None:
+    for spec in (f"{BACKENDS_MODULE}:ReferenceBackend", f"{BACKENDS_MODULE}:exact"):
+        result = conformance.run(spec, suite, cases=lambda i: i.startswith("v"))
+        assert result.results and {r.grade.kind for r in result.results} == {"exact"}, spec
+
+
+def test_an_unknown_backend_is_one_clear_error(suite: conformance.Suite) -> None:
+    with pytest.raises(UpsampleError, match="built-in backends are onnxruntime"):
+        conformance.run("no_such_runtime_module", suite)
+
+
+# -------------------------------------------------------------------------------- grades
+
+def test_grade_rules() -> None:
+    expected = np.array([1.0, np.nan, -0.0, 3.0], np.float32)
+    payload = expected.copy()
+    payload.view(np.uint32)[1] = 0x7FC00123  # another NaN is still NaN
+    assert _grade.compare(expected, payload).kind == "exact"
+    zero = expected.copy()
+    zero[2] = 0.0
+    assert _grade.compare(expected, zero).kind == "1-ulp"
+    assert _grade.compare(expected, expected.astype(np.float64)).kind == "wrong-shape"
+    assert _grade.compare(expected, expected[:3]).kind == "wrong-shape"
+    nan_for_number = expected.copy()
+    nan_for_number[0] = np.nan
+    grade = _grade.compare(expected, nan_for_number)
+    assert grade.kind == "wrong" and np.isnan(grade.max_difference)
+    ints = np.array([[1, 2], [3, 4]], np.int32)
+    grade = _grade.compare(ints, ints + np.array([[0, 0], [0, 2]], np.int32))
+    assert (grade.kind, grade.first_index, grade.share, grade.max_difference) == (
+        "wrong", (1, 1), 0.25, 2.0)
+    strings = np.array(["a", "b"], dtype=object)
+    assert _grade.compare(strings, np.array([b"a", b"b"], dtype=object)).kind == "exact"
+    assert _grade.compare(strings, np.array(["a", "c"], dtype=object)).kind == "wrong"
+    complex_ = np.array([1 + 1j, np.nan + 2j], np.complex64)
+    assert _grade.compare(complex_, complex_.copy()).kind == "exact"
+
+
+# ----------------------------------------------------------------------------- the CLI
+
+def test_cli_export_then_run_with_reports(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    directory = tmp_path / "suite"
+    assert main(["conformance", "export", str(directory), "--no-ort-check"]) == 0
+    out = capsys.readouterr().out
+    assert "cases to" in out and "sha256:" in out
+    report = tmp_path / "report"
+    code = main(["conformance", "run", "--backend", "onnxruntime", "--suite", str(directory),
+                 "--cases", "rank*", "--json", f"{report}.json", "--markdown",
+                 f"{report}.md", "--html", f"{report}.html"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("onnxruntime 1.32")
+    data = json.loads(Path(f"{report}.json").read_text())
+    (backend,) = data["backends"]
+    assert {c["id"] for c in backend["cases"]} == {c.id for c in conformance.load(
+        directory).cases if c.id.startswith("rank")}
+    assert "<table>" in Path(f"{report}.html").read_text()
+    assert "| ranks 1-6 |" in Path(f"{report}.md").read_text()
+
+
+def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["conformance", "run", "--backend", "onnxruntime", "--suite",
+                 str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "manifest.json" in err
