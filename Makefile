@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 KERNEL_SOURCES := $(wildcard src/onnx_upsample/_kernels/_native/*.c src/onnx_upsample/_kernels/_native/*.h)
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench conformance-doc clean
 
 $(STAMP): pyproject.toml setup.py $(KERNEL_SOURCES)
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "onnx-upsample needs Python >= 3.11; run make PYTHON=python3.11 (or newer)"' \
@@ -51,6 +51,11 @@ test: lint
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py
+
+# docs/conformance.md from real runs of every runtime the 'conformance' extra installs
+conformance-doc: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[conformance]'
+	$(BIN)/python scripts/make_conformance_doc.py
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -119,7 +119,7 @@ def test_a_changed_file_is_detected(suite: conformance.Suite, tmp_path: Path) ->
     array = numpy_helper.to_array(tensor).copy()
     array.flat[0] += 1
     output.write_bytes(numpy_helper.from_array(array, "Y").SerializeToString())
-    with pytest.raises(UpsampleError, match="rank2_linear.*changed since export"):
+    with pytest.raises(UpsampleError, match=r"rank2_linear.*changed since export"):
         conformance.load(copy)
 
 

@@ -38,7 +38,7 @@ INSTALL = {
 Run = Callable[[Path, dict[str, np.ndarray]], list[np.ndarray]]
 
 
-class BackendUnavailable(Exception):
+class BackendUnavailableError(Exception):
     """The backend cannot be loaded here (not installed, or not a valid name)."""
 
 
@@ -63,7 +63,7 @@ def _import(module: str, name: str) -> Any:
         return importlib.import_module(module)
     except ImportError as error:
         hint = INSTALL.get(name, f"pip install {module.split('.')[0]}")
-        raise BackendUnavailable(f"backend {name!r} is not installed here ({error}): "
+        raise BackendUnavailableError(f"backend {name!r} is not installed here ({error}): "
                                  f"{hint}") from None
 
 
@@ -102,7 +102,10 @@ def _openvino() -> Backend:
     core = ov.Core()
 
     def run(path: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
-        compiled = core.compile_model(core.read_model(str(path)), "CPU")
+        # the model's own precision: on CPUs with bfloat16 support OpenVINO computes in
+        # bfloat16 by default, which would grade its precision setting, not its Upsample
+        compiled = core.compile_model(core.read_model(str(path)), "CPU",
+                                      {"INFERENCE_PRECISION_HINT": "f32"})
         results = compiled(list(inputs.values()))
         return [np.asarray(results[output]) for output in compiled.outputs]
 
@@ -149,19 +152,19 @@ def _custom(spec: str) -> Backend:
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        raise BackendUnavailable(
+        raise BackendUnavailableError(
             f"backend {spec!r}: cannot import {module_name!r} ({error}); built-in backends "
             f"are {', '.join(BUILTIN)}, others are 'package.module:callable' or a module "
             "implementing onnx.backend.base.Backend") from None
     target = getattr(module, attribute, None) if attribute else module
     if target is None:
-        raise BackendUnavailable(f"backend {spec!r}: module {module_name!r} has no "
+        raise BackendUnavailableError(f"backend {spec!r}: module {module_name!r} has no "
                                  f"{attribute!r}")
     version = _version(module_name.split(".")[0])
     if hasattr(target, "prepare") and hasattr(target, "run_model"):
         return Backend(spec, version, _backend_api(target))
     if not callable(target):
-        raise BackendUnavailable(
+        raise BackendUnavailableError(
             f"backend {spec!r} is neither callable (model_bytes, inputs) -> outputs nor an "
             "onnx.backend.base.Backend")
     function = target
@@ -191,7 +194,7 @@ def _as_list(outputs: Any) -> list[np.ndarray]:
 
 
 def load(spec: str) -> Backend:
-    """The backend called ``spec``; raises :class:`BackendUnavailable` with the fix."""
+    """The backend called ``spec``; raises :class:`BackendUnavailableError` with the fix."""
     makers: dict[str, Callable[[], Backend]] = {
         "onnxruntime": _onnxruntime,
         "onnx-reference": lambda: _onnx_reference(False),
@@ -203,6 +206,6 @@ def load(spec: str) -> Backend:
     if spec in makers:
         return makers[spec]()
     if not spec or spec.startswith("-") or " " in spec:
-        raise BackendUnavailable(f"backend {spec!r} is not a backend name; use one of "
+        raise BackendUnavailableError(f"backend {spec!r} is not a backend name; use one of "
                                  f"{', '.join(BUILTIN)} or 'package.module:callable'")
     return _custom(spec)

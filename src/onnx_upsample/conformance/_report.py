@@ -27,12 +27,27 @@ def scale_kind(result: CaseResult) -> str:
     return "integer scales" if "integer-scales" in result.tags else "non-integer scales"
 
 
+# Name parts that change only the arithmetic (the order or precision of the sum), not which
+# elements are read: outputs within a few ULP of a family are that family.
+_ARITHMETIC = ("float64 throughout", "separable sum", "separable lerp", "float64 arithmetic")
+
+
+def _family(name: str) -> str:
+    parts = name.split(", ")
+    kept = [parts[0]] + [p for p in parts[1:] if p not in _ARITHMETIC]
+    return ", ".join(kept)
+
+
 def explained_lines(run: BackendResult) -> list[str]:
-    """One line per (mode, scale kind) with non-exact outputs: the convention that
-    reproduces most of them, e.g. "nearest, non-integer scales: matches Resize half_pixel
-    + round_prefer_floor in 38/40 cases, not Upsample"."""
+    """One line per (mode, scale kind) and convention family: the convention that
+    reproduces a runtime's non-exact outputs, e.g. "nearest, non-integer scales: Resize
+    half_pixel + round_prefer_floor in 38/40 cases (all bit for bit), not Upsample".
+
+    A family is the convention's name before its arithmetic details (", float64
+    throughout", ", separable sum"...): outputs within a few ULP of a family count for it.
+    """
     ran: Counter[str] = Counter()
-    found: dict[str, Counter[str]] = {}
+    found: dict[tuple[str, str], list[tuple[str, int]]] = {}
     for result in run.results:
         key = f"{result.mode}, {scale_kind(result)}"
         if result.grade.kind in (EXACT, ULP1, WRONG, WRONG_SHAPE):
@@ -40,18 +55,32 @@ def explained_lines(run: BackendResult) -> list[str]:
         if result.explanation is None or documented(result, run.backend):
             continue
         verdict = result.explanation.get("verdict")
-        best = result.explanation.get("best")
-        if verdict == "convention" and best:
-            words = f"matches {best}"
-        elif verdict == "close" and best:
-            words = f"within {result.explanation.get('max_ulp')} ULP of {best}"
+        best = str(result.explanation.get("best") or "")
+        if verdict in ("convention", "close") and best:
+            family = _family(best)
+            ulp = 0 if verdict == "convention" else int(result.explanation.get("max_ulp") or 0)
         else:
-            words = "matches no convention tried"
-        found.setdefault(key, Counter())[words] += 1
+            summary = str(result.explanation.get("summary", ""))
+            family = ("the output's shape: " + summary.split(": ", 1)[1]
+                      if "does not resize them" in summary else "no convention tried")
+            ulp = -1
+        found.setdefault((key, family), []).append((best, ulp))
     lines = []
-    for key in sorted(found):
-        for words, count in found[key].most_common():
-            lines.append(f"{key}: {words} in {count}/{ran[key]} cases, not Upsample")
+    for (key, family), hits in sorted(found.items(), key=lambda item: (item[0][0],
+                                                                         -len(item[1]))):
+        count = f"{len(hits)}/{ran[key]} cases"
+        if family == "no convention tried":
+            lines.append(f"{key}: {count} match no convention tried (noise or a bug)")
+            continue
+        if family.startswith("the output's shape"):
+            lines.append(f"{key}: {count}: {family[len('the output' + chr(39) + 's shape: '):]}")
+            continue
+        exact = sum(ulp == 0 for _, ulp in hits)
+        worst = max(ulp for _, ulp in hits)
+        how = "all bit for bit" if exact == len(hits) else (
+            f"{exact} bit for bit, the others within {worst} ULP: same coordinates, "
+            "other arithmetic")
+        lines.append(f"{key}: {family} in {count} ({how}), not Upsample")
     return lines
 
 

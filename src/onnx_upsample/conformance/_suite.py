@@ -37,7 +37,6 @@ import numpy as np
 
 from .._errors import UpsampleError
 from ._cases import (
-    ORT_DIFFERS,
     ORT_EXACT,
     ORT_MEASURED,
     ORT_REFUSES,
@@ -185,7 +184,7 @@ class _OrtCheck:
         try:
             got: np.ndarray | None = self.run(model, feeds)
             refusal = ""
-        except Exception as error:  # noqa: BLE001 - any ORT failure is its refusal
+        except Exception as error:
             got, refusal = None, str(error).splitlines()[0][:200]
         if case.ort == ORT_REFUSES:
             problem = None if got is None else "ORT ran it, but the case says it refuses"
@@ -215,7 +214,8 @@ def _evaluate_model(model: Any, feeds: list[np.ndarray]) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # v10 and 'bilinear' warn by design
         names = list(evaluator.input_names)
-        return np.asarray(evaluator.run(None, dict(zip(names, feeds, strict=True)))[0])
+        outputs: list[Any] = list(evaluator.run(None, dict(zip(names, feeds, strict=True))))
+    return np.asarray(outputs[0])
 
 
 def expected_output(case: Case, x: np.ndarray) -> np.ndarray:

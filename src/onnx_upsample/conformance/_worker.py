@@ -35,7 +35,7 @@ def receive(stream: BinaryIO) -> Any:
     data = stream.read(size)
     if len(data) < size:
         raise EOFError
-    return pickle.loads(data)  # noqa: S301 - only from our own parent or child process
+    return pickle.loads(data)
 
 
 _LOCATION = re.compile(r"^Exception from |failed at \S+:\d+:?$")
@@ -72,14 +72,14 @@ def main(argv: list[str]) -> int:
     os.dup2(2, 1)  # the runtime's own prints go to stderr
     requests = sys.stdin.buffer
     warnings.simplefilter("ignore")
-    from ._backends import BackendUnavailable, load
+    from ._backends import BackendUnavailableError, load
 
     try:
         backend = load(argv[0])
-    except BackendUnavailable as error:
+    except BackendUnavailableError as error:
         send(protocol, ("unavailable", str(error)))
         return 0
-    except Exception as error:  # noqa: BLE001 - a broken backend is reported, not raised
+    except Exception as error:
         send(protocol, ("unavailable", f"backend {argv[0]!r} failed to load: "
                                        f"{_one_line(error)}"))
         return 0
@@ -93,7 +93,7 @@ def main(argv: list[str]) -> int:
         try:
             outputs = backend.run(case_dir / "model.onnx", _inputs(case_dir))
             reply: tuple[str, Any] = ("ok", outputs)
-        except Exception as error:  # noqa: BLE001 - the runtime's refusal, with its words
+        except Exception as error:
             reply = ("error", _one_line(error))
         send(protocol, reply)
 
