@@ -18,7 +18,7 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
-from onnx_upsample import UpsampleError, conformance, output_shape
+from onnx_upsample import UpsampleError, conformance, output_shape, upsample
 from onnx_upsample.cli import main
 from onnx_upsample.conformance import _cases, _grade, _report
 
@@ -291,3 +291,23 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
                  str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "manifest.json" in err
+
+
+def test_cli_explain_names_the_convention(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    x = np.arange(20, dtype=np.float32).reshape(4, 5)
+    # Resize half_pixel + round_prefer_floor, 4 x 5 -> 6 x 8 (scales 1.5, 1.7), by hand
+    theirs = x[[0, 0, 1, 2, 2, 3]][:, [0, 0, 1, 2, 2, 3, 3, 4]]
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "theirs.npy", theirs)
+    args = ["explain", str(tmp_path / "x.npy"), str(tmp_path / "theirs.npy"), "--scales",
+            "1.5", "1.7"]
+    assert main(args) == 0
+    assert capsys.readouterr().out.startswith(
+        "matches Resize half_pixel + round_prefer_floor, not Upsample")
+    assert main([*args, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "convention"
+    np.save(tmp_path / "ours.npy", upsample(x, [1.5, 1.7]))
+    assert main(["explain", str(tmp_path / "x.npy"), str(tmp_path / "ours.npy"),
+                 "--scales", "1.5", "1.7"]) == 0
+    assert capsys.readouterr().out.startswith("matches Upsample")

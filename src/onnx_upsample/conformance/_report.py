@@ -35,19 +35,24 @@ _ARITHMETIC = ("float64 throughout", "separable sum", "separable lerp", "float64
 def _family(name: str) -> str:
     parts = name.split(", ")
     kept = [parts[0]] + [p for p in parts[1:] if p not in _ARITHMETIC]
-    return ", ".join(kept)
+    family = ", ".join(kept)
+    return "Upsample's coordinates" if family in ("Upsample", "Upsample coordinates") \
+        else family
 
 
 def explained_lines(run: BackendResult) -> list[str]:
-    """One line per (mode, scale kind) and convention family: the convention that
-    reproduces a runtime's non-exact outputs, e.g. "nearest, non-integer scales: Resize
-    half_pixel + round_prefer_floor in 38/40 cases (all bit for bit), not Upsample".
+    """Per (mode, scale kind): the conventions that reproduce a runtime's non-exact
+    outputs, e.g. "nearest, non-integer scales: Resize half_pixel + round_prefer_floor in
+    38/40 cases, bit for bit (not Upsample)".
 
-    A family is the convention's name before its arithmetic details (", float64
-    throughout", ", separable sum"...): outputs within a few ULP of a family count for it.
+    Exact reproductions are counted by the convention that reproduces the most cases
+    (several coincide on a given case); outputs only within a few ULP count for their
+    convention's family, its name without the arithmetic details.
     """
     ran: Counter[str] = Counter()
-    found: dict[tuple[str, str], list[tuple[str, int]]] = {}
+    exact: dict[str, list[tuple[str, ...]]] = {}
+    close: dict[tuple[str, str], list[int]] = {}
+    other: dict[tuple[str, str], int] = {}
     for result in run.results:
         key = f"{result.mode}, {scale_kind(result)}"
         if result.grade.kind in (EXACT, ULP1, WRONG, WRONG_SHAPE):
@@ -56,32 +61,46 @@ def explained_lines(run: BackendResult) -> list[str]:
             continue
         verdict = result.explanation.get("verdict")
         best = str(result.explanation.get("best") or "")
-        if verdict in ("convention", "close") and best:
-            family = _family(best)
-            ulp = 0 if verdict == "convention" else int(result.explanation.get("max_ulp") or 0)
+        if verdict == "convention":
+            exact.setdefault(key, []).append(tuple(result.explanation.get("matches") or
+                                                   (best,)))
+        elif verdict == "close" and best:
+            gap = int(result.explanation.get("max_ulp") or 0)
+            close.setdefault((key, _family(best)), []).append(gap)
         else:
             summary = str(result.explanation.get("summary", ""))
-            family = ("the output's shape: " + summary.split(": ", 1)[1]
-                      if "does not resize them" in summary else "no convention tried")
-            ulp = -1
-        found.setdefault((key, family), []).append((best, ulp))
+            words = (": " + summary.split(": ", 1)[1] if "does not resize them" in summary
+                     else " match no convention tried (noise or a bug)")
+            other[(key, words)] = other.get((key, words), 0) + 1
     lines = []
-    for (key, family), hits in sorted(found.items(), key=lambda item: (item[0][0],
-                                                                         -len(item[1]))):
-        count = f"{len(hits)}/{ran[key]} cases"
-        if family == "no convention tried":
-            lines.append(f"{key}: {count} match no convention tried (noise or a bug)")
-            continue
-        if family.startswith("the output's shape"):
-            lines.append(f"{key}: {count}: {family[len('the output' + chr(39) + 's shape: '):]}")
-            continue
-        exact = sum(ulp == 0 for _, ulp in hits)
-        worst = max(ulp for _, ulp in hits)
-        how = "all bit for bit" if exact == len(hits) else (
-            f"{exact} bit for bit, the others within {worst} ULP: same coordinates, "
-            "other arithmetic")
-        lines.append(f"{key}: {family} in {count} ({how}), not Upsample")
+    for key in sorted(set(ran)):
+        for name, count in _cover(exact.get(key, [])):
+            lines.append(f"{key}: {name} in {count}/{ran[key]} cases, bit for bit "
+                         "(not Upsample)")
+        for (close_key, family), gaps in sorted(close.items(), key=lambda i: -len(i[1])):
+            if close_key == key:
+                lines.append(f"{key}: within {max(gaps)} ULP of {family} in "
+                             f"{len(gaps)}/{ran[key]} cases (the same elements and weights, "
+                             "other float arithmetic)")
+        for (other_key, words), count in other.items():
+            if other_key == key:
+                lines.append(f"{key}: {count}/{ran[key]} cases{words}")
     return lines
+
+
+def _cover(cases: list[tuple[str, ...]]) -> list[tuple[str, int]]:
+    """Greedy: the convention that reproduces the most cases, then the most of the rest;
+    ties go to the convention listed earliest (simplest) by the explainer."""
+    left = list(cases)
+    chosen = []
+    while left:
+        counts: Counter[str] = Counter(name for matches in left for name in set(matches))
+        rank = {name: min(m.index(name) for m in left if name in m) for name in counts}
+        name = max(counts, key=lambda n: (counts[n], -rank[n]))
+        covered = [m for m in left if name in m]
+        chosen.append((name, len(covered)))
+        left = [m for m in left if name not in m]
+    return chosen
 
 
 def _refusal_lines(run: BackendResult, limit: int = 6) -> list[str]:

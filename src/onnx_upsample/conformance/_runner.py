@@ -31,6 +31,8 @@ START_TIMEOUT = 180.0
 
 Progress = Callable[[int, int, str, str], None]
 
+_CLOSED = object()
+
 
 @dataclass(frozen=True)
 class CaseResult:
@@ -95,15 +97,16 @@ class _Worker:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors,
             start_new_session=True)
         reply = self._receive(START_TIMEOUT)
-        if reply is None or reply[0] != "ready":
+        if reply is None or reply is _CLOSED or reply[0] != "ready":
             self.stop()
-            message = reply[1] if reply is not None else (
+            message = reply[1] if isinstance(reply, tuple) else (
                 f"backend {self.spec!r}: its worker did not start ({self._last_words()})")
             raise UpsampleError(message)
         _, self.name, self.version = reply
 
     def _receive(self, timeout: float) -> Any:
-        """The next message, or None if the worker died or ran out of time."""
+        """The next message; None when time ran out, _CLOSED when the worker closed its
+        end (it died, or is dying)."""
         assert self.process is not None and self.process.stdout is not None
         stream = self.process.stdout
         deadline = time.monotonic() + timeout
@@ -119,7 +122,7 @@ class _Worker:
                 return None
             chunk = os.read(stream.fileno(), need - len(buffer))
             if not chunk:
-                return None
+                return _CLOSED
             buffer += chunk
             if size is None and len(buffer) >= HEADER.size:
                 (size,) = HEADER.unpack(buffer[:HEADER.size])
@@ -137,17 +140,21 @@ class _Worker:
         except (BrokenPipeError, OSError):
             return self._died()
         reply = self._receive(timeout)
+        if reply is _CLOSED:
+            return self._died()
         if reply is not None:
             return reply
-        if self.process.poll() is None:
-            self.stop()
-            return TIMEOUT, f"no answer within {timeout:g} s (worker stopped)"
-        return self._died()
+        self.stop()
+        return TIMEOUT, f"no answer within {timeout:g} s (worker stopped)"
 
     def _died(self) -> tuple[str, str]:
         assert self.process is not None
-        code = self.process.wait()
-        self.process = None
+        try:
+            code = self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # closed its output but lingers: stop it
+            self.stop()
+            return CRASHED, "closed its output and did not exit (worker stopped)"
+        self.stop()
         how = (f"killed by signal {signal.Signals(-code).name}" if code < 0
                else f"exited with status {code}")
         return CRASHED, f"{how}; {self._last_words()}"

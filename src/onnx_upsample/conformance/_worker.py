@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import pickle
 import re
+import resource
 import struct
 import sys
 import warnings
@@ -68,6 +69,8 @@ def _inputs(case_dir: Path) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
+    # a crashing runtime must die at once: writing a core file can take a minute
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     protocol = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # the runtime's own prints go to stderr
     requests = sys.stdin.buffer
