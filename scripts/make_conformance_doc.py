@@ -21,7 +21,7 @@ from onnx_upsample.conformance._explain import conventions
 
 ROOT = Path(__file__).resolve().parent.parent
 BACKENDS = ("onnxruntime", "onnx-reference", "onnx-reference+onnx-upsample", "openvino",
-            "tract", "tinygrad")
+            "tract", "tinygrad", "tvm")
 
 INTRO = """\
 # Upsample conformance: how runtimes compute ONNX `Upsample`

@@ -435,7 +435,7 @@ def test_conventions_list(mode: str) -> None:
     assert [len(c.departures) for c in listed] == sorted(len(c.departures) for c in listed)
     # one size rule is tried per call, integer rounding only for integer types
     per_call = [c for c in listed if not any(d.startswith("size:") for d in c.departures)]
-    assert len(per_call) == (144 if mode == "nearest" else 240)
+    assert len(per_call) == (180 if mode == "nearest" else 240)
     assert "Resize half_pixel + round_prefer_floor" in names or mode == "linear"
     assert "Resize align_corners (linear)" in names or mode == "nearest"
 
@@ -466,30 +466,33 @@ X = np.ones((1, 1, 2, 3), dtype=np.float32)
 Y = np.ones((1, 1, 4, 6), dtype=np.float32)
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"x": None}, "x is None"),
-    ({"x": [[1, 2], [3]]}, "x cannot be read"),
-    ({"x": np.zeros((1, 1, 2, 3), dtype="datetime64[s]")}, "x has element type"),
-    ({"theirs": None}, "theirs is None"),
-    ({"theirs": Y.astype(np.float64)}, "theirs has element type 'float64'"),
-    ({"scales": None}, "scales is None"),
-    ({"scales": "1122"}, "scales is '1122'"),
-    ({"scales": [2, 2]}, "scales has 2 value"),
-    ({"scales": [1, 1, True, 2]}, r"scales\[2\] is True"),
-    ({"scales": [1, 1, "2", 2]}, r"scales\[2\] is '2'"),
-    ({"scales": [1, 1, 2, 0.5]}, r"scales\[3\] is 0.5; expected a finite number >= 1"),
-    ({"scales": [1, 1, 2, float("nan")]}, r"scales\[3\] is nan"),
-    ({"mode": "cubic"}, "mode is 'cubic'; expected 'nearest' or 'linear'"),
-    ({"mode": None}, "mode is None"),
-    ({"max_elements": -1}, "max_elements is -1"),
-    ({"max_elements": True}, "max_elements is True"),
+# contract §3: TypeError for arguments of the wrong kind, UpsampleError for wrong values
+@pytest.mark.parametrize(("kwargs", "message", "error"), [
+    ({"x": None}, "x is None", TypeError),
+    ({"x": [[1, 2], [3]]}, "x cannot be read", UpsampleError),
+    ({"x": np.zeros((1, 1, 2, 3), dtype="datetime64[s]")}, "x has element type", UpsampleError),
+    ({"theirs": None}, "theirs is None", TypeError),
+    ({"theirs": Y.astype(np.float64)}, "theirs has element type 'float64'", UpsampleError),
+    ({"scales": None}, "scales is None", TypeError),
+    ({"scales": "1122"}, "scales is '1122'", TypeError),
+    ({"scales": [2, 2]}, "scales has 2 value", UpsampleError),
+    ({"scales": [1, 1, True, 2]}, r"scales\[2\] is True", TypeError),
+    ({"scales": [1, 1, "2", 2]}, r"scales\[2\] is '2'", TypeError),
+    ({"scales": [1, 1, 2, 0.5]}, r"scales\[3\] is 0.5; expected a finite number >= 1",
+     UpsampleError),
+    ({"scales": [1, 1, 2, float("nan")]}, r"scales\[3\] is nan", UpsampleError),
+    ({"mode": "cubic"}, "mode is 'cubic'; expected 'nearest' or 'linear'", UpsampleError),
+    ({"mode": None}, "mode is None", UpsampleError),
+    ({"max_elements": -1}, "max_elements is -1", UpsampleError),
+    ({"max_elements": True}, "max_elements is True", TypeError),
 ])
-def test_bad_arguments(kwargs: dict[str, object], message: str) -> None:
+def test_bad_arguments(kwargs: dict[str, object], message: str, error: type) -> None:
     arguments: dict[str, object] = {"x": X, "theirs": Y, "scales": [1, 1, 2, 2],
                                     "mode": "nearest"}
     arguments.update(kwargs)
-    with pytest.raises(UpsampleError, match=message):
+    with pytest.raises(error, match=message) as raised:
         explain(**arguments)  # type: ignore[arg-type]
+    assert type(raised.value) is error
 
 
 def test_linear_of_bool_is_refused() -> None:
@@ -523,3 +526,14 @@ def test_wide_types_computed_in_float32_are_named(dtype: type) -> None:
     assert not np.array_equal(theirs, onnx_upsample.upsample(x, [1.5, 2.5]))
     result = explain(x, theirs, [1.5, 2.5])
     assert result.verdict == "convention" and result.best == _explain.NARROWED
+
+
+def test_round_half_to_even_nearest_is_named() -> None:
+    # TVM's resize rounds nearest indices half to even: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    rows = np.rint(np.arange(6) / f32(2)).astype(np.int64).clip(0, 2)
+    cols = np.rint(np.arange(12) / f32(3)).astype(np.int64).clip(0, 3)
+    theirs = x[rows][:, cols]
+    assert not np.array_equal(theirs, onnx_upsample.upsample(x, [2, 3]))
+    result = explain(x, theirs, [2, 3])
+    assert result.best == "Resize asymmetric + round_half_even", result

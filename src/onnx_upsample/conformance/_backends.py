@@ -3,8 +3,8 @@
 Loaded only inside a worker process (``_worker``): a runtime that crashes or hangs takes
 only its worker down. Built-in names: ``onnxruntime``, ``onnx-reference`` (onnx's
 ReferenceEvaluator), ``onnx-reference+onnx-upsample`` (the same with onnx-upsample's
-``Upsample``), ``openvino``, ``tract``, ``tinygrad``. Any other name is
-``package.module:callable`` (called as ``callable(model_bytes, inputs) -> outputs``, inputs a
+``Upsample``), ``openvino``, ``tract``, ``tinygrad``, ``tvm`` (Relax, LLVM on the CPU).
+Any other name is ``package.module:callable`` (called as ``callable(model_bytes, inputs) -> outputs``, inputs a
 dict of name -> array) or a module or class implementing ``onnx.backend.base.Backend``
 (``prepare(model, device).run(inputs)``).
 """
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 BUILTIN = ("onnxruntime", "onnx-reference", "onnx-reference+onnx-upsample", "openvino",
-           "tract", "tinygrad")
+           "tract", "tinygrad", "tvm")
 
 # name -> the pip line that installs it
 INSTALL = {
@@ -33,6 +33,7 @@ INSTALL = {
     "tract": "pip install tract (or 'onnx-upsample[conformance]')",
     "tinygrad": "pip install tinygrad (or 'onnx-upsample[conformance]'); its CPU device "
                 "needs clang",
+    "tvm": "pip install apache-tvm (about 300 MB; not in the conformance extra)",
 }
 
 Run = Callable[[Path, dict[str, np.ndarray]], list[np.ndarray]]
@@ -147,6 +148,25 @@ def _tinygrad() -> Backend:
     return Backend("tinygrad", _version("tinygrad"), run)
 
 
+def _tvm() -> Backend:
+    tvm = _import("tvm", "tvm")
+    relax = _import("tvm.relax", "tvm")
+    frontend = _import("tvm.relax.frontend.onnx", "tvm")
+
+    def run(path: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+        import onnx
+
+        module = frontend.from_onnx(onnx.load(str(path)), keep_params_in_input=False)
+        module = relax.transform.DecomposeOpsForInference()(module)
+        module = relax.transform.LegalizeOps()(module)
+        machine = relax.VirtualMachine(relax.build(module, target="llvm"), tvm.cpu())
+        result = machine["main"](*(tvm.runtime.tensor(v) for v in inputs.values()))
+        values = result if isinstance(result, (list, tuple)) else [result]
+        return [np.asarray(v.numpy()) for v in values]
+
+    return Backend("tvm", _version("apache-tvm"), run)
+
+
 def _custom(spec: str) -> Backend:
     module_name, _, attribute = spec.partition(":")
     try:
@@ -202,6 +222,7 @@ def load(spec: str) -> Backend:
         "openvino": _openvino,
         "tract": _tract,
         "tinygrad": _tinygrad,
+        "tvm": _tvm,
     }
     if spec in makers:
         return makers[spec]()

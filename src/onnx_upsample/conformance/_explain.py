@@ -53,7 +53,8 @@ TRANSFORMS = (
 )
 # tf_half_pixel_for_nn is defined by Resize for nearest only
 LINEAR_TRANSFORMS = TRANSFORMS[:-1]
-NEAREST_MODES = ("floor", "round_prefer_floor", "round_prefer_ceil", "ceil")
+# the four of Resize, and round half to even (numpy's and TVM's `round`, not a Resize mode)
+NEAREST_MODES = ("floor", "round_prefer_floor", "round_prefer_ceil", "ceil", "round_half_even")
 # "scale": the given float32 scale (for align_corners: the integer output length, as ORT);
 # "sizes": out/in, what a runtime uses after turning Upsample into Resize with `sizes`;
 # "scaled_length": align_corners with the length in*scale (the ONNX reference evaluator).
@@ -423,6 +424,8 @@ def _nearest_table(spec: _Spec, n_in: int, n_out: int, scale: np.float32) -> Arr
     c = _coordinates(spec, n_in, n_out, scale)
     if spec.rounding == "ceil":
         index = np.ceil(c)
+    elif spec.rounding == "round_half_even":
+        index = np.rint(c)
     else:
         index = np.floor(c)
         fraction = c - index  # exact: both are floats of the same type
@@ -731,7 +734,7 @@ def _open_mesh(shape: tuple[int, ...]) -> Positions:
 
 def _array(value: object, name: str) -> Array:
     if value is None:
-        raise UpsampleError(f"{name} is None; expected an array (anything numpy.asarray accepts)")
+        raise TypeError(f"{name} is None; expected an array (anything numpy.asarray accepts)")
     try:
         array = np.asarray(value)
     except (ValueError, TypeError) as error:
@@ -749,15 +752,15 @@ def _scales(scales: object, rank: int) -> tuple[np.float32, ...]:
     elif isinstance(scales, Sequence) and not isinstance(scales, str | bytes):
         values = list(scales)
     else:
-        raise UpsampleError(f"scales is {scales!r}; expected a sequence of numbers, one per "
-                            "axis of x")
+        raise TypeError(f"scales is {scales!r}; expected a sequence of numbers, one per axis "
+                        "of x")
     if len(values) != rank:
         raise UpsampleError(f"scales has {len(values)} value(s) {values} but x has rank {rank};"
                             " expected one scale per axis of x")
     result = []
     for axis, value in enumerate(values):
         if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-            raise UpsampleError(f"scales[{axis}] is {value!r}; expected a number >= 1")
+            raise TypeError(f"scales[{axis}] is {value!r}; expected a number >= 1")
         with np.errstate(over="ignore"):
             as_f32 = np.float32(float(value))
         if not np.isfinite(as_f32) or as_f32 < 1:
@@ -768,7 +771,9 @@ def _scales(scales: object, rank: int) -> tuple[np.float32, ...]:
 
 
 def _max_elements(value: object) -> int:
-    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer) or value < 0:
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise TypeError(f"max_elements is {value!r}; expected an integer >= 0")
+    if value < 0:
         raise UpsampleError(f"max_elements is {value!r}; expected an integer >= 0")
     return int(value)
 
@@ -854,8 +859,11 @@ def explain(
 
     Raises
     ------
+    TypeError
+        For arguments of the wrong kind: None for an array, scales that are not a sequence
+        of numbers (bools and text included), a ``max_elements`` that is not an integer.
     UpsampleError
-        For arguments of the wrong kind or value: arrays numpy cannot read, an element type
+        For wrong values: arrays numpy cannot read, an element type
         Upsample does not define, ``theirs`` of another element type, a mode other than
         nearest/linear (or linear for bool, str, bytes, object), scales that are not one
         finite number >= 1 per axis, a negative ``max_elements``.
