@@ -5,8 +5,8 @@ only its worker down. Built-in names: ``onnxruntime``, ``onnx-reference`` (onnx'
 ReferenceEvaluator), ``onnx-reference+onnx-upsample`` (the same with onnx-upsample's
 ``Upsample``), ``openvino``, ``tract``, ``tinygrad``, ``tvm`` (Relax, LLVM on the CPU).
 Any other name is ``package.module:callable`` (called as
-``callable(model_bytes, inputs) -> outputs``, inputs a dict of name -> array) or a module or class implementing ``onnx.backend.base.Backend``
-(``prepare(model, device).run(inputs)``).
+``callable(model_bytes, inputs) -> outputs``, inputs a dict of name -> array) or a module
+or class implementing ``onnx.backend.base.Backend`` (``prepare(model, device).run(inputs)``).
 """
 
 from __future__ import annotations
