@@ -537,3 +537,11 @@ def test_round_half_to_even_nearest_is_named() -> None:
     assert not np.array_equal(theirs, onnx_upsample.upsample(x, [2, 3]))
     result = explain(x, theirs, [2, 3])
     assert result.best == "Resize asymmetric + round_half_even", result
+
+
+def test_int64_squeezed_through_int32_is_named() -> None:
+    x = (np.arange(12, dtype=np.int64).reshape(3, 4) - 6) * (2**40 + 12345)
+    theirs = onnx_upsample.upsample(x.astype(np.int32).astype(np.float32), [1.5, 2]).astype(
+        np.int64)
+    result = explain(x, theirs, [1.5, 2])
+    assert result.best == _explain.NARROWED_INT32, result
