@@ -30,7 +30,8 @@ def exact(model_bytes: bytes, inputs: dict[str, np.ndarray]) -> list[np.ndarray]
 
 #: case ID -> how ``misbehaving`` answers it (every other case: exactly)
 BEHAVIOUR = {"rank1_nearest": "crash", "rank2_nearest": "hang", "rank3_nearest": "raise",
-             "rank4_nearest": "shape", "rank5_nearest": "ulp", "rank6_nearest": "wrong"}
+             "rank4_nearest": "shape", "rank5_nearest": "ulp", "rank6_nearest": "wrong",
+             "rank3_linear": "objects"}
 
 
 def misbehaving(model_bytes: bytes, inputs: dict[str, np.ndarray]) -> Any:
@@ -42,6 +43,8 @@ def misbehaving(model_bytes: bytes, inputs: dict[str, np.ndarray]) -> Any:
         time.sleep(600)
     if behaviour == "raise":
         raise NotImplementedError("Upsample with this scale is not supported")
+    if behaviour == "objects":
+        return [_Opaque()]
     (output,) = _evaluate(model, inputs)
     if behaviour == "shape":
         return output[..., :-1]
@@ -52,6 +55,10 @@ def misbehaving(model_bytes: bytes, inputs: dict[str, np.ndarray]) -> Any:
         bits.reshape(-1)[0] += 1
         return {"Y": bits.view(np.float32)}
     return (output,)
+
+
+class _Opaque:
+    """Not an array: the grader's worker must refuse to send it back."""
 
 
 class _Rep(BackendRep):

@@ -7,7 +7,9 @@ test backends that crash, hang, raise or answer wrongly on purpose.
 
 from __future__ import annotations
 
+import io
 import json
+import math
 import subprocess
 import sys
 import unittest
@@ -101,6 +103,15 @@ def test_case_data_and_models_are_the_same_in_every_process() -> None:
     assert len(digests) == 1
 
 
+# Suite 1.0 as released. A change of any case's model, input or expected output changes
+# this hash: then bump SUITE_VERSION (case IDs keep their meaning) and pin the new hash.
+SUITE_HASHES = {"1.0": "sha256:d1eb45aad03479748f3766786ffac1de61d3da26d81685d052a7c6613034eab8"}
+
+
+def test_released_suite_content_is_pinned(suite: conformance.Suite) -> None:
+    assert suite.content_hash == SUITE_HASHES[conformance.SUITE_VERSION]
+
+
 def test_export_refuses_a_directory_with_other_files(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("mine")
     with pytest.raises(UpsampleError, match="holds other files"):
@@ -157,8 +168,7 @@ def test_onnx_backend_test_machinery_loads_and_runs_the_suite(
     for test in loaded:
         if test.name in chosen:
             runner._add_model_test(test, "Node")
-    result = unittest.TextTestRunner(verbosity=0, stream=open("/dev/null", "w")).run(
-        runner.test_suite)
+    result = unittest.TextTestRunner(verbosity=0, stream=io.StringIO()).run(runner.test_suite)
     # one test per device onnx knows; the backend supports the CPU only
     assert result.testsRun - len(result.skipped) == len(chosen)
     assert result.wasSuccessful(), result.failures + result.errors
@@ -196,8 +206,9 @@ def test_plain_onnx_reference_refuses_what_it_does_not_implement(
     for case_id in ("v9_nearest_frac", "v9_linear_int", "rank2_linear", "scale_1p5_nearest"):
         assert grades[case_id].kind == "refused"
         assert "Not implemented" in grades[case_id].detail
-    for case_id in ("v7_nearest_int", "v1_nearest_int"):
-        assert grades[case_id].kind in ("refused", "wrong"), (case_id, grades[case_id])
+    # the attribute forms (v1, v7) are not implemented at all
+    for case_id in ("v7_nearest_int", "v1_nearest_int", "v1_linear_frac"):
+        assert grades[case_id].kind == "refused", (case_id, grades[case_id])
     assert not any(r.grade.kind in ("crashed", "timeout") for r in result.results)
 
 
@@ -220,6 +231,8 @@ def test_isolated_workers_grade_crashes_hangs_refusals_and_errors(
     wrong = grades["rank6_nearest"]
     assert wrong.kind == "wrong" and wrong.share == 1.0 and wrong.first_index == (0,) * 6
     assert wrong.max_difference == 0.5
+    assert grades["rank3_linear"].kind == "refused"
+    assert "not an array of numbers or strings" in grades["rank3_linear"].detail
     # the worker came back after the crash and the hang
     assert grades["rank1_linear"].kind == "exact" and grades["rank2_linear"].kind == "exact"
 
@@ -311,3 +324,73 @@ def test_cli_explain_names_the_convention(tmp_path: Path,
     assert main(["explain", str(tmp_path / "x.npy"), str(tmp_path / "ours.npy"),
                  "--scales", "1.5", "1.7"]) == 0
     assert capsys.readouterr().out.startswith("matches Upsample")
+
+
+def test_ulp_gaps_are_exact_at_every_width() -> None:
+    import ml_dtypes
+
+    for dtype, steps in ((np.float16, 300), (np.float32, 300), (np.float64, 300),
+                         (ml_dtypes.bfloat16, 3)):
+        expected = np.array([1.5], dtype=dtype)
+        actual = expected.copy()
+        actual.view(f"u{expected.dtype.itemsize}")[0] += steps
+        grade = _grade.compare(expected, actual)
+        assert (grade.kind, grade.max_ulp) == ("wrong", steps), dtype
+        actual.view(f"u{expected.dtype.itemsize}")[0] -= steps - 1
+        assert _grade.compare(expected, actual).kind == "1-ulp", dtype
+    complex_ = np.array([1 + 1j], np.complex128)
+    off = complex_.copy()
+    off.view(np.uint64)[0] += 100  # the real part, 100 ULP away
+    assert _grade.compare(complex_, off).max_ulp == 100
+    largest = np.array([np.finfo(np.float32).max], np.float32)
+    grade = _grade.compare(largest, np.array([np.inf], np.float32))
+    assert grade.kind == "wrong" and grade.max_ulp is None
+    assert json.loads(json.dumps(grade.to_dict(), allow_nan=False))["max_difference"] == "inf"
+
+
+def test_run_checks_its_arguments(suite: conformance.Suite) -> None:
+    for timeout in (0, -1, math.nan, math.inf):
+        with pytest.raises(UpsampleError, match="timeout is"):
+            conformance.run("onnxruntime", suite, timeout=timeout)
+    with pytest.raises(TypeError, match="timeout is '5'"):
+        conformance.run("onnxruntime", suite, timeout="5")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="backend is 3"):
+        conformance.run(3, suite)  # type: ignore[arg-type]
+
+
+def test_a_failed_export_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from onnx_upsample.conformance import _suite
+
+    real = _suite.expected_output
+
+    def failing(case: _cases.Case, x: np.ndarray) -> np.ndarray:
+        if case.id == "rank1_nearest":
+            raise UpsampleError("stop here")
+        return real(case, x)
+
+    monkeypatch.setattr(_suite, "expected_output", failing)
+    with pytest.raises(UpsampleError, match="stop here"):
+        conformance.export(tmp_path / "suite", check_ort=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_export_replaces_an_earlier_export_only(suite: conformance.Suite,
+                                                tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(suite.directory, copy)
+    (copy / "mine.txt").write_text("keep me")
+    with pytest.raises(UpsampleError, match=r"holds other files \(mine.txt\)"):
+        conformance.export(copy, check_ort=False)
+    assert (copy / "mine.txt").read_text() == "keep me"
+
+
+def test_workers_ignore_packages_in_the_current_directory(
+        suite: conformance.Suite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run from an onnx source checkout, the worker must still import the installed onnx."""
+    (tmp_path / "onnx").mkdir()
+    (tmp_path / "onnx" / "__init__.py").write_text("raise ImportError('the source tree')\n")
+    monkeypatch.chdir(tmp_path)
+    result = conformance.run("onnxruntime", suite, cases={"rank2_nearest"}.__contains__)
+    assert [r.grade.kind for r in result.results] == ["exact"]

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import math
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from ._errors import UpsampleError
-from .cli import EXIT_OK, _Parser
+from .cli import EXIT_BAD_INPUT, EXIT_OK, _Parser
 
 
 def register(subparsers: Any) -> None:
@@ -22,7 +23,7 @@ def register(subparsers: Any) -> None:
         "the spec's 15 element types; ranks 0-6; special values) in onnx's backend-test "
         "layout, and a grader that runs it in any runtime and explains its differences.")
     commands = conformance.add_subparsers(dest="conformance_command", required=True,
-                                          parser_class=_Parser)
+                                          parser_class=_Parser, metavar="{export,run}")
     export = commands.add_parser(
         "export", help="write the suite to a directory",
         description="Write the suite to DIR (DIR/upsample/test_upsample_<case>/model.onnx and "
@@ -116,7 +117,12 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _writable(path: str | None) -> None:
-    if path is not None and not Path(path).absolute().parent.is_dir():
+    """Checked before the run, not after it."""
+    if path is None:
+        return
+    if Path(path).is_dir():
+        raise UpsampleError(f"report {path!r} is a directory; give a file name")
+    if not Path(path).absolute().parent.is_dir():
         raise UpsampleError(f"report {path!r}: its folder does not exist; create it first")
 
 
@@ -126,8 +132,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     for path in (args.json, args.markdown, args.html):
         _writable(path)
-    if args.timeout <= 0:
-        raise UpsampleError(f"--timeout is {args.timeout:g}; give a number of seconds > 0")
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
+        raise UpsampleError(f"--timeout is {args.timeout:g}; give a finite number of seconds "
+                            "> 0")
     selected = None
     if args.cases:
         pattern = args.cases
@@ -143,11 +150,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if selected is not None and not any(selected(c.id) for c in suite.cases):
             raise UpsampleError(f"--cases {args.cases!r} matches no case of the suite; see "
                                 "the IDs in its manifest.json")
-        runs = []
+        runs, unavailable = [], []
         for backend in args.backend:
-            runs.append(conformance.run(backend, suite, timeout=args.timeout, cases=selected,
-                                        explain=not args.no_explain,
-                                        progress=_Progress(f"{backend}: case")))
+            print(f"{backend}: starting its worker", file=sys.stderr, flush=True)
+            try:
+                runs.append(conformance.run(backend, suite, timeout=args.timeout,
+                                            cases=selected, explain=not args.no_explain,
+                                            progress=_Progress(f"{backend}: case")))
+            except UpsampleError as error:  # one missing runtime must not lose the others
+                if not runs and len(args.backend) == 1:
+                    raise
+                unavailable.append(str(error))
+    if not runs:
+        raise UpsampleError("; ".join(unavailable))
     print(_report.terminal(runs, verbose=args.verbose))
     for path, text in ((args.json, _report.to_json(runs, suite.manifest)),
                        (args.markdown, _report.markdown(runs, suite.manifest)),
@@ -156,7 +171,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
             with _files.atomic_path(path) as temporary:
                 Path(temporary).write_text(text)
             print(f"wrote {path}")
-    return EXIT_OK
+    for message in unavailable:
+        print(f"onnx-upsample: error: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT if unavailable else EXIT_OK
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:

@@ -32,6 +32,7 @@ import numpy.typing as npt
 from .._dtypes import ElementType, element_type
 from .._errors import UpsampleError
 from .._rules import interpolated_axes
+from ._grade import equal_elements, max_ulp
 
 __all__ = ["Convention", "Explanation", "conventions", "explain"]
 
@@ -469,63 +470,12 @@ def _is_float(etype: ElementType) -> bool:
     return etype.name in ("float16", "bfloat16", "float32", "float64", "complex64", "complex128")
 
 
-def _float_parts(a: Array) -> list[Array]:
-    """Real arrays whose bits are compared: the array, or the real and imaginary parts."""
-    if a.dtype.kind == "c":
-        return [np.ascontiguousarray(a.real), np.ascontiguousarray(a.imag)]
-    return [a]
-
-
-def _bits(a: Array) -> tuple[Array, int, int]:
-    """Unsigned bit patterns of a float array, the sign bit and the bits of +inf."""
-    width = a.dtype.itemsize
-    utype = np.dtype(f"u{width}")
-    infinity = int(np.array(np.inf, dtype=np.float64).astype(a.dtype).view(utype))
-    return np.ascontiguousarray(a).view(utype), 1 << (8 * width - 1), infinity
-
-
 def _same(a: Array, b: Array, floating: bool) -> Array:
     """Elementwise equality: bitwise, except that any NaN equals any NaN (-0.0 != +0.0)."""
     if not floating:
         with np.errstate(all="ignore"):
             return np.asarray(a == b, dtype=bool)
-    result: Array | None = None
-    for part_a, part_b in zip(_float_parts(a), _float_parts(b), strict=True):
-        bits_a, sign, infinity = _bits(part_a)
-        bits_b, _, _ = _bits(part_b)
-        magnitude = bits_a.dtype.type(sign - 1)
-        nan_a = (bits_a & magnitude) > infinity
-        nan_b = (bits_b & magnitude) > infinity
-        same = (bits_a == bits_b) | (nan_a & nan_b)
-        result = same if result is None else result & same
-    assert result is not None
-    return result
-
-
-def _max_ulp(a: Array, b: Array) -> int:
-    """Largest gap in units in the last place, through the ordered integer view of the bits.
-
-    Both NaN: 0; one NaN: unbounded (2**64-1). Any bit difference counts at least 1, so
-    -0.0 and +0.0 are 1 apart.
-    """
-    worst = 0
-    for part_a, part_b in zip(_float_parts(a), _float_parts(b), strict=True):
-        if part_a.size == 0:
-            continue
-        bits_a, sign, infinity = _bits(part_a)
-        bits_b, _, _ = _bits(part_b)
-        magnitude = bits_a.dtype.type(sign - 1)
-        mag_a = (bits_a & magnitude).astype(np.uint64)
-        mag_b = (bits_b & magnitude).astype(np.uint64)
-        same_sign = (bits_a & bits_a.dtype.type(sign)) == (bits_b & bits_b.dtype.type(sign))
-        gap = np.where(same_sign, np.maximum(mag_a, mag_b) - np.minimum(mag_a, mag_b),
-                       mag_a + mag_b)
-        gap = np.maximum(gap, (bits_a != bits_b).astype(np.uint64))
-        nan_a, nan_b = mag_a > infinity, mag_b > infinity
-        gap[nan_a & nan_b] = 0
-        gap[nan_a ^ nan_b] = np.iinfo(np.uint64).max
-        worst = max(worst, int(gap.max()))
-    return worst
+    return equal_elements(a, b)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1005,7 +955,7 @@ def _sampled_groups(case: _Case, rule: str, ours: Array | None) -> list[_Group]:
         got = _result(case, group, positions, "sample", ours, flat)
         group.sample_exact = bool(_same(got, expected, case.floating).all())
         if case.floating:
-            group.sample_gap = 0 if group.sample_exact else _max_ulp(got, expected)
+            group.sample_gap = 0 if group.sample_exact else max_ulp(got, expected)
     return groups
 
 
@@ -1023,7 +973,7 @@ def _exact_matches(case: _Case, rule: str, ours: Array | None) -> tuple[str, ...
         if _same(got, case.theirs, case.floating).all():
             names.extend(group.specs)
         elif case.floating:
-            group.sample_gap = _max_ulp(got, case.theirs)  # now the full gap
+            group.sample_gap = max_ulp(got, case.theirs)  # now the full gap
             group.sample_exact = False
     names.sort(key=lambda spec: spec.rank)
     return tuple(spec.name for spec in names)
@@ -1037,7 +987,7 @@ def _closest(case: _Case, rule: str, ours: Array | None) -> tuple[str, int] | No
     best: tuple[int, tuple[int, ...], str] | None = None
     for group in candidates[:CLOSE_CANDIDATES]:
         got = _result(case, group, mesh, "full", ours, None)
-        gap = _max_ulp(got, case.theirs)
+        gap = max_ulp(got, case.theirs)
         choice = (gap, group.specs[0].rank, group.specs[0].name)
         if gap <= CLOSE_ULP and (best is None or choice < best):
             best = choice

@@ -10,6 +10,7 @@ died) and ``timeout``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -35,9 +36,12 @@ class Grade:
     first_index: tuple[int, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-able (strict JSON: an infinite or NaN difference is written as text)."""
         data = {key: value for key, value in asdict(self).items() if value is not None}
         if "first_index" in data:
             data["first_index"] = list(data["first_index"])
+        if "max_difference" in data and not math.isfinite(data["max_difference"]):
+            data["max_difference"] = str(data["max_difference"])
         return data
 
 
@@ -53,43 +57,77 @@ def _as_text(array: np.ndarray) -> np.ndarray:
     return np.array(flat, dtype=object).reshape(array.shape)
 
 
-def _float_parts(array: np.ndarray) -> np.ndarray:
-    """A float view of ``array``: complex split into (real, imag) on a last axis."""
+def _is_floating(array: np.ndarray) -> bool:
+    return array.dtype.kind in "fc" or array.dtype.name == "bfloat16"
+
+
+def _float_parts(array: np.ndarray) -> list[np.ndarray]:
+    """Real arrays whose bits are compared: the array, or its real and imaginary parts."""
+    # np.array, not np.ascontiguousarray: the latter makes a rank-0 array rank 1
     if array.dtype.kind == "c":
-        part = np.float32 if array.dtype == np.complex64 else np.float64
-        return np.ascontiguousarray(array).view(part).reshape(*array.shape, 2)
-    if array.dtype.name == "bfloat16":
-        return array.astype(np.float32)  # exact: bfloat16 is a prefix of float32
-    return array
+        return [np.array(array.real, order="C"), np.array(array.imag, order="C")]
+    return [array if array.flags.c_contiguous else np.array(array, order="C")]
 
 
-def _ordered(values: np.ndarray) -> np.ndarray:
-    """Float bits as integers in value order (-0.0 just below +0.0), as float64."""
-    width = values.dtype.itemsize
-    signed = np.dtype(f"i{width}")
-    bits = np.ascontiguousarray(values).view(signed).astype(np.float64)
-    magnitude = np.ascontiguousarray(values).view(signed) & np.array(
-        np.iinfo(signed).max, signed)
-    return np.where(bits < 0, -magnitude.astype(np.float64) - 1, bits)
+def _bits(part: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """Unsigned bit patterns of a float array (any width, bfloat16 included), its sign bit
+    and the pattern of +inf."""
+    unsigned = np.dtype(f"u{part.dtype.itemsize}")
+    infinity = int(np.array(np.inf, dtype=np.float64).astype(part.dtype).view(unsigned))
+    return part.view(unsigned), 1 << (8 * part.dtype.itemsize - 1), infinity
 
 
-def _bits_equal(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
-    """Elementwise: same bits, or both NaN."""
-    if expected.dtype.kind == "O":
+def equal_elements(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
+    """Elementwise equality: bitwise for floats, except that any NaN equals any NaN
+    (-0.0 != +0.0); plain equality for integers, bools and strings."""
+    if expected.dtype.kind in "OUS":
         return np.asarray(_as_text(expected) == _as_text(actual), dtype=bool)
-    if expected.dtype.kind in "fc" or expected.dtype.name == "bfloat16":
-        e, a = _float_parts(expected), _float_parts(actual)
-        width = e.dtype.itemsize
-        same = np.ascontiguousarray(e).view(f"u{width}") == np.ascontiguousarray(a).view(
-            f"u{width}")
-        same |= np.isnan(e) & np.isnan(a)
-        return same.all(axis=-1) if expected.dtype.kind == "c" else same
-    return np.asarray(expected == actual)
+    if not _is_floating(expected):
+        with np.errstate(all="ignore"):
+            return np.asarray(expected == actual, dtype=bool)
+    result = np.ones(expected.shape, dtype=bool)
+    for part_e, part_a in zip(_float_parts(expected), _float_parts(actual), strict=True):
+        bits_e, sign, infinity = _bits(part_e)
+        bits_a, _, _ = _bits(part_a)
+        magnitude = bits_e.dtype.type(sign - 1)
+        both_nan = ((bits_e & magnitude) > infinity) & ((bits_a & magnitude) > infinity)
+        result &= (bits_e == bits_a) | both_nan
+    return result
+
+
+def ulp_gaps(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
+    """Elementwise distance in units in the last place, through the ordered integer view of
+    the bits (exact at every width). Both NaN: 0; -0.0 and +0.0: 1; NaN against a number,
+    or an infinity against a finite value: 2**64 - 1 (no rounding makes them equal)."""
+    unbounded = np.iinfo(np.uint64).max
+    worst = np.zeros(expected.shape, dtype=np.uint64)
+    for part_e, part_a in zip(_float_parts(expected), _float_parts(actual), strict=True):
+        bits_e, sign, infinity = _bits(part_e)
+        bits_a, _, _ = _bits(part_a)
+        magnitude = bits_e.dtype.type(sign - 1)
+        mag_e = (bits_e & magnitude).astype(np.uint64)
+        mag_a = (bits_a & magnitude).astype(np.uint64)
+        same_sign = (bits_e & bits_e.dtype.type(sign)) == (bits_a & bits_a.dtype.type(sign))
+        gap = np.where(same_sign, np.maximum(mag_e, mag_a) - np.minimum(mag_e, mag_a),
+                       mag_e + mag_a)
+        gap = np.maximum(gap, (bits_e != bits_a).astype(np.uint64))
+        nan_e, nan_a = mag_e > infinity, mag_a > infinity
+        inf_e, inf_a = mag_e == infinity, mag_a == infinity
+        gap[(nan_e ^ nan_a) | ((inf_e ^ inf_a) & ~nan_e & ~nan_a)] = unbounded
+        gap[nan_e & nan_a] = 0
+        worst = np.maximum(worst, gap)
+    return worst
+
+
+def max_ulp(expected: np.ndarray, actual: np.ndarray) -> int:
+    """The largest of :func:`ulp_gaps` (0 for empty arrays)."""
+    gaps = ulp_gaps(expected, actual)
+    return int(gaps.max()) if gaps.size else 0
 
 
 def same_bits(expected: np.ndarray, actual: np.ndarray) -> bool:
     """Whether two arrays of one shape and type are equal bit for bit (NaN equals NaN)."""
-    return expected.shape == actual.shape and bool(_bits_equal(expected, actual).all())
+    return expected.shape == actual.shape and bool(equal_elements(expected, actual).all())
 
 
 def _show(value: Any) -> str:
@@ -99,44 +137,35 @@ def _show(value: Any) -> str:
 def compare(expected: np.ndarray, actual: Any) -> Grade:
     """Grade a runtime's output ``actual`` against ``expected``."""
     actual = np.asarray(actual)
-    if expected.dtype.kind in "OUS":
-        expected = _as_text(expected)
-        if actual.dtype.kind in "OUS":
-            actual = _as_text(actual)
     if actual.shape != expected.shape:
         return Grade(WRONG_SHAPE, f"shape {list(actual.shape)}, expected "
                                   f"{list(expected.shape)}")
     if _type_name(actual) != _type_name(expected):
         return Grade(WRONG_SHAPE, f"element type {_type_name(actual)}, expected "
                                   f"{_type_name(expected)}")
-    equal = _bits_equal(expected, actual)
-    if equal.all():
+    wrong = ~equal_elements(expected, actual)
+    if not wrong.any():
         return Grade(EXACT)
-    wrong = ~equal
     first = tuple(int(i) for i in np.unravel_index(int(np.argmax(wrong)), wrong.shape))
     share = float(wrong.mean())
-    floating = expected.dtype.kind in "fc" or expected.dtype.name == "bfloat16"
-    if floating:
-        e, a = _float_parts(expected), _float_parts(actual)
-        gap = np.abs(_ordered(e) - _ordered(a))
-        gap[np.isnan(e) & np.isnan(a)] = 0
-        gap[np.isnan(e) != np.isnan(a)] = np.inf
-        largest = float(gap.max())
+    ulp: int | None = None
+    max_difference: float | None = None
+    if _is_floating(expected):
+        largest = max_ulp(expected, actual)
         if largest <= 1:
             return Grade(ULP1, f"{share:.1%} of elements 1 ULP apart (first at {list(first)})",
                          max_ulp=1, share=share, first_index=first)
+        ulp = largest if largest < np.iinfo(np.uint64).max else None
         with np.errstate(invalid="ignore", over="ignore"):
-            difference = np.abs(e.astype(np.float64) - a.astype(np.float64))
-        # only where the bits differ (inf - inf is NaN); NaN against a number stays NaN
-        difference[gap == 0] = 0
-        max_difference = float(difference.max())
-        ulp = int(largest) if np.isfinite(largest) else None
+            difference = np.abs(expected.astype(np.complex128 if expected.dtype.kind == "c"
+                                                else np.float64)[wrong]
+                                - actual.astype(np.complex128 if expected.dtype.kind == "c"
+                                                else np.float64)[wrong])
+        # NaN against a number (or inf - inf where one side is NaN) stays NaN
+        max_difference = float(np.max(difference))
     elif expected.dtype.kind in "iub":
         max_difference = float(np.max(np.abs(expected.astype(np.float64)[wrong]
                                               - actual.astype(np.float64)[wrong])))
-        ulp = None
-    else:
-        max_difference, ulp = None, None
     got, want = _show(actual[first]), _show(expected[first])
     words = f"{share:.1%} of elements differ; first at {list(first)}: {got}, expected {want}"
     if max_difference is not None:

@@ -75,8 +75,7 @@ def explained_lines(run: BackendResult) -> list[str]:
     lines = []
     for key in sorted(set(ran)):
         for name, count in _cover(exact.get(key, [])):
-            lines.append(f"{key}: {name} in {count}/{ran[key]} cases, bit for bit "
-                         "(not Upsample)")
+            lines.append(f"{key}: {name} in {count}/{ran[key]} cases, bit for bit")
         for (close_key, family), gaps in sorted(close.items(), key=lambda i: -len(i[1])):
             if close_key == key:
                 lines.append(f"{key}: within {max(gaps)} ULP of {family} in "
@@ -169,7 +168,8 @@ def terminal(runs: list[BackendResult], *, verbose: bool = False) -> str:
             label = GRADE_WORDS[result.grade.kind]
             if documented(result, run.backend):
                 label = DOCUMENTED
-            elif run.backend == "onnxruntime" and result.ort == "refuses":
+            elif (run.backend == "onnxruntime" and result.ort == "refuses"
+                  and result.grade.kind == REFUSED):
                 label = "refused (no ORT kernel, as documented)"
             lines.append(f"  {result.id}: {label}: {result.grade.detail}"[:220])
             if result.explanation is not None and verbose:
@@ -184,7 +184,8 @@ def terminal(runs: list[BackendResult], *, verbose: bool = False) -> str:
 
 
 def to_json(runs: list[BackendResult], suite: dict[str, Any]) -> str:
-    return json.dumps({"suite": suite, "backends": [r.to_dict() for r in runs]}, indent=1)
+    return json.dumps({"suite": suite, "backends": [r.to_dict() for r in runs]}, indent=1,
+                      allow_nan=False)
 
 
 def markdown(runs: list[BackendResult], suite: dict[str, Any]) -> str:

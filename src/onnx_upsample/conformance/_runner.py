@@ -7,9 +7,10 @@ reproduces it.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import math
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -17,21 +18,20 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .._errors import UpsampleError
 from ._grade import CRASHED, EXACT, REFUSED, TIMEOUT, ULP1, WRONG, WRONG_SHAPE, Grade, compare
+from ._protocol import CLOSED, read, send
 from ._suite import Suite, SuiteCase
-from ._worker import HEADER, send
 
 #: Seconds a worker may take to import and set up its runtime.
 START_TIMEOUT = 180.0
 
 Progress = Callable[[int, int, str, str], None]
-
-_CLOSED = object()
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,9 @@ class _Worker:
     """One worker process, started on demand and replaced after a crash or timeout."""
 
     def __init__(self, spec: str) -> None:
+        if os.name != "posix":  # pragma: no cover - select() on pipes, process groups
+            raise UpsampleError("conformance run needs a POSIX system (Linux or macOS) for "
+                                "its worker processes")
         self.spec = spec
         self.process: subprocess.Popen[bytes] | None = None
         self.errors = tempfile.TemporaryFile()
@@ -92,60 +95,53 @@ class _Worker:
     def start(self) -> None:
         self.errors.seek(0)
         self.errors.truncate()
+        # PYTHONSAFEPATH: the current directory (an onnx source checkout, say) must not
+        # shadow the installed packages in the worker
+        environment = {**os.environ, "PYTHONSAFEPATH": "1"}
         self.process = subprocess.Popen(
             [sys.executable, "-m", "onnx_upsample.conformance._worker", self.spec],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors,
-            start_new_session=True)
-        reply = self._receive(START_TIMEOUT)
-        if reply is None or reply is _CLOSED or reply[0] != "ready":
+            start_new_session=True, env=environment)
+        reply = self._read(START_TIMEOUT)
+        if not (isinstance(reply, tuple) and reply[0] == "ready"):
             self.stop()
             message = reply[1] if isinstance(reply, tuple) else (
                 f"backend {self.spec!r}: its worker did not start ({self._last_words()})")
             raise UpsampleError(message)
         _, self.name, self.version = reply
 
-    def _receive(self, timeout: float) -> Any:
-        """The next message; None when time ran out, _CLOSED when the worker closed its
-        end (it died, or is dying)."""
+    def _read(self, timeout: float) -> Any:
         assert self.process is not None and self.process.stdout is not None
-        stream = self.process.stdout
-        deadline = time.monotonic() + timeout
-        buffer = b""
-        need = HEADER.size
-        size = None
-        while len(buffer) < need:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            ready, _, _ = select.select([stream], [], [], left)
-            if not ready:
-                return None
-            chunk = os.read(stream.fileno(), need - len(buffer))
-            if not chunk:
-                return _CLOSED
-            buffer += chunk
-            if size is None and len(buffer) >= HEADER.size:
-                (size,) = HEADER.unpack(buffer[:HEADER.size])
-                need = HEADER.size + size
-        import pickle
-
-        return pickle.loads(buffer[HEADER.size:need])
+        try:
+            return read(self.process.stdout.fileno(), timeout)
+        except Exception as error:  # an answer that cannot be unpickled
+            return ("unreadable", f"its answer could not be read ({type(error).__name__}: "
+                                  f"{error})")
 
     def call(self, case_dir: str, timeout: float) -> tuple[str, Any]:
         if self.process is None or self.process.poll() is not None:
-            self.start()
+            try:
+                self.start()
+            except UpsampleError as error:  # it started before: grade this case, go on
+                return CRASHED, f"the worker did not restart: {error}"
         assert self.process is not None and self.process.stdin is not None
         try:
             send(self.process.stdin, case_dir)  # type: ignore[arg-type]
-        except (BrokenPipeError, OSError):
+        except OSError:
             return self._died()
-        reply = self._receive(timeout)
-        if reply is _CLOSED:
+        reply = self._read(timeout)
+        if reply is CLOSED:
             return self._died()
-        if reply is not None:
-            return reply
-        self.stop()
-        return TIMEOUT, f"no answer within {timeout:g} s (worker stopped)"
+        if reply is None:
+            self.stop()
+            return TIMEOUT, f"no answer within {timeout:g} s (worker stopped)"
+        if reply[0] == "unreadable":
+            self.stop()
+            return CRASHED, reply[1]
+        if reply[0] == "harness":
+            raise UpsampleError(f"case {Path(case_dir).name}: {reply[1]}; export the suite "
+                                "again")
+        return reply
 
     def _died(self) -> tuple[str, str]:
         assert self.process is not None
@@ -166,13 +162,11 @@ class _Worker:
         return lines[-1][:200] if lines else "it printed nothing"
 
     def stop(self) -> None:
+        """Stop the worker and everything it started (its process group)."""
         if self.process is None:
             return
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except OSError:
-                self.process.kill()
+        with contextlib.suppress(OSError):
+            os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
         for stream in (self.process.stdin, self.process.stdout):
             if stream is not None:
@@ -198,6 +192,12 @@ def grade_backend(spec: str, suite: Suite, *, timeout: float = 60.0,
                   select_ids: Callable[[str], bool] | None = None,
                   explain: bool = True, progress: Progress | None = None) -> BackendResult:
     """Run every case of ``suite`` in backend ``spec`` and grade the outputs."""
+    if not isinstance(spec, str):
+        raise TypeError(f"backend is {spec!r}; expected a name such as 'onnxruntime'")
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+        raise TypeError(f"timeout is {timeout!r}; expected a number of seconds")
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise UpsampleError(f"timeout is {timeout!r}; expected a finite number of seconds > 0")
     worker = _Worker(spec)
     try:
         worker.start()

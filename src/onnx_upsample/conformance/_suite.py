@@ -37,6 +37,7 @@ import numpy as np
 
 from .._errors import UpsampleError
 from ._cases import (
+    ORT_DIFFERS,
     ORT_EXACT,
     ORT_MEASURED,
     ORT_REFUSES,
@@ -84,7 +85,7 @@ class SuiteCase:
         return str(self.info["ort"])
 
     def inputs(self) -> list[np.ndarray]:
-        return [_read_tensor(p)[1] for p in _data_files(self.path, "input")]
+        return read_inputs(self.path)
 
     def input_names(self) -> list[str]:
         return [_read_tensor(p)[0] for p in _data_files(self.path, "input")]
@@ -114,6 +115,11 @@ def _data_files(case_dir: Path, kind: str) -> list[Path]:
     files = sorted((case_dir / DATA_SET).glob(f"{kind}_*.pb"),
                    key=lambda p: int(p.stem.split("_")[1]))
     return files
+
+
+def read_inputs(case_dir: Path) -> list[np.ndarray]:
+    """The arrays of ``input_N.pb`` of a case directory, in order of N."""
+    return [_read_tensor(p)[1] for p in _data_files(case_dir, "input")]
 
 
 def _read_tensor(path: Path) -> tuple[str, np.ndarray]:
@@ -198,8 +204,11 @@ class _OrtCheck:
                        if same_bits(expected, got) else None)
         if problem is None:
             return
-        message = f"case {case.id}: {problem} (tags measured with onnxruntime {ORT_MEASURED})"
-        if self.strict:
+        message = (f"case {case.id}: {problem} (tags measured with onnxruntime {ORT_MEASURED} "
+                   "on x86-64)")
+        # a documented difference may not show on every CPU (int32 wrap-around is x86's
+        # conversion; ARM saturates): a note, never a refusal to export
+        if self.strict and case.ort != ORT_DIFFERS:
             raise UpsampleError(f"{message}; the suite was not written")
         self.notes.append(f"{message}; installed: onnxruntime {self.version}")
 
@@ -335,9 +344,13 @@ def _check_target(target: Path) -> None:
     if target.exists() and not target.is_dir():
         raise UpsampleError(f"suite directory {str(target)!r} is a file; give a new "
                             "directory name")
-    if target.is_dir() and any(target.iterdir()) and not _is_suite(target):
-        raise UpsampleError(f"suite directory {str(target)!r} exists and holds other files; "
-                            "give a new or empty directory")
+    if target.is_dir() and any(target.iterdir()):
+        ours = {MANIFEST, CASES_FOLDER}
+        extra = sorted(p.name for p in target.iterdir() if p.name not in ours)
+        if not _is_suite(target) or extra:
+            raise UpsampleError(
+                f"suite directory {str(target)!r} exists and holds other files "
+                f"({', '.join(extra[:3]) or 'not a suite'}); give a new or empty directory")
     if not target.parent.is_dir():
         raise UpsampleError(f"suite directory {str(target)!r}: its parent folder does not "
                             "exist; create it first")

@@ -10,34 +10,15 @@ prints goes to standard error instead, so it cannot corrupt the protocol.
 from __future__ import annotations
 
 import os
-import pickle
 import re
-import resource
-import struct
 import sys
 import warnings
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
-HEADER = struct.Struct("<Q")
+import numpy as np
 
-
-def send(stream: BinaryIO, message: Any) -> None:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(HEADER.pack(len(data)) + data)
-    stream.flush()
-
-
-def receive(stream: BinaryIO) -> Any:
-    header = stream.read(HEADER.size)
-    if len(header) < HEADER.size:
-        raise EOFError
-    (size,) = HEADER.unpack(header)
-    data = stream.read(size)
-    if len(data) < size:
-        raise EOFError
-    return pickle.loads(data)
-
+from ._protocol import receive, send
 
 _LOCATION = re.compile(r"^Exception from |failed at \S+:\d+:?$")
 
@@ -51,26 +32,45 @@ def _one_line(error: BaseException) -> str:
 
 
 def _inputs(case_dir: Path) -> dict[str, Any]:
+    """The case's inputs by the model's input names (writable copies: some runtimes write
+    into, or refuse, read-only buffers)."""
     import onnx
-    from onnx import numpy_helper
 
-    files = sorted((case_dir / "test_data_set_0").glob("input_*.pb"),
-                   key=lambda p: int(p.stem.split("_")[1]))
+    from ._suite import read_inputs
+
     model = onnx.load(str(case_dir / "model.onnx"), load_external_data=False)
     initializers = {t.name for t in model.graph.initializer}
     names = [i.name for i in model.graph.input if i.name not in initializers]
-    values = []
-    for path in files:
-        tensor = onnx.TensorProto()
-        tensor.ParseFromString(path.read_bytes())
-        # a writable copy: some runtimes write into (or refuse) read-only buffers
-        values.append(numpy_helper.to_array(tensor).copy())
+    values = [array.copy() for array in read_inputs(case_dir)]
     return dict(zip(names, values, strict=True))
 
 
-def main(argv: list[str]) -> int:
-    # a crashing runtime must die at once: writing a core file can take a minute
+def _plain_outputs(outputs: list[Any]) -> list[np.ndarray]:
+    """Numeric or string arrays only: anything else could not be graded, or unpickled."""
+    plain = []
+    for index, value in enumerate(outputs):
+        array = np.asarray(value)
+        if array.dtype.kind == "O" and not all(isinstance(v, str | bytes)
+                                               for v in array.reshape(-1)):
+            raise TypeError(f"output {index} is not an array of numbers or strings (it holds "
+                            f"{type(array.reshape(-1)[0]).__name__ if array.size else 'nothing'})")
+        if array.dtype.kind == "V" and array.dtype.names:
+            raise TypeError(f"output {index} is a structured array")
+        plain.append(array)
+    return plain
+
+
+def _no_core_files() -> None:
+    """A crashing runtime must die at once: writing a core file can take a minute."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def main(argv: list[str]) -> int:
+    _no_core_files()
     protocol = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # the runtime's own prints go to stderr
     requests = sys.stdin.buffer
@@ -94,8 +94,13 @@ def main(argv: list[str]) -> int:
             return 0
         case_dir = Path(request)
         try:
-            outputs = backend.run(case_dir / "model.onnx", _inputs(case_dir))
-            reply: tuple[str, Any] = ("ok", outputs)
+            inputs = _inputs(case_dir)
+        except Exception as error:  # the suite's files, not the runtime: not its fault
+            send(protocol, ("harness", f"cannot read the case: {_one_line(error)}"))
+            continue
+        try:
+            reply: tuple[str, Any] = ("ok", _plain_outputs(backend.run(
+                case_dir / "model.onnx", inputs)))
         except Exception as error:
             reply = ("error", _one_line(error))
         send(protocol, reply)
