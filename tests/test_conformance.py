@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import platform
 import subprocess
 import sys
 import unittest
@@ -182,7 +183,10 @@ def test_onnxruntime_is_exact_but_for_the_documented_differences(
     by_ort = {}
     for result in ort_run.results:
         by_ort.setdefault(result.ort, set()).add(result.grade.kind)
-    assert by_ort == {"exact": {"exact"}, "differs": {"wrong"}, "refuses": {"refused"}}
+    # the int32 wrap-around is x86's float-to-int conversion; ARM saturates, as Upsample
+    differs = {"wrong"} if platform.machine() in ("x86_64", "AMD64") else {"wrong", "exact"}
+    assert by_ort["exact"] == {"exact"} and by_ort["refuses"] == {"refused"}
+    assert by_ort["differs"] <= differs and "wrong" in by_ort["differs"]
     report = _report.terminal([ort_run])
     assert "documented ORT difference" in report
     first = report.splitlines()[0]
