@@ -195,6 +195,10 @@ def test_onnxruntime_is_exact_but_for_the_documented_differences(
     assert "| version forms |" in markdown
 
 
+def _no_constants(name: str) -> None:
+    raise AssertionError(f"{name} in JSON: not strict JSON")
+
+
 def _suite_meta(run: conformance.BackendResult) -> dict[str, object]:
     return {"version": run.suite_version, "content_hash": run.content_hash, "cases": [],
             "ort_tags_measured_with": "onnxruntime 1.32"}
@@ -239,6 +243,15 @@ def test_isolated_workers_grade_crashes_hangs_refusals_and_errors(
     assert "not an array of numbers or strings" in grades["rank3_linear"].detail
     # the worker came back after the crash and the hang
     assert grades["rank1_linear"].kind == "exact" and grades["rank2_linear"].kind == "exact"
+    # every report says what happened
+    meta = _suite_meta(result)
+    page = _report.to_html([result], meta)
+    assert "crashes and time-outs" in page and "rank2_nearest" in page
+    assert "most frequent refusals" in page
+    data = json.loads(_report.to_json([result], meta), parse_constant=_no_constants)
+    assert {c["grade"] for c in data["backends"][0]["cases"]} >= {"crashed", "timeout"}
+    text = _report.terminal([result])
+    assert "rank1_nearest: crashed" in text and "rank2_nearest: timed out" in text
 
 
 def test_a_backend_class_and_a_callable_are_accepted(

@@ -103,11 +103,20 @@ def _cover(cases: list[tuple[str, ...]]) -> list[tuple[str, int]]:
 
 
 def _refusal_lines(run: BackendResult, limit: int = 6) -> list[str]:
-    messages: Counter[str] = Counter()
+    """The most frequent refusals: grouped by how their message begins (the rest often
+    names the node or shape), each shown with the whole message of its first case."""
+    groups: dict[str, list[CaseResult]] = {}
     for result in run.results:
         if result.grade.kind == REFUSED:
-            messages[result.grade.detail[:160]] += 1
-    return [f"{count} x {message}" for message, count in messages.most_common(limit)]
+            groups.setdefault(result.grade.detail[:100], []).append(result)
+    ranked = sorted(groups.values(), key=len, reverse=True)[:limit]
+    return [f"{len(members)} x (e.g. `{members[0].id}`) {members[0].grade.detail}"
+            for members in ranked]
+
+
+def _failure_lines(run: BackendResult) -> list[str]:
+    return [f"`{r.id}`: {GRADE_WORDS[r.grade.kind]}: {r.grade.detail}"
+            for r in run.results if r.grade.kind in ("crashed", "timeout")]
 
 
 def _score(run: BackendResult) -> str:
@@ -162,25 +171,42 @@ def terminal(runs: list[BackendResult], *, verbose: bool = False) -> str:
     for run in runs:
         lines.append("")
         lines.append(f"{run.backend}:")
-        others = [r for r in run.results if r.grade.kind != EXACT]
-        shown = others if verbose else others[:25]
-        for result in shown:
-            label = GRADE_WORDS[result.grade.kind]
-            if documented(result, run.backend):
-                label = DOCUMENTED
-            elif (run.backend == "onnxruntime" and result.ort == "refuses"
-                  and result.grade.kind == REFUSED):
-                label = "refused (no ORT kernel, as documented)"
-            lines.append(f"  {result.id}: {label}: {result.grade.detail}"[:220])
-            if result.explanation is not None and verbose:
-                lines.append(f"      {result.explanation.get('summary', '')}")
-        if len(others) > len(shown):
-            lines.append(f"  ... and {len(others) - len(shown)} more (--verbose lists all)")
-        if not others:
-            lines.append("  every case exact")
-        for line in explained_lines(run):
-            lines.append(f"  explained: {line}")
+        lines += [f"  {line}" for line in _backend_details(run, verbose)]
     return "\n".join(lines)
+
+
+def _label(result: CaseResult, backend: str) -> str:
+    if documented(result, backend):
+        return DOCUMENTED
+    if backend == "onnxruntime" and result.ort == "refuses" and result.grade.kind == REFUSED:
+        return "refused (no ORT kernel, as documented)"
+    return GRADE_WORDS[result.grade.kind]
+
+
+def _backend_details(run: BackendResult, verbose: bool, limit: int = 10) -> list[str]:
+    """Outputs that differ first, then refusals grouped by message, then the explained
+    differences; --verbose lists every case that is not exact, with its explanation."""
+    lines: list[str] = []
+    differing = [r for r in run.results if r.grade.kind not in (EXACT, REFUSED)]
+    shown = differing if verbose else differing[:limit]
+    for result in shown:
+        lines.append(f"{result.id}: {_label(result, run.backend)}: {result.grade.detail}"[:220])
+        if result.explanation is not None and verbose:
+            lines.append(f"    {result.explanation.get('summary', '')}"[:220])
+    if len(differing) > len(shown):
+        lines.append(f"... and {len(differing) - len(shown)} more (--verbose lists all)")
+    refused = [r for r in run.results if r.grade.kind == REFUSED]
+    if verbose:
+        lines += [f"{r.id}: {_label(r, run.backend)}: {r.grade.detail}"[:220] for r in refused]
+    elif refused:
+        expected = all(_label(r, run.backend) != GRADE_WORDS[REFUSED] for r in refused)
+        lines.append(f"{len(refused)} refused" + (" (no ORT kernel, as documented)"
+                                                  if expected else "") + ", most often:")
+        lines += [f"  {line}"[:240] for line in _refusal_lines(run, limit=4)]
+    if not differing and not refused:
+        lines.append("every case exact")
+    lines += [f"explained: {line}" for line in explained_lines(run)]
+    return lines
 
 
 def to_json(runs: list[BackendResult], suite: dict[str, Any]) -> str:
@@ -203,7 +229,7 @@ def markdown(runs: list[BackendResult], suite: dict[str, Any]) -> str:
     for run in runs:
         out += ["", f"### {run.backend} {run.version}", ""]
         explained = explained_lines(run)
-        failures = [r for r in run.results if r.grade.kind in ("crashed", "timeout")]
+        failures = _failure_lines(run)
         refusals = _refusal_lines(run)
         if not (explained or failures or refusals) and all(
                 r.grade.kind == EXACT or documented(r, run.backend) for r in run.results):
@@ -216,8 +242,7 @@ def markdown(runs: list[BackendResult], suite: dict[str, Any]) -> str:
         if failures:
             out.append("Crashes and time-outs:")
             out.append("")
-            out += [f"- `{r.id}`: {GRADE_WORDS[r.grade.kind]}: {r.grade.detail}"
-                    for r in failures]
+            out += [f"- {line}" for line in failures]
             out.append("")
         if refusals:
             out.append("Most frequent refusals:")
@@ -242,9 +267,12 @@ def to_html(runs: list[BackendResult], suite: dict[str, Any]) -> str:
     parts += [row([g] + [_cell(r, g) for r in runs]) for g in _groups(runs)]
     parts.append("</table>")
     for run in runs:
-        lines = explained_lines(run)
-        if lines:
-            parts.append(f"<h2>{html.escape(run.backend)}: explained differences</h2><ul>")
-            parts += [f"<li>{html.escape(line)}</li>" for line in lines]
-            parts.append("</ul>")
+        sections = (("explained differences", explained_lines(run)),
+                    ("crashes and time-outs", _failure_lines(run)),
+                    ("most frequent refusals", _refusal_lines(run)))
+        for title, lines in sections:
+            if lines:
+                parts.append(f"<h2>{html.escape(run.backend)}: {title}</h2><ul>")
+                parts += [f"<li>{html.escape(line)}</li>" for line in lines]
+                parts.append("</ul>")
     return "\n".join(parts) + "\n"
