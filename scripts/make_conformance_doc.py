@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import platform
 import sys
 from pathlib import Path
@@ -61,8 +62,12 @@ def _progress(done: int, total: int, case_id: str, grade: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-o", "--output", default=str(ROOT / "docs" / "conformance.md"))
-    parser.add_argument("--suite", default=str(ROOT / "build" / "conformance-suite"))
+    parser.add_argument("--suite", default="build/conformance-suite",
+                        help="where to export the suite (relative to the project root)")
     args = parser.parse_args()
+    # relative paths: the runtimes' messages quote them, and the page should not name
+    # this machine's folders
+    os.chdir(ROOT)
     print(f"exporting the suite to {args.suite}", file=sys.stderr)
     suite = conformance.export(args.suite)
     runs, missing = [], []

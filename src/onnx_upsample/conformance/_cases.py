@@ -264,9 +264,10 @@ def _ort_differences() -> Iterator[Case]:
                     "v9", "linear", dtype, (1, 12, 16, 3), (1, 1.7, 2.3, 1), "random",
                     ort=ORT_DIFFERS)
     yield _case("size_beyond_2p24_nearest", "ORT-documented differences",
-                "nearest 1-D uint8 to more than 2**24 elements: ORT's float32 index loses "
-                "integers there", "v9", "nearest", "uint8", (3,), (5592406.0,), "ramp",
-                ort=ORT_DIFFERS, full_only=True)
+                "nearest 1-D uint8, 4 elements x 5592405.5: past 2**24 ORT's float32 "
+                "division rounds output 16777216 up to input index 3 (exactly 2.99999991)",
+                "v9", "nearest", "uint8", (4,), (5592405.5,), "ramp", ort=ORT_DIFFERS,
+                full_only=True)
 
 
 def _large() -> Iterator[Case]:
