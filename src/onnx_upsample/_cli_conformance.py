@@ -46,7 +46,7 @@ def register(subparsers: Any) -> None:
         "the grading ran, whatever the grades.")
     run.add_argument("--backend", action="append", required=True, metavar="NAME",
                      help="onnxruntime, onnx-reference, onnx-reference+onnx-upsample, "
-                     "openvino, tract, tinygrad, package.module:callable, or a module "
+                     "openvino, tract, tinygrad, tvm, package.module:callable, or a module "
                      "implementing onnx.backend.base.Backend; repeat for several")
     run.add_argument("--suite", metavar="DIR",
                      help="an exported suite (default: export the default suite to a "
