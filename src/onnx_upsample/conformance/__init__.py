@@ -70,8 +70,8 @@ def run(backend: str, suite: Suite | str | os.PathLike[str] | None = None, *,
     if suite is None:
         with tempfile.TemporaryDirectory(prefix="onnx-upsample-suite-") as scratch:
             exported = export(os.path.join(scratch, "suite"), check_ort=False)
-            return grade_backend(backend, exported, timeout=timeout, select_ids=cases,
-                                 explain=explain, progress=progress)
+            return run(backend, exported, timeout=timeout, cases=cases, explain=explain,
+                       progress=progress)
     loaded = suite if isinstance(suite, Suite) else load(suite)
     return grade_backend(backend, loaded, timeout=timeout, select_ids=cases, explain=explain,
                          progress=progress)

@@ -8,10 +8,14 @@ changes meaning; new cases get new IDs and a new :data:`SUITE_VERSION`.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .._api import output_shape
+from .._rules import ort_linear_axes
 
 #: Bumped whenever a case is added, removed or changes its data; IDs never change meaning.
 SUITE_VERSION = "1.0"
@@ -93,8 +97,6 @@ def ort_status(form: str, mode: str, dtype: str, scales: tuple[float, ...]) -> s
         return ORT_EXACT if mode == "nearest" and form == "v7" else ORT_REFUSES
     if mode == "nearest":
         return ORT_EXACT
-    from .._rules import ort_linear_axes
-
     return ORT_EXACT if ort_linear_axes([np.float32(s) for s in scales]) is not None \
         else ORT_REFUSES
 
@@ -131,8 +133,6 @@ def _forms() -> Iterator[Case]:
 def _computed_scales(shape: tuple[int, ...], scales: tuple[float, ...]) -> tuple[float, ...]:
     """The scales a ``v9-computed`` graph computes: f32(output size) / f32(input size), as
     the float32 ``Div`` of the graph gives them (they may differ from the intended ones)."""
-    from .. import output_shape
-
     sizes = np.asarray(output_shape(shape, _f32(scales)), np.float32)
     return tuple(float(v) for v in sizes / np.asarray(shape, np.float32))
 
@@ -319,8 +319,6 @@ def _mix(count: int, seed: int) -> np.ndarray:
 
 
 def _seed(case_id: str) -> int:
-    import zlib
-
     return zlib.crc32(case_id.encode())
 
 

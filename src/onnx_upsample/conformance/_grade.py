@@ -156,11 +156,9 @@ def compare(expected: np.ndarray, actual: Any) -> Grade:
             return Grade(ULP1, f"{share:.1%} of elements 1 ULP apart (first at {list(first)})",
                          max_ulp=1, share=share, first_index=first)
         ulp = largest if largest < np.iinfo(np.uint64).max else None
+        wide = np.complex128 if expected.dtype.kind == "c" else np.float64
         with np.errstate(invalid="ignore", over="ignore"):
-            difference = np.abs(expected.astype(np.complex128 if expected.dtype.kind == "c"
-                                                else np.float64)[wrong]
-                                - actual.astype(np.complex128 if expected.dtype.kind == "c"
-                                                else np.float64)[wrong])
+            difference = np.abs(expected[wrong].astype(wide) - actual[wrong].astype(wide))
         # NaN against a number (or inf - inf where one side is NaN) stays NaN
         max_difference = float(np.max(difference))
     elif expected.dtype.kind in "iub":

@@ -13,6 +13,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
+from .._api import output_shape
 from ._cases import Case
 
 # IR 7 (onnx 1.6): loaded by every runtime still in use, and valid for opsets 1-10.
@@ -32,8 +33,6 @@ def _scales_tensor(name: str, scales: tuple[float, ...]) -> onnx.TensorProto:
 
 
 def output_dims(case: Case) -> tuple[int, ...]:
-    from .. import output_shape
-
     return output_shape(case.shape, case.scales)
 
 
