@@ -8,14 +8,19 @@ memory returns to a small pool and the next result of a similar size is built in
 result stays an ordinary, writable, C-contiguous array that owns no other data; nothing is
 reused while any view of it is alive. At most ``MAX_POOLED`` buffers are kept;
 ``ONNX_UPSAMPLE_REUSE_OUTPUTS=0`` turns reuse off.
+
+The pool takes no lock. Buffers come back from a destructor, which the garbage collector
+may run in the middle of any statement, ``_take`` included, and a process may fork while
+another thread is anywhere in this module. So every step is one atomic operation on a
+``collections.deque`` (append, pop): a destructor can never wait for anything, a forked
+child never inherits a held lock, and a race between threads costs at most one missed reuse.
 """
 
 from __future__ import annotations
 
+import collections
 import math
 import os
-import threading
-import weakref
 
 import numpy as np
 
@@ -23,15 +28,15 @@ MIN_POOLED_BYTES = 1 << 20  # below this, malloc's own free lists already reuse 
 MAX_POOLED = 2
 ENV_VAR = "ONNX_UPSAMPLE_REUSE_OUTPUTS"
 
-_lock = threading.Lock()
-_free: list[np.ndarray] = []
+# most recently released last; maxlen drops the oldest atomically as a new one arrives
+_free: collections.deque[np.ndarray] = collections.deque(maxlen=MAX_POOLED)
 
 
 class _Lease:
     """Owner of one result's memory: the result's base, so it lives exactly as long as the
     result and its views do; when it is collected the memory goes back to the pool."""
 
-    __slots__ = ("__array_interface__", "__weakref__", "raw")
+    __slots__ = ("__array_interface__", "raw")
 
     def __init__(self, raw: np.ndarray, n_bytes: int) -> None:
         self.raw = raw
@@ -40,23 +45,30 @@ class _Lease:
             "version": 3,
         }
 
-
-def _give_back(raw: np.ndarray) -> None:
-    """Keep the most recently released buffers: they fit the sizes in use now."""
-    with _lock:
-        _free.append(raw)
-        if len(_free) > MAX_POOLED:
-            del _free[0]
+    def __del__(self, _pool: collections.deque[np.ndarray] = _free) -> None:
+        # one atomic append: safe from any thread, any garbage collection, any fork (the
+        # pool is bound here so that it is still reachable during interpreter shutdown)
+        _pool.append(self.raw)
 
 
 def _take(n_bytes: int) -> np.ndarray:
-    """A pooled buffer of at least ``n_bytes`` (at most twice as large), or a new one."""
-    with _lock:
-        fitting = [i for i, raw in enumerate(_free) if n_bytes <= raw.nbytes <= 2 * n_bytes]
-        if fitting:
-            best = min(fitting, key=lambda i: _free[i].nbytes)
-            return _free.pop(best)
-    return np.empty(n_bytes, np.uint8)
+    """A pooled buffer of at least ``n_bytes`` (at most twice as large), or a new one.
+
+    Empties the pool one atomic pop at a time, keeps the best fit and returns the rest; a
+    thread that finds the pool momentarily empty allocates, which is only a missed reuse.
+    """
+    held: list[np.ndarray] = []
+    while True:
+        try:
+            held.append(_free.pop())
+        except IndexError:
+            break
+    fitting = [raw for raw in held if n_bytes <= raw.nbytes <= 2 * n_bytes]
+    best = min(fitting, key=lambda raw: raw.nbytes) if fitting else None
+    for raw in held:  # newest first, each put in front: the order is kept
+        if raw is not best:
+            _free.appendleft(raw)
+    return best if best is not None else np.empty(n_bytes, np.uint8)
 
 
 def new_output(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
@@ -64,7 +76,5 @@ def new_output(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     n_bytes = math.prod(shape) * dtype.itemsize
     if n_bytes < MIN_POOLED_BYTES or dtype.hasobject or os.environ.get(ENV_VAR) == "0":
         return np.empty(shape, dtype)
-    raw = _take(n_bytes)
-    lease = _Lease(raw, n_bytes)
-    weakref.finalize(lease, _give_back, raw)
+    lease = _Lease(_take(n_bytes), n_bytes)
     return np.asarray(lease).view(dtype).reshape(shape)
