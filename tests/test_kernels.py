@@ -21,8 +21,9 @@ from onnx_upsample import UpsampleError, set_num_threads, upsample
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Cases large enough to be split across threads (see _kernels._layout.MIN_PARALLEL_ELEMENTS),
-# covering the kernel's row kinds: repeat, gather, copy rows, blocks, and 1-3 blended axes.
+# Cases split across threads (the fixture below lowers _kernels._layout.MIN_SHARE_WORK so
+# that they are, whatever they are worth), covering the kernel's row kinds: repeat, gather,
+# copy rows, blocks, and 1-3 blended axes.
 CASES = [
     ((2, 16, 64, 64), [1, 1, 2, 2], "nearest", "float32"),
     ((2, 16, 64, 64), [1, 1, 1.5, 1.7], "nearest", "uint8"),
@@ -48,9 +49,21 @@ def _input(shape: tuple[int, ...], dtype: str, seed: int = 0) -> np.ndarray:
 
 
 @pytest.fixture
-def restore_threads() -> object:
+def restore_threads(monkeypatch: pytest.MonkeyPatch) -> object:
+    """Split every call over the threads it may use (at least two, even on one core), and
+    restore the thread count after the test."""
+    from onnx_upsample import _kernels
+    from onnx_upsample._kernels import _layout
+
+    monkeypatch.setattr(_layout, "MIN_SHARE_WORK", 1)
+    cores = onnx_upsample._threads.available_cores()
+    monkeypatch.setattr(onnx_upsample._threads, "available_cores", lambda: max(2, cores))
+    _kernels._launcher.cache_clear()
+    onnx_upsample._api._PREPARED.clear()
     yield
     onnx_upsample._threads._requested = None
+    _kernels._launcher.cache_clear()
+    onnx_upsample._api._PREPARED.clear()
 
 
 @pytest.mark.parametrize(("shape", "scales", "mode", "dtype"), CASES)
@@ -64,15 +77,17 @@ def test_thread_count_does_not_change_bits(shape, scales, mode, dtype, restore_t
 
 
 @pytest.mark.parametrize(("shape", "scales", "mode", "dtype"), CASES)
-def test_parallel_kernels_equal_the_serial_ones(shape, scales, mode, dtype, monkeypatch) -> None:
+def test_parallel_kernels_equal_the_serial_ones(shape, scales, mode, dtype, monkeypatch,
+                                                restore_threads) -> None:
     """Work split over threads gives the serial kernel's bits (which the small cases of
     test_fast_vs_reference.py check against the reference)."""
     from onnx_upsample import _kernels
     from onnx_upsample._kernels import _layout
 
     x = _input(shape, dtype)
+    set_num_threads(2)
     parallel = upsample(x, scales, mode).tobytes()
-    monkeypatch.setattr(_layout, "MIN_PARALLEL_ELEMENTS", 1 << 62)
+    monkeypatch.setattr(_layout, "MIN_SHARE_WORK", 1 << 62)
     # both caches of prepared calls hold the parallel split: forget them
     _kernels._launcher.cache_clear()
     onnx_upsample._api._PREPARED.clear()

@@ -335,13 +335,13 @@ print("isa", _compiled.isa())
 expected = [reference.upsample(x, s, "linear").tobytes() for x, s in cases]
 bad = [i for i, (x, s) in enumerate(cases) if u.upsample(x, s, "linear").tobytes() != expected[i]]
 print("serial", len(cases), "bad", bad)
-_layout.MIN_PARALLEL_ELEMENTS = 1  # split even these small calls into work items
+_layout.MIN_SHARE_WORK = 1  # split even these small calls into work items
 _kernels._launcher.cache_clear()
 u._api._PREPARED.clear()  # the memo of checked calls holds the serial split
 u.set_num_threads(2)
 bad = [i for i, (x, s) in enumerate(cases) if u.upsample(x, s, "linear").tobytes() != expected[i]]
 print("split", len(cases), "bad", bad)
-_layout.MIN_PARALLEL_ELEMENTS = 1 << 15
+_layout.MIN_SHARE_WORK = 1 << 22
 _kernels._launcher.cache_clear()
 
 LARGE = [

@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from ._buffers import new_output
 from ._errors import UpsampleError, UpsampleWarning
-from ._threads import num_threads
+from ._threads import threads_for_call
 from ._validate import Plan, make_plan, scales_of, shape_of
 
 __all__ = ["output_shape", "upsample"]
@@ -111,7 +111,7 @@ def upsample(
     >>> upsample(np.array([[1, 2], [3, 4]]), [2, 1.5]).tolist()
     [[1, 1, 2], [1, 1, 2], [3, 3, 4], [3, 3, 4]]
     """
-    threads = num_threads()
+    threads = threads_for_call()
     key = _key(x, scales, mode, threads)
     prepared = _PREPARED.get(key) if key is not None else None
     if prepared is not None and (out is None or _out_fits(out, prepared[0], x)):  # type: ignore[arg-type]

@@ -14,7 +14,7 @@ import functools
 import numpy as np
 
 from .._dtypes import ElementType
-from .._threads import num_threads
+from .._threads import threads_for_call
 from .._validate import Mode, Plan
 from . import _numpy
 from ._compiled import Launcher, prepare_linear, prepare_nearest
@@ -121,7 +121,7 @@ def run_window(
     """
     if out.size == 0:
         return
-    threads = num_threads() if threads is None else threads
+    threads = threads_for_call() if threads is None else min(threads, threads_for_call())
     launch, _ = launcher(in_shape, out_shape, scales, mode, etype, x_window.dtype, window,
                          x_window.shape, threads)
     launch(x_window, out, threads)

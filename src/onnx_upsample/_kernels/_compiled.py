@@ -110,7 +110,7 @@ def prepare_nearest(
         Axis(n_in, n_out, "copy") if table is None else Axis(n_in, n_out, "gather", table=table)
         for n_in, n_out, table in zip(in_shape, out_shape, tables, strict=True)
     ] + element_axis(parts)
-    layout = plan_layout(axes, threads)
+    layout = plan_layout(axes, threads, unit.itemsize)
     row = layout.row
     row_table = row.table if row.kind == "gather" else np.zeros(1, np.int64)
     assert row_table is not None
@@ -133,6 +133,7 @@ def prepare_nearest(
     direct = dtype.isbuiltin == 1
 
     def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
+        threads = min(threads, layout.threads)
         if direct and x.flags.c_contiguous and x.flags.aligned and x.dtype.isnative:
             kernel(x, out, threads)
         else:
@@ -186,7 +187,8 @@ def prepare_linear(
     slots = 2 << len(axes)
     # scratch per output element, for at most 4 taps: tap tables, cached rows, accumulator
     per_element = 4 * (8 + 4) + slots * 4 * acc.itemsize + acc.itemsize
-    layout = plan_layout(canonical_axes, threads, per_element)
+    corners = 1 << len(axes)
+    layout = plan_layout(canonical_axes, threads, corners * acc.itemsize, per_element)
     arrays = outer_arrays(layout)
     row = layout.row
     row_lo, row_hi, row_w_lo, row_w_hi = _row_taps(row)
@@ -216,6 +218,7 @@ def prepare_linear(
     source_view = np.dtype(np.uint16) if half else (acc if parts == 2 else None)
 
     def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
+        threads = min(threads, layout.threads)
         src = native_contiguous(x)
         if source_view is not None:
             src = src.view(source_view)

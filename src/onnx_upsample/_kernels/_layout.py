@@ -18,8 +18,13 @@ from ._tables import LinearAxis
 # A trailing run of unchanged axes at least this long is streamed as the row itself;
 # shorter runs (RGB channels, complex parts) ride along each position of the row axis.
 MIN_STREAMED_BLOCK = 32
-# Work below this many output elements runs on one thread: a parallel launch costs more.
-MIN_PARALLEL_ELEMENTS = 1 << 15
+# A helper thread pays only for a share of work well beyond the time it takes to wake it:
+# an idle core is woken in 40-200 us on a virtual machine (and the wake-up costs the caller
+# 15-20 us of system call), while 4 MiB of nearest output is written in 100-300 us. Each
+# thread's share is at least this much work, counted in bytes written (times the corners
+# each element blends, for linear); smaller calls run on fewer threads, down to the caller
+# alone.
+MIN_SHARE_WORK = 1 << 22
 # Per-item scratch of the linear kernel (cached expanded rows + accumulator), in bytes.
 LINEAR_SCRATCH_BYTES = 1 << 21
 # Items per thread: enough to balance load, few enough to keep row reuse inside items.
@@ -63,6 +68,7 @@ class Layout:
     segment: int = 1
     block_in: int = 1
     block_blend: Axis | None = None
+    threads: int = 1
 
 
 def element_axis(length: int) -> list[Axis]:
@@ -119,12 +125,15 @@ def canonical(axes: list[Axis]) -> Canonical:
 
 
 def plan_layout(
-    axes: list[Axis], threads: int, bytes_per_position: int = 0, parallel_ok: bool = True
+    axes: list[Axis], threads: int, work_per_element: int, bytes_per_position: int = 0
 ) -> Layout:
     """Canonical form plus a split into ``n_blocks x n_segments`` work items.
 
-    ``bytes_per_position`` is the scratch one row-axis position costs (linear kernel);
-    segments are shortened so that an item's scratch stays within LINEAR_SCRATCH_BYTES.
+    ``work_per_element`` is what one output element costs in MIN_SHARE_WORK's units; the
+    call uses at most ``threads`` threads, and no more than its work is worth
+    (``layout.threads``). ``bytes_per_position`` is the scratch one row-axis position costs
+    (linear kernel); segments are shortened so that an item's scratch stays within
+    LINEAR_SCRATCH_BYTES.
     """
     form = canonical(axes)
     outer, row, block = form.outer, form.row, form.block
@@ -134,7 +143,8 @@ def plan_layout(
     layout = Layout(outer, row, block, rows, strides, block_in=form.block_in,
                     block_blend=form.block_blend)
     total = rows * row.n_out * block
-    wanted = threads * ITEMS_PER_THREAD if (parallel_ok and total >= MIN_PARALLEL_ELEMENTS) else 1
+    layout.threads = max(1, min(threads, total * work_per_element // MIN_SHARE_WORK))
+    wanted = layout.threads * ITEMS_PER_THREAD if layout.threads > 1 else 1
     # bounded items: a Ctrl-C is seen between items, and a long call stays interruptible
     wanted = max(wanted, -(-total // MAX_ITEM_ELEMENTS))
     layout.n_blocks = max(1, min(rows, wanted))

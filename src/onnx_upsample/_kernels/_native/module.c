@@ -510,10 +510,22 @@ static PyObject *cpu_has_avx2(PyObject *module, PyObject *unused)
     return PyBool_FromLong(pool_cpu_has_avx2());
 }
 
+static PyObject *set_join_delay(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    double seconds = PyFloat_AsDouble(arg);
+    if (seconds == -1.0 && PyErr_Occurred())
+        return NULL;
+    pool_set_join_delay(seconds);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"nearest_kernel", nearest_kernel, METH_VARARGS, "Prepare a nearest gather."},
     {"linear_kernel", linear_kernel, METH_VARARGS, "Prepare a linear blend."},
     {"cpu_has_avx2", cpu_has_avx2, METH_NOARGS, "True when this CPU runs AVX2."},
+    {"_set_join_delay", set_join_delay, METH_O,
+     "Tests only: helpers wait this many seconds before joining a job."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -59,7 +59,16 @@ int pool_run(int64_t n_items, int threads, pool_item_fn fn, void *context,
 #include <pthread.h>
 #include <stdatomic.h>
 
-/* The job being run; guarded by `lock` except for the atomic counters. */
+/* The job being run; guarded by `lock` except for the atomics.
+ *
+ * Helpers join a job; the caller never waits for one that has not. `admission` holds the
+ * job's generation (high 32 bits), ADMISSION_CLOSED once the caller has taken the last item,
+ * and how many helpers joined (low bits). A helper joins with one compare-and-swap that
+ * succeeds only while its job is open; the caller closes with one fetch-or, which also tells
+ * it exactly how many helpers to wait for. A helper that wakes late (a sleeping core takes
+ * tens to hundreds of microseconds) finds the job closed and touches nothing of it. */
+#define ADMISSION_CLOSED ((uint64_t)1 << 31)
+#define ADMISSION_COUNT (ADMISSION_CLOSED - 1)
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t finished = PTHREAD_COND_INITIALIZER;
@@ -67,13 +76,19 @@ static int n_helpers;          /* helper threads started in this process */
 static int busy;               /* a job is running (another caller then runs serially) */
 static _Atomic uint64_t generation; /* incremented for every job (under the lock) */
 static int job_helpers;        /* helpers wanted by the current job */
-static _Atomic int running;    /* helpers of the current job still working */
+static _Atomic uint64_t admission = ADMISSION_CLOSED;
+static _Atomic int done_helpers; /* helpers of the current job that joined and finished */
 static pool_item_fn job_fn;
 static void *job_context;
 static int64_t job_items;
 static _Atomic int64_t next_item;
 static _Atomic int job_status;
 static int atfork_installed;
+/* Tests only (pool_set_join_delay): a helper sleeps this long before joining, standing for a
+ * core that takes long to wake; 0 in normal use. */
+static _Atomic double join_delay;
+
+void pool_set_join_delay(double seconds) { atomic_store(&join_delay, seconds); }
 
 static void take_items(int worker)
 {
@@ -114,11 +129,23 @@ static int spin_while_equal_u64(_Atomic uint64_t *value, uint64_t old)
     }
 }
 
+/* Join the job of generation `seen` if it is still open; returns 1 when joined. */
+static int join_job(uint64_t seen)
+{
+    uint64_t word = atomic_load(&admission);
+    for (;;) {
+        if ((word >> 32) != (seen & 0xFFFFFFFFu) || (word & ADMISSION_CLOSED))
+            return 0;
+        if (atomic_compare_exchange_weak(&admission, &word, word + 1))
+            return 1;
+    }
+}
+
 static void *helper_main(void *arg)
 {
     int index = (int)(intptr_t)arg; /* 1-based */
     /* A helper is started for the job being posted, whose generation it must not skip: it
-     * has seen none yet. (Counted in `running`, that job cannot end without it.) */
+     * has seen none yet. */
     uint64_t seen = UINT64_MAX;
     for (;;) {
         pthread_mutex_lock(&lock);
@@ -129,9 +156,15 @@ static void *helper_main(void *arg)
         }
         seen = atomic_load(&generation);
         pthread_mutex_unlock(&lock);
-        take_items(index);
-        if (atomic_fetch_sub(&running, 1) == 1) {
+        double delay = atomic_load_explicit(&join_delay, memory_order_relaxed);
+        if (delay > 0) {
+            struct timespec pause = {(time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9)};
+            nanosleep(&pause, NULL);
+        }
+        if (join_job(seen)) {
+            take_items(index);
             pthread_mutex_lock(&lock);
+            atomic_fetch_add(&done_helpers, 1);
             pthread_cond_signal(&finished);
             pthread_mutex_unlock(&lock);
         }
@@ -155,7 +188,8 @@ static void after_fork_child(void)
     n_helpers = 0;
     busy = 0;
     job_helpers = 0;
-    atomic_store(&running, 0);
+    atomic_store(&admission, ADMISSION_CLOSED);
+    atomic_store(&done_helpers, 0);
 }
 
 /* Start helpers up to `wanted`; returns how many exist (fewer if the system refuses). */
@@ -209,8 +243,9 @@ int pool_run(int64_t n_items, int threads, pool_item_fn fn, void *context,
     atomic_store(&next_item, 0);
     atomic_store(&job_status, POOL_OK);
     job_helpers = helpers;
-    atomic_store(&running, helpers);
-    atomic_fetch_add_explicit(&generation, 1, memory_order_release);
+    atomic_store(&done_helpers, 0);
+    uint64_t job_generation = atomic_fetch_add(&generation, 1) + 1;
+    atomic_store(&admission, (job_generation & 0xFFFFFFFFu) << 32);
     pthread_cond_broadcast(&wake);
     pthread_mutex_unlock(&lock);
 
@@ -237,11 +272,14 @@ int pool_run(int64_t n_items, int threads, pool_item_fn fn, void *context,
             }
         }
     }
+    /* close the job: from now on no helper joins it, and those that did are counted */
+    int joined = (int)(atomic_fetch_or(&admission, ADMISSION_CLOSED) & ADMISSION_COUNT);
     double end = now_seconds() + SPIN_SECONDS;
-    while (atomic_load_explicit(&running, memory_order_acquire) > 0 && now_seconds() < end)
+    while (atomic_load_explicit(&done_helpers, memory_order_acquire) < joined
+           && now_seconds() < end)
         cpu_relax();
     pthread_mutex_lock(&lock);
-    while (atomic_load(&running) > 0)
+    while (atomic_load(&done_helpers) < joined)
         pthread_cond_wait(&finished, &lock);
     busy = 0;
     job_helpers = 0;

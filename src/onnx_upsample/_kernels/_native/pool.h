@@ -23,6 +23,9 @@ enum { POOL_OK = 0, POOL_NO_MEMORY = -1, POOL_STOPPED = -2 };
 int pool_run(int64_t n_items, int threads, pool_item_fn fn, void *context,
              pool_poll_fn poll, void *poll_context);
 
+/* Tests only: make every helper wait `seconds` before it joins a job (a slow wake-up). */
+void pool_set_join_delay(double seconds);
+
 /* Most helper threads a job may use plus one: the pool's upper bound. */
 int pool_max_threads(void);
 

@@ -1,0 +1,122 @@
+"""How many threads a call uses, and that it never waits for a thread that has no work.
+
+The pool (``_kernels/_native/pool.c``) wakes its helpers for a job, but a helper on an idle
+core can take tens to hundreds of microseconds to run; the caller works through the items
+meanwhile and must not wait for a helper that has not joined. Counts are checked as a user
+sets them: absurdly large, from the environment, and after the process's CPU affinity
+changes. Whatever could hang runs in a subprocess under a timeout.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import onnx_upsample
+from onnx_upsample import _threads, reference, set_num_threads, upsample
+from onnx_upsample._kernels import _native
+
+
+def _run(code: str, timeout: float = 120, **env: str) -> str:
+    try:
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                timeout=timeout, env={**os.environ, **env}, check=False)
+    except subprocess.TimeoutExpired as error:
+        pytest.fail(f"subprocess hung for {timeout} s: {error.stdout!r} {error.stderr!r}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+# A helper that needs 0.5 s to join (a core that is slow to wake, exaggerated) must not
+# delay the calls: the caller does every item itself, and the late helper, finding the job
+# closed, touches nothing of it, not even of later jobs it was not part of.
+SLOW_HELPER = """
+import time
+import numpy as np
+import onnx_upsample as u
+from onnx_upsample import _threads
+from onnx_upsample._kernels import _layout, _native
+_layout.MIN_SHARE_WORK = 1  # share even small calls
+_threads.available_cores = lambda: 2
+u.set_num_threads(2)
+x = np.random.default_rng(0).standard_normal((4, 8, 64, 64)).astype(np.float32)
+cases = [([1, 1, 2, 2], "nearest"), ([1, 1, 1.5, 2], "linear")]
+u.set_num_threads(1)
+expected = [u.upsample(x, s, m).tobytes() for s, m in cases]
+u.set_num_threads(2)
+_native._set_join_delay(0.5)
+t0 = time.perf_counter()
+same = [u.upsample(x, s, m).tobytes() == e for _ in range(5) for (s, m), e in zip(cases, expected)]
+elapsed = time.perf_counter() - t0
+_native._set_join_delay(0.0)
+time.sleep(0.6)  # the late helpers wake, find their jobs closed, and sleep again
+same += [u.upsample(x, s, m).tobytes() == e
+         for _ in range(20) for (s, m), e in zip(cases, expected)]
+print(all(same), f"{elapsed:.3f}")
+"""
+
+
+def test_caller_never_waits_for_a_helper_that_has_not_joined() -> None:
+    same, elapsed = _run(SLOW_HELPER).split()
+    assert same == "True"
+    # ten parallel calls, each of which would have waited 0.5 s for its helper before
+    assert float(elapsed) < 0.5, f"10 calls took {elapsed} s: the caller waited for a helper"
+
+
+def test_work_too_small_to_share_runs_on_the_caller_alone() -> None:
+    from onnx_upsample._kernels import _layout
+
+    axes = [_layout.Axis(13, 26, "gather", table=np.arange(26) // 2)] * 2
+    small = _layout.plan_layout([_layout.Axis(256, 256, "copy"), *axes], 2, 4)
+    assert small.threads == 1 and small.n_blocks * small.n_segments == 1
+    large = _layout.plan_layout([_layout.Axis(4096, 4096, "copy"), *axes], 2, 4)
+    assert large.threads == 2 and large.n_blocks * large.n_segments >= 2
+
+
+def test_pool_bound_is_the_same_in_python_and_c() -> None:
+    assert _threads.MAX_THREADS == _native.MAX_THREADS
+
+
+@pytest.mark.parametrize("count", [2**31, 10**6, 257])
+def test_huge_thread_counts_work(count: int) -> None:
+    small = np.arange(3 * 7 * 5, dtype=np.float32).reshape(3, 7, 5)
+    x = np.arange(4 * 300 * 300, dtype=np.float32).reshape(4, 300, 300)
+    previous = _threads._requested
+    try:
+        set_num_threads(1)
+        expected = upsample(x, [1, 2, 1.5], "linear")
+        set_num_threads(count)
+        assert _threads.threads_for_call() <= min(_threads.available_cores(), 256)
+        assert np.array_equal(upsample(x, [1, 2, 1.5], "linear"), expected)
+        assert np.array_equal(upsample(small, [1, 2, 1.5], "linear"),
+                              reference.upsample(small, [1, 2, 1.5], "linear"))
+    finally:
+        _threads._requested = previous
+
+
+def test_huge_thread_count_from_the_environment() -> None:
+    out = _run("import numpy as np, onnx_upsample as u\n"
+               "from onnx_upsample import _threads\n"
+               "y = u.upsample(np.ones((64, 512, 512), np.float32), [1, 2, 2])\n"
+               "print(_threads.num_threads(), _threads.threads_for_call(), y.shape, y.all())",
+               ONNX_UPSAMPLE_NUM_THREADS="2147483648")
+    requested, used, *rest = out.split(maxsplit=2)
+    assert requested == "2147483648" and int(used) <= _threads.available_cores()
+    assert rest[0].strip() == "(64, 1024, 1024) True"
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity here")
+def test_affinity_changes_after_the_first_call_are_seen() -> None:
+    out = _run("import os, numpy as np, onnx_upsample as u\n"
+               "from onnx_upsample import _threads\n"
+               "u.upsample(np.ones((8, 8), np.float32), [2, 2])\n"
+               "before = _threads.threads_for_call()\n"
+               "os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\n"
+               "print(before, _threads.threads_for_call(), _threads.available_cores())")
+    before, after, cores = map(int, out.split())
+    assert before == min(len(os.sched_getaffinity(0)), onnx_upsample._threads.num_threads())
+    assert after == cores == 1
