@@ -18,12 +18,15 @@ from setuptools.command.build_ext import build_ext
 
 SOURCES = [
     "src/onnx_upsample/_kernels/_native/module.c",
+    "src/onnx_upsample/_kernels/_native/describe.c",
     "src/onnx_upsample/_kernels/_native/pool.c",
     "src/onnx_upsample/_kernels/_native/nearest.c",
     "src/onnx_upsample/_kernels/_native/linear.c",
 ]
 HEADERS = [
     "src/onnx_upsample/_kernels/_native/kernels.h",
+    "src/onnx_upsample/_kernels/_native/axis_rule.h",
+    "src/onnx_upsample/_kernels/_native/kernel_object.h",
     "src/onnx_upsample/_kernels/_native/pool.h",
     "src/onnx_upsample/_kernels/_native/linear_isa.h",
     "src/onnx_upsample/_kernels/_native/linear_sum.h",

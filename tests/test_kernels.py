@@ -58,11 +58,11 @@ def restore_threads(monkeypatch: pytest.MonkeyPatch) -> object:
     monkeypatch.setattr(_layout, "MIN_SHARE_WORK", 1)
     cores = onnx_upsample._threads.available_cores()
     monkeypatch.setattr(onnx_upsample._threads, "available_cores", lambda: max(2, cores))
-    _kernels._launcher.cache_clear()
+    _kernels.launcher.cache_clear()
     onnx_upsample._api._PREPARED.clear()
     yield
     onnx_upsample._threads._requested = None
-    _kernels._launcher.cache_clear()
+    _kernels.launcher.cache_clear()
     onnx_upsample._api._PREPARED.clear()
 
 
@@ -89,12 +89,12 @@ def test_parallel_kernels_equal_the_serial_ones(shape, scales, mode, dtype, monk
     parallel = upsample(x, scales, mode).tobytes()
     monkeypatch.setattr(_layout, "MIN_SHARE_WORK", 1 << 62)
     # both caches of prepared calls hold the parallel split: forget them
-    _kernels._launcher.cache_clear()
+    _kernels.launcher.cache_clear()
     onnx_upsample._api._PREPARED.clear()
     try:
         serial = upsample(x, scales, mode).tobytes()
     finally:
-        _kernels._launcher.cache_clear()
+        _kernels.launcher.cache_clear()
         onnx_upsample._api._PREPARED.clear()
     assert parallel == serial
 

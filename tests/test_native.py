@@ -2,9 +2,9 @@
 
 Fork safety of the thread pool, Ctrl-C during a long call, thread-count changes while
 other threads call, no numba anywhere, both instruction-set variants of the linear kernels
-against the reference, cold start, and the kernel object's own argument checks. Whatever
-could hang runs in a subprocess under a timeout: a hang is a failure, not a stuck test run.
-The argument checks only build kernels from bad tables; they never run one.
+against the reference, and cold start (the kernel object's own argument checks are in
+test_kernel_description.py). Whatever could hang runs in a subprocess under a timeout: a
+hang is a failure, not a stuck test run.
 """
 
 from __future__ import annotations
@@ -336,13 +336,13 @@ expected = [reference.upsample(x, s, "linear").tobytes() for x, s in cases]
 bad = [i for i, (x, s) in enumerate(cases) if u.upsample(x, s, "linear").tobytes() != expected[i]]
 print("serial", len(cases), "bad", bad)
 _layout.MIN_SHARE_WORK = 1  # split even these small calls into work items
-_kernels._launcher.cache_clear()
+_kernels.launcher.cache_clear()
 u._api._PREPARED.clear()  # the memo of checked calls holds the serial split
 u.set_num_threads(2)
 bad = [i for i, (x, s) in enumerate(cases) if u.upsample(x, s, "linear").tobytes() != expected[i]]
 print("split", len(cases), "bad", bad)
 _layout.MIN_SHARE_WORK = 1 << 22
-_kernels._launcher.cache_clear()
+_kernels.launcher.cache_clear()
 
 LARGE = [
     ((2, 16, 64, 64), [1, 1, 2, 2], "float32"),
@@ -438,217 +438,3 @@ def test_cold_start_with_an_empty_cache(tmp_path: Path) -> None:
         assert result.returncode == 0, result.stderr[-3000:]
         timings.append(float(result.stdout))
     assert min(timings) < 1.0, f"import + first linear call took {min(timings):.3f} s"
-
-
-# --- 7. the kernel object checks its arguments --------------------------------------------
-
-def _nearest_args(**changes: object) -> list[object]:
-    """A valid nearest gather of x (4, 6) uint8 into (8, 12), by 2 on both axes: one outer
-    axis (rows) and a gathered row."""
-    args = {
-        "x_elements": 24, "unit": 1, "row_len": 12, "block": 1,
-        "sizes": np.array([8], np.int64),
-        "contrib": np.arange(8, dtype=np.int64) // 2 * 6,
-        "starts": np.array([0], np.int64),
-        "row_table": np.arange(12, dtype=np.int64) // 2,
-        "row_kind": _compiled.ROW_GATHER, "repeat": 1,
-        "n_blocks": 1, "n_segments": 1, "segment": 12,
-    }
-    args.update(changes)
-    return list(args.values())
-
-
-def _nearest_input() -> tuple[np.ndarray, np.ndarray]:
-    x = np.arange(24, dtype=np.uint8).reshape(4, 6)
-    return x, x.repeat(2, axis=0).repeat(2, axis=1)
-
-
-def test_valid_nearest_kernel_arguments() -> None:
-    x, expected = _nearest_input()
-    kernel = _native.nearest_kernel(*_nearest_args())
-    out = np.zeros((8, 12), np.uint8)
-    kernel(x, out, 1)
-    assert np.array_equal(out, expected)
-    repeat = _native.nearest_kernel(*_nearest_args(row_kind=_compiled.ROW_REPEAT, repeat=2))
-    out[:] = 0
-    repeat(x, out, 2)
-    assert np.array_equal(out, expected)
-
-
-BAD_TABLES = {
-    "input too small": {"x_elements": 23},
-    "row index beyond the row": {"row_table": np.array([0] * 11 + [6], np.int64)},
-    "negative row index": {"row_table": np.array([-1] + [0] * 11, np.int64)},
-    "row table too short": {"row_table": np.arange(11, dtype=np.int64) // 2},
-    "offset beyond the input": {"contrib": np.array([0] * 7 + [24], np.int64)},
-    "negative offset": {"contrib": np.array([-6] + [0] * 7, np.int64)},
-    "outer size beyond its table": {"sizes": np.array([9], np.int64)},
-    "start beyond its table": {"starts": np.array([1], np.int64)},
-    "copied row longer than the input row": {"row_kind": _compiled.ROW_COPY},
-    "repeat not dividing the row": {"row_kind": _compiled.ROW_REPEAT, "repeat": 5},
-    "unknown row kind": {"row_kind": 7},
-    "unit of 3 bytes": {"unit": 3},
-    "table of 4-byte items": {"contrib": (np.arange(8) // 2 * 6).astype(np.int32)},
-    "empty table": {"row_table": np.zeros(0, np.int64)},
-    "too few segments": {"segment": 4},
-    "zero-length row": {"row_len": 0},
-    # offsets whose sums or products overflow int64: they still read beyond the input
-    "outer offsets summing past 2**63": {
-        "sizes": np.array([1, 1], np.int64), "contrib": np.array([1 << 62, 1 << 62], np.int64),
-        "starts": np.array([0, 1], np.int64)},
-    "row index 2**63 - 1": {"row_table": np.array([0] * 11 + [(1 << 63) - 1], np.int64)},
-    "row index times block past 2**63": {
-        "row_table": np.array([0] * 11 + [(1 << 60) + (1 << 40)], np.int64), "block": 8,
-        "x_elements": 192},
-    "start near 2**63 (start + size wraps)": {"starts": np.array([(1 << 63) - 1], np.int64)},
-    "segment longer than the row": {"segment": 13},
-    "row length times block past 2**63": {
-        "row_kind": _compiled.ROW_COPY, "row_len": (1 << 62) + 1, "block": 4,
-        "segment": (1 << 62) + 1, "x_elements": 4, "sizes": np.array([1], np.int64),
-        "contrib": np.zeros(1, np.int64)},
-}
-
-
-@pytest.mark.parametrize("change", BAD_TABLES.values(), ids=BAD_TABLES.keys())
-def test_nearest_kernel_rejects_inconsistent_tables(change: dict) -> None:
-    with pytest.raises(ValueError, match=r"kernel table|inconsistent kernel tables"):
-        _native.nearest_kernel(*_nearest_args(**change))
-
-
-def test_prepared_kernels_reject_wrong_buffer_sizes() -> None:
-    from onnx_upsample._dtypes import element_type
-    from onnx_upsample._kernels._tables import Window, linear_tables
-
-    x, _ = _nearest_input()
-    kernel = _native.nearest_kernel(*_nearest_args())
-    for bad_x, bad_out in [
-        (x.reshape(-1)[:23], np.zeros((8, 12), np.uint8)),
-        (np.zeros(25, np.uint8), np.zeros((8, 12), np.uint8)),
-        (x.astype(np.uint16), np.zeros((8, 12), np.uint8)),
-        (x, np.zeros((8, 11), np.uint8)),
-        (x, np.zeros((7, 12), np.uint8)),
-        (x, np.zeros((8, 12), np.uint16)),
-    ]:
-        with pytest.raises(ValueError, match="kernel called with"):
-            kernel(bad_x, bad_out, 2)
-
-    shape, scales = (2, 5, 6), tuple(np.float32(s) for s in (1, 2, 1.5))
-    out_shape = onnx_upsample.output_shape(shape, list(scales))
-    axes, _, _ = linear_tables(shape, out_shape, scales, Window.whole(out_shape))
-    dtype = np.dtype(np.float32)
-    launch = _compiled.prepare_linear(shape, out_shape, dtype, axes, element_type(dtype), 2)
-    xf = np.arange(60, dtype=np.float32).reshape(shape)
-    out = np.zeros(out_shape, np.float32)
-    launch(xf, out, 2)
-    assert out.tobytes() == upsample(xf, list(scales), "linear").tobytes()
-    for bad_x, bad_out in [
-        (xf[:, :4], out),
-        (np.zeros((2, 5, 7), np.float32), out),
-        (xf.astype(np.float64), out),
-        (xf, np.zeros((2, 10, 10), np.float32)),
-        (xf, np.zeros(out.size + 1, np.float32)),
-    ]:
-        with pytest.raises(ValueError, match="kernel called with"):
-            launch(bad_x, bad_out, 2)
-
-
-
-# The arguments of _native.linear_kernel, as its C source documents them (module.c).
-LINEAR_ARGS = (
-    "x_elements", "src", "dst", "lut", "row_len", "block", "block_in", "sizes", "interp", "lo",
-    "hi", "w_lo", "w_hi", "starts", "row_blend", "row_lo", "row_hi", "row_w_lo", "row_w_hi",
-    "block_blend", "blk_lo", "blk_hi", "blk_w_lo", "blk_w_hi", "n_blocks", "n_segments",
-    "segment", "low_bound", "high_bound", "isa", "row_repeat",
-)
-
-
-def _linear_args(monkeypatch: pytest.MonkeyPatch, shape: tuple[int, ...],
-                 scales: list[float]) -> dict[str, object]:
-    """The arguments prepare_linear passes to _native.linear_kernel for a float32 call."""
-    from onnx_upsample._dtypes import element_type
-    from onnx_upsample._kernels._tables import Window, linear_tables
-
-    captured: list[tuple[object, ...]] = []
-
-    class Spy:
-        def __getattr__(self, name: str) -> object:
-            return getattr(_native, name)
-
-        def linear_kernel(self, *args: object) -> object:
-            captured.append(args)
-            return _native.linear_kernel(*args)
-
-    monkeypatch.setattr(_compiled, "_native", Spy())
-    f32 = tuple(np.float32(s) for s in scales)
-    out_shape = onnx_upsample.output_shape(shape, scales)
-    axes, _, _ = linear_tables(shape, out_shape, f32, Window.whole(out_shape))
-    dtype = np.dtype(np.float32)
-    _compiled.prepare_linear(shape, out_shape, dtype, axes, element_type(dtype), 1)
-    assert len(captured) == 1 and len(captured[0]) == len(LINEAR_ARGS), captured
-    return dict(zip(LINEAR_ARGS, captured[0], strict=True))
-
-
-def _changed(args: dict[str, object], **changes: object) -> list[object]:
-    args = dict(args)
-    for name, change in changes.items():
-        args[name] = change(args[name]) if callable(change) else change
-    return list(args.values())
-
-
-def _set(index: int, value: int) -> object:
-    def change(table: np.ndarray) -> np.ndarray:
-        table = table.copy()
-        table[index] = value
-        return table
-    return change
-
-
-def test_linear_kernel_rejects_inconsistent_tables(monkeypatch: pytest.MonkeyPatch) -> None:
-    # (2, 5, 6) by (2, 1.5, 1.5): outer axis 2 -> 4, row 5 -> 7 (blended), block 6 -> 9
-    args = _linear_args(monkeypatch, (2, 5, 6), [2, 1.5, 1.5])
-    assert args["row_blend"] == 1 and args["row_len"] == 7, args
-    _native.linear_kernel(*args.values())  # the unchanged arguments are accepted
-    n_x = args["x_elements"]
-    bad = {
-        "input too small": {"x_elements": n_x - 1},
-        "outer offset beyond the input": {"hi": _set(-1, n_x)},
-        "row tap beyond the row": {"row_hi": _set(-1, 5)},
-        "negative row tap": {"row_lo": _set(0, -1)},
-        "block tap beyond the block": {"blk_hi": _set(-1, 6)},
-        "unknown element type": {"src": 99},
-        "row tap times block past 2**63": {"row_hi": _set(-1, (1 << 61) + (1 << 40))},
-        # a segment longer than the row made the scratch size wrap (heap corruption)
-        "segment of 2**62": {"segment": 1 << 62},
-        "segment longer than the row": {"segment": args["row_len"] + 1},
-        "outer start near 2**63": {"starts": _set(0, (1 << 63) - 1)},
-    }
-    wrong = []
-    for why, change in bad.items():
-        try:
-            _native.linear_kernel(*_changed(args, **change))
-        except ValueError:
-            continue
-        wrong.append(why)
-    assert not wrong, f"accepted: {wrong}"
-
-
-def test_linear_kernel_call_rejects_a_row_base_near_2_63(monkeypatch) -> None:
-    """row_base + rows wrapped past int64 and passed the bounds check (then segfaulted)."""
-    args = _linear_args(monkeypatch, (3, 64, 256), [1, 2, 2])
-    kernel = _native.linear_kernel(*args.values())
-    x = np.zeros((3, 64, 256), np.float32)
-    rows, width = 3 * 128, 512
-    out = np.zeros((200, width), np.float32)
-    for row_base in ((1 << 63) - 100, (1 << 63) - 1, rows - 199):
-        with pytest.raises(ValueError, match="kernel called with"):
-            kernel(x, out, 1, row_base)
-    kernel(x, np.zeros((rows, width), np.float32), 1, 0)  # the whole output is fine
-
-
-def test_linear_kernel_rejects_outer_offsets_overflowing(monkeypatch) -> None:
-    # two blended outer axes: each offset alone fits, their sum passes 2**63
-    args = _linear_args(monkeypatch, (2, 3, 5, 6), [2, 2, 1.5, 1.5])
-    assert list(args["sizes"]) == [4, 6], args["sizes"]
-    huge = lambda table: np.full_like(table, (1 << 62) + (1 << 40))  # noqa: E731
-    with pytest.raises(ValueError, match="inconsistent kernel tables"):
-        _native.linear_kernel(*_changed(args, lo=huge, hi=huge))

@@ -37,6 +37,7 @@ from onnx_upsample import _kernels as kernels
 from onnx_upsample import _threads, upsample
 from onnx_upsample._kernels import _compiled, _layout
 from onnx_upsample._kernels._layout import Layout
+from onnx_upsample._rules import nearest_indices
 
 THREADS = 2
 
@@ -258,18 +259,15 @@ def make_input(case: Case) -> np.ndarray:
 def _path_of(layout: Layout) -> dict[str, Any]:
     """What a planned layout says about the kernel path a call takes."""
     row = layout.row
-    repeat = 0
-    if row.kind == "gather" and row.table is not None:
-        n_in = int(row.table[-1]) + 1
-        k = row.table.size // n_in
-        if k >= 2 and row.table.size == k * n_in and np.array_equal(
-                row.table, np.arange(row.table.size) // k):
-            repeat = k
+    repeat = _compiled._repeat_factor(row) if row.kind == "gather" else 0
     innermost = layout.outer[-1] if layout.outer else None
-    row_above = bool(
-        innermost is not None and innermost.kind == "gather" and innermost.table is not None
-        and np.any(innermost.table[1:] == innermost.table[:-1])
-    )
+    row_above = False
+    if innermost is not None and innermost.kind == "gather":
+        rule = innermost.rule
+        assert rule is not None
+        read = nearest_indices(rule.n_in, rule.out_first + innermost.n_out, rule.scale,
+                               rule.out_first)
+        row_above = bool(np.any(read[1:] == read[:-1]))
     return {
         "items": layout.n_blocks * layout.n_segments,
         "segments": layout.n_segments,
@@ -296,7 +294,7 @@ def run_recorded(case: Case, x: np.ndarray, monkeypatch: pytest.MonkeyPatch,
 
     with monkeypatch.context() as patch:
         patch.setattr(_compiled, "plan_layout", recording)
-        kernels._launcher.cache_clear()
+        kernels.launcher.cache_clear()
         onnx_upsample.set_num_threads(threads)
         try:
             # scales as an array: upsample's memo of repeated calls (keyed by list or tuple
@@ -304,7 +302,7 @@ def run_recorded(case: Case, x: np.ndarray, monkeypatch: pytest.MonkeyPatch,
             result = upsample(x, np.array(case.scales, np.float32), case.mode)
         finally:
             onnx_upsample.set_num_threads(THREADS)
-            kernels._launcher.cache_clear()
+            kernels.launcher.cache_clear()
     return result, layouts
 
 

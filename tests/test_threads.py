@@ -70,7 +70,7 @@ def test_caller_never_waits_for_a_helper_that_has_not_joined() -> None:
 def test_work_too_small_to_share_runs_on_the_caller_alone() -> None:
     from onnx_upsample._kernels import _layout
 
-    axes = [_layout.Axis(13, 26, "gather", table=np.arange(26) // 2)] * 2
+    axes = [_layout.Axis(13, 26, "gather", _layout.Rule(13, 0, 0, np.float32(2)))] * 2
     small = _layout.plan_layout([_layout.Axis(256, 256, "copy"), *axes], 2, 4)
     assert small.threads == 1 and small.n_blocks * small.n_segments == 1
     large = _layout.plan_layout([_layout.Axis(4096, 4096, "copy"), *axes], 2, 4)

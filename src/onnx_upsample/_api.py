@@ -54,10 +54,8 @@ def _prepare(plan: Plan, threads: int) -> Launch | None:
         return None
     from ._kernels import Window, launcher  # the compiled kernels load on first use
 
-    launch, cached = launcher(plan.x.shape, plan.out_shape, plan.scales, plan.mode, plan.etype,
-                              plan.x.dtype, Window.whole(plan.out_shape), plan.x.shape,
-                              threads)
-    return launch if cached else None
+    return launcher(plan.x.shape, plan.out_shape, plan.scales, plan.mode, plan.etype,
+                    plan.x.dtype, Window.whole(plan.out_shape), plan.x.shape, threads)
 
 
 def upsample(

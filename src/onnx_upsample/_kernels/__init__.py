@@ -2,9 +2,9 @@
 
 ``run`` serves :func:`onnx_upsample.upsample`; ``input_window`` and ``run_window`` serve the
 chunked path, which computes one output window at a time from the input window it needs.
-Both produce exactly the values of the whole-array call: tables are built from global
-output indices. Prepared kernel calls are cached per (shapes, scales, mode, type, window,
-threads), so a repeated call pays for its tables once.
+Both produce exactly the values of the whole-array call: the kernels compute every index
+from whole-axis output indices. Prepared kernel calls are cached per (shapes, scales, mode,
+type, window, threads), so a repeated call pays for its preparation once.
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ import functools
 import numpy as np
 
 from .._dtypes import ElementType
+from .._rules import interpolated_axes
 from .._threads import threads_for_call
 from .._validate import Mode, Plan
 from . import _numpy
 from ._compiled import Launcher, prepare_linear, prepare_nearest
+from ._layout import Axis, Rule
 from ._tables import Window, linear_tables, nearest_tables
 
 __all__ = ["Launcher", "Window", "input_window", "launcher", "run", "run_window"]
-
-CACHED_TABLE_ENTRIES = 1 << 16
 
 
 def run(plan: Plan, out: np.ndarray) -> None:
@@ -57,33 +57,31 @@ def input_window(
     return start, stop
 
 
-@functools.lru_cache(maxsize=64)
-def _launcher(
+def _axes(
     in_shape: tuple[int, ...],
     out_shape: tuple[int, ...],
     scales: tuple[np.float32, ...],
     mode: Mode,
-    etype: ElementType,
-    dtype: np.dtype,
     window: Window,
     window_shape: tuple[int, ...],
-    threads: int,
-) -> Launcher:
-    if mode == "nearest" and etype.name == "object":
-        # references: numpy gathers them (the C kernels copy bytes)
-        tables, _, _ = nearest_tables(in_shape, out_shape, scales, window)
-        return lambda x, out, threads: _numpy.nearest(x, out, tables)
-    if mode == "nearest":
-        tables, _, _ = nearest_tables(in_shape, out_shape, scales, window)
-        return prepare_nearest(window_shape, _shape(window), dtype, tables, threads)
-    axes, _, _ = linear_tables(in_shape, out_shape, scales, window)
-    return prepare_linear(window_shape, _shape(window), dtype, axes, etype, threads)
+) -> list[Axis]:
+    """Each axis of a window as the kernels take it: copied, or resized by its rule."""
+    in_start, _ = input_window(in_shape, out_shape, scales, mode, window)
+    resized = set(interpolated_axes(scales) if mode == "linear"
+                  else (a for a, s in enumerate(scales) if s != 1.0))
+    kind = "blend" if mode == "linear" else "gather"
+    axes = []
+    for a, (n_in, scale) in enumerate(zip(in_shape, scales, strict=True)):
+        n_out = window.out_stop[a] - window.out_start[a]
+        if a in resized:
+            rule = Rule(n_in, window.out_start[a], in_start[a], np.float32(scale))
+            axes.append(Axis(window_shape[a], n_out, kind, rule))
+        else:
+            axes.append(Axis(window_shape[a], n_out, "copy"))
+    return axes
 
 
-def _shape(window: Window) -> tuple[int, ...]:
-    return tuple(b - a for a, b in zip(window.out_start, window.out_stop, strict=True))
-
-
+@functools.lru_cache(maxsize=64)
 def launcher(
     in_shape: tuple[int, ...],
     out_shape: tuple[int, ...],
@@ -94,14 +92,18 @@ def launcher(
     window: Window,
     window_shape: tuple[int, ...],
     threads: int,
-) -> tuple[Launcher, bool]:
-    """The prepared kernel call for a window, and whether it is kept for later calls
-    (tables grow with the output's axis lengths: only small ones stay cached)."""
-    window_lengths = sum(b - a for a, b in zip(window.out_start, window.out_stop, strict=True))
-    cached = window_lengths <= CACHED_TABLE_ENTRIES
-    prepare = _launcher if cached else _launcher.__wrapped__
-    return prepare(in_shape, out_shape, scales, mode, etype, dtype.newbyteorder("="), window,
-                   window_shape, threads), cached
+) -> Launcher:
+    """The prepared kernel call for a window (cached: it holds no table that grows with
+    the output, only the window's description)."""
+    dtype = dtype.newbyteorder("=")
+    if mode == "nearest" and etype.name == "object":
+        # references: numpy gathers them (the C kernels copy bytes)
+        return lambda x, out, threads: _numpy.nearest(x, out, in_shape, out_shape, scales,
+                                                       window)
+    axes = _axes(in_shape, out_shape, scales, mode, window, window_shape)
+    if mode == "nearest":
+        return prepare_nearest(window_shape, axes, dtype, threads)
+    return prepare_linear(window_shape, axes, dtype, etype, threads)
 
 
 def run_window(
@@ -122,6 +124,6 @@ def run_window(
     if out.size == 0:
         return
     threads = threads_for_call() if threads is None else min(threads, threads_for_call())
-    launch, _ = launcher(in_shape, out_shape, scales, mode, etype, x_window.dtype, window,
-                         x_window.shape, threads)
+    launch = launcher(in_shape, out_shape, scales, mode, etype, x_window.dtype, window,
+                      x_window.shape, threads)
     launch(x_window, out, threads)

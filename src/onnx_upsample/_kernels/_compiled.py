@@ -15,6 +15,7 @@ call costs one dictionary lookup plus the kernel.
 from __future__ import annotations
 
 import functools
+import math
 import os
 from collections.abc import Callable
 
@@ -22,10 +23,8 @@ import numpy as np
 
 from .._dtypes import ElementType
 from .._errors import UpsampleError
-from .._rules import IndexArray
 from . import _native
-from ._layout import Axis, Layout, element_axis, outer_arrays, plan_layout
-from ._tables import LinearAxis
+from ._layout import Axis, Layout, axis_fields, blend_taps, describe_axes, element_axis, plan_layout
 
 # float16/bfloat16 linear results are rounded from a float32 scratch of at most this size.
 HALF_SCRATCH_BYTES = 1 << 22
@@ -39,7 +38,10 @@ _LINEAR_CODES = {
     "complex64": 5, "complex128": 10,
 }
 _FLOAT32, _HALF = 5, 6
-ROW_COPY, ROW_REPEAT, ROW_GATHER = 0, 1, 2
+ROW_COPY, ROW_REPEAT, ROW_GATHER = _native.ROW_COPY, _native.ROW_REPEAT, _native.ROW_GATHER
+# A gathered row's input positions are computed per work item into a table of this many
+# entries at most (8 bytes each, per thread): longer rows are cut into more segments.
+MAX_GATHER_SEGMENT = 1 << 16
 
 # A prepared kernel call: ``launcher(x_window, out, threads)`` fills ``out``.
 Launcher = Callable[[np.ndarray, np.ndarray, int], None]
@@ -86,46 +88,41 @@ def _to_float32_table(name: str) -> np.ndarray:
     return bits.astype(np.uint16).view(np.float16).astype(np.float32)
 
 
-def _repeat_factor(table: IndexArray) -> int:
-    """k if ``table[j] == j // k`` for every j (an integer scale from index 0), else 0."""
-    n_in = int(table[-1]) + 1
-    if table.size % n_in or int(table[0]) != 0:
+def _repeat_factor(axis: Axis) -> int:
+    """k when the axis reads input ``o // k`` at every output o of its window, else 0
+    (the kernels' own rule, asked of them so that segments can be aligned to it)."""
+    if axis.rule is None:
         return 0
-    k = table.size // n_in
-    if k < 2 or not np.array_equal(table, np.arange(table.size, dtype=np.int64) // k):
-        return 0
-    return k
+    return int(_native.repeat_factor(np.array(axis_fields(axis), np.int64),
+                                     float(axis.rule.scale)))
 
 
 def prepare_nearest(
-    in_shape: tuple[int, ...],
-    out_shape: tuple[int, ...],
+    window_shape: tuple[int, ...],
+    axes: list[Axis],
     dtype: np.dtype,
-    tables: list[IndexArray | None],
     threads: int,
 ) -> Launcher:
-    """Compiled nearest gather: ``out[o...] = x[table0[o0], table1[o1], ...]``."""
+    """Compiled nearest gather: ``out[o...] = x[i0(o0), i1(o1), ...]`` over ``axes`` (one per
+    axis of the input window ``window_shape``, copy or gather)."""
     unit, parts = _unsigned(dtype)
-    axes = [
-        Axis(n_in, n_out, "copy") if table is None else Axis(n_in, n_out, "gather", table=table)
-        for n_in, n_out, table in zip(in_shape, out_shape, tables, strict=True)
-    ] + element_axis(parts)
-    layout = plan_layout(axes, threads, unit.itemsize)
+    layout = plan_layout(axes + element_axis(parts), threads, unit.itemsize)
     row = layout.row
-    row_table = row.table if row.kind == "gather" else np.zeros(1, np.int64)
-    assert row_table is not None
-    repeat = _repeat_factor(row_table) if row.kind == "gather" else 0
+    repeat = _repeat_factor(row) if row.kind == "gather" else 0
     if repeat:
         row_kind = ROW_REPEAT
         layout.segment = -(-layout.segment // repeat) * repeat
         layout.n_segments = -(-row.n_out // layout.segment)
     else:
         row_kind = ROW_COPY if row.kind == "copy" else ROW_GATHER
-    arrays = outer_arrays(layout)
-    x_elements = int(np.prod(in_shape, dtype=np.int64)) * parts
+        if row_kind == ROW_GATHER and layout.segment > MAX_GATHER_SEGMENT:
+            # each item computes its segment's input positions into a table: keep it small
+            layout.segment = MAX_GATHER_SEGMENT
+            layout.n_segments = -(-row.n_out // layout.segment)
+    fields, scales = describe_axes(layout)
+    x_elements = math.prod(window_shape) * parts
     kernel = _native.nearest_kernel(
-        x_elements, unit.itemsize, row.n_out, layout.block, arrays["sizes"], arrays["lo"],
-        arrays["starts"], np.ascontiguousarray(row_table, np.int64), row_kind, max(repeat, 1),
+        x_elements, unit.itemsize, layout.block, fields, scales, row_kind, max(repeat, 1),
         layout.n_blocks, layout.n_segments, layout.segment,
     )
 
@@ -142,59 +139,45 @@ def prepare_nearest(
     return run
 
 
-def _row_taps(row: Axis) -> tuple[np.ndarray, ...]:
-    if row.kind == "blend":
-        assert row.taps is not None
-        return row.taps.lo, row.taps.hi, row.taps.w_lo, row.taps.w_hi
-    unused_index = np.zeros(1, np.int64)
-    unused = np.zeros(1, np.float32)
-    return unused_index, unused_index, unused, unused
-
-
 def _block_taps(layout: Layout) -> tuple[np.ndarray, ...]:
     """Offsets (inside one input row position) and weights of the block's blended axis,
     flat over (channel, part); dummies when the block has no blended axis."""
     blend = layout.block_blend
     if blend is None:
         return np.zeros(1, np.int64), np.zeros(1, np.int64), *([np.zeros(1, np.float32)] * 2)
-    assert blend.taps is not None
+    lo, hi, w_lo, w_hi = blend_taps(blend)
     parts = layout.block // blend.n_out
     part = np.arange(parts, dtype=np.int64)
-    lo = (blend.taps.lo[:, None] * parts + part).reshape(-1)
-    hi = (blend.taps.hi[:, None] * parts + part).reshape(-1)
-    return lo, hi, np.repeat(blend.taps.w_lo, parts), np.repeat(blend.taps.w_hi, parts)
+    lo = (lo[:, None] * parts + part).reshape(-1)
+    hi = (hi[:, None] * parts + part).reshape(-1)
+    return lo, hi, np.repeat(w_lo, parts), np.repeat(w_hi, parts)
 
 
 def prepare_linear(
-    in_shape: tuple[int, ...],
-    out_shape: tuple[int, ...],
+    window_shape: tuple[int, ...],
+    axes: list[Axis],
     dtype: np.dtype,
-    axes: list[LinearAxis],
     etype: ElementType,
     threads: int,
 ) -> Launcher:
-    """Compiled linear blend of the 2**k corners of every output's cell (docs/semantics.md §2)."""
+    """Compiled linear blend of the 2**k corners of every output's cell (docs/semantics.md §2)
+    over ``axes`` (one per axis of the input window ``window_shape``, copy or blend)."""
     assert etype.accumulator is not None
     acc = etype.accumulator
     half = etype.name in ("float16", "bfloat16")
     lut = _to_float32_table(etype.name) if half else np.zeros(1, np.float32)
     parts = etype.parts
-    blends = {a.axis: a for a in axes}
-    canonical_axes = [
-        Axis(n_in, n_out, "blend", taps=blends[i]) if i in blends else Axis(n_in, n_out, "copy")
-        for i, (n_in, n_out) in enumerate(zip(in_shape, out_shape, strict=True))
-    ] + element_axis(parts)
-    slots = 2 << len(axes)
-    # scratch per output element, for at most 4 taps: tap tables, cached rows, accumulator
-    per_element = 4 * (8 + 4) + slots * 4 * acc.itemsize + acc.itemsize
-    corners = 1 << len(axes)
-    layout = plan_layout(canonical_axes, threads, corners * acc.itemsize, per_element)
-    arrays = outer_arrays(layout)
+    blended = sum(axis.kind == "blend" for axis in axes)
+    slots = 2 << blended
+    # scratch per output element, for at most 4 taps: tap tables, cached rows, accumulator,
+    # and the float32 results of float16/bfloat16 before they are rounded
+    per_element = 4 * (8 + 4) + slots * 4 * acc.itemsize + acc.itemsize + 4 * half
+    layout = plan_layout(axes + element_axis(parts), threads, (1 << blended) * acc.itemsize,
+                         per_element)
     row = layout.row
-    row_lo, row_hi, row_w_lo, row_w_hi = _row_taps(row)
     blk_lo, blk_hi, blk_w_lo, blk_w_hi = _block_taps(layout)
     # an integer scale on the row axis expands input rows without a gather
-    repeat = _repeat_factor(row_lo) if row.kind == "blend" and layout.block_blend is None else 0
+    repeat = _repeat_factor(row) if row.kind == "blend" and layout.block_blend is None else 0
     if repeat:
         layout.segment = -(-layout.segment // repeat) * repeat
         layout.n_segments = -(-row.n_out // layout.segment)
@@ -205,17 +188,19 @@ def prepare_linear(
         low_bound, high_bound = float(info.min), float(info.max) + 1.0
     else:
         low_bound = high_bound = 0.0
-    x_elements = int(np.prod(in_shape, dtype=np.int64)) * parts
+    fields, scales = describe_axes(layout)
     kernel = _native.linear_kernel(
-        x_elements, source, target, lut, row.n_out, layout.block, layout.block_in,
-        arrays["sizes"], arrays["blend"].astype(np.uint8), arrays["lo"], arrays["hi"],
-        arrays["w_lo"], arrays["w_hi"], arrays["starts"],
-        int(row.kind == "blend"), row_lo, row_hi, row_w_lo, row_w_hi,
-        int(layout.block_blend is not None), blk_lo, blk_hi, blk_w_lo, blk_w_hi,
-        layout.n_blocks, layout.n_segments, layout.segment, low_bound, high_bound, isa(),
-        repeat,
+        math.prod(window_shape) * parts, source, target, lut, layout.block, layout.block_in,
+        fields, scales, int(layout.block_blend is not None), blk_lo, blk_hi, blk_w_lo,
+        blk_w_hi, layout.n_blocks, layout.n_segments, layout.segment, low_bound, high_bound,
+        isa(), repeat,
     )
     source_view = np.dtype(np.uint16) if half else (acc if parts == 2 else None)
+    # float16/bfloat16: float32 results, a bounded piece at a time (whole rows, or whole
+    # segments of one row when a row alone is larger), each rounded into the output
+    row_elements = row.n_out * layout.block
+    piece_rows = max(1, HALF_SCRATCH_BYTES // (4 * row_elements))
+    piece_segments = max(1, HALF_SCRATCH_BYTES // (4 * layout.segment * layout.block))
 
     def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
         threads = min(threads, layout.threads)
@@ -225,15 +210,20 @@ def prepare_linear(
         if not half:
             kernel(src, out.view(acc) if parts == 2 else out, threads)
             return
-        target = out.reshape(layout.rows, -1)
-        width = target.shape[1]
-        chunk = max(1, HALF_SCRATCH_BYTES // (4 * width))
-        scratch = np.empty((min(chunk, layout.rows), width), np.float32)
-        for start in range(0, layout.rows, chunk):
-            stop = min(layout.rows, start + chunk)
-            part = scratch[: stop - start]
-            kernel(src, part, threads, start)
+        target = out.reshape(layout.rows, row.n_out, layout.block)
+        if piece_rows > 1 or layout.n_segments == 1:
+            scratch = np.empty((min(piece_rows, layout.rows), row.n_out, layout.block), np.float32)
+            pieces = [(start, min(layout.rows, start + piece_rows), 0, row.n_out)
+                      for start in range(0, layout.rows, piece_rows)]
+        else:
+            width = piece_segments * layout.segment
+            scratch = np.empty((1, min(width, row.n_out), layout.block), np.float32)
+            pieces = [(r, r + 1, c, min(row.n_out, c + width))
+                      for r in range(layout.rows) for c in range(0, row.n_out, width)]
+        for r0, r1, c0, c1 in pieces:
+            part = scratch[: r1 - r0, : c1 - c0]
+            kernel(src, part, threads, r0, c0, c1 - c0)
             with np.errstate(over="ignore"):  # beyond float16's range is inf, as in ORT
-                target[start:stop] = part  # float32 -> float16/bfloat16, round to nearest even
+                target[r0:r1, c0:c1] = part  # float32 -> float16/bfloat16, nearest even
 
     return run

@@ -1,8 +1,11 @@
 """Canonical form of one kernel call (numpy only): axes merged, element views, work split.
 
-Turns per-axis tables (from :mod:`._tables`) into the flat description the compiled kernels
-take: outer axes with strides and tables, one row axis, a contiguous block per row-axis
-position, and a split of the work into items for the threads.
+Turns the axes of a call (or of one output window) into the flat description the compiled
+kernels take: outer axes, one row axis, a contiguous block per row-axis position, and a split
+of the work into items for the threads. An axis is described by its rule (whole-axis input
+length, the window's first output and input index, the scale), not by tables: the kernels
+compute each index they need (``_native/axis_rule.h``), so nothing here grows with the
+output.
 """
 
 from __future__ import annotations
@@ -12,8 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._rules import IndexArray
-from ._tables import LinearAxis
+from .._rules import MAX_DIM, linear_taps
 
 # A trailing run of unchanged axes at least this long is streamed as the row itself;
 # shorter runs (RGB channels, complex parts) ride along each position of the row axis.
@@ -33,19 +35,30 @@ ITEMS_PER_THREAD = 4
 MAX_ITEM_ELEMENTS = 1 << 22
 
 
+@dataclass(frozen=True)
+class Rule:
+    """Where a window sits on a resized axis: the whole axis' input length, the whole-axis
+    index of the window's first output and first input, and the float32 scale."""
+
+    n_in: int
+    out_first: int
+    in_first: int
+    scale: np.float32
+
+
 @dataclass
 class Axis:
     """One axis of the canonical form.
 
-    ``kind`` is ``"copy"`` (output index o reads input o), ``"gather"`` (nearest table) or
-    ``"blend"`` (linear taps). Lengths are those of the input and output windows.
+    ``kind`` is ``"copy"`` (output index o reads input o), ``"gather"`` (nearest) or
+    ``"blend"`` (linear taps); the last two carry their ``rule``. Lengths are those of the
+    input and output windows.
     """
 
     n_in: int
     n_out: int
     kind: str
-    table: IndexArray | None = None
-    taps: LinearAxis | None = None
+    rule: Rule | None = None
 
 
 @dataclass
@@ -158,40 +171,35 @@ def plan_layout(
     return layout
 
 
-def outer_arrays(layout: Layout) -> dict[str, np.ndarray]:
-    """Outer axes as kernel arguments: sizes, and per output index the input offset read.
+KINDS = {"copy": 0, "gather": 1, "blend": 2}  # AXIS_COPY, AXIS_GATHER, AXIS_BLEND of C
 
-    ``lo``/``hi`` hold, for every outer axis one after the other (axis a from ``starts[a]``),
-    the input offset (index times stride) of the first and second tap; ``w_lo``/``w_hi`` the
-    taps' weights on blended axes. Copy and gather axes have one tap (``hi`` repeats it).
-    """
-    sizes = np.array([a.n_out for a in layout.outer] or [1], dtype=np.int64)
-    blend = np.array([a.kind == "blend" for a in layout.outer] or [False])
-    starts = np.zeros(max(1, len(layout.outer)), dtype=np.int64)
-    lo, hi, w_lo, w_hi = [], [], [], []
-    position = 0
-    for i, (axis, stride) in enumerate(zip(layout.outer, layout.strides, strict=True)):
-        starts[i] = position
-        position += axis.n_out
-        if axis.kind == "blend":
-            assert axis.taps is not None
-            lo.append(axis.taps.lo * stride)
-            hi.append(axis.taps.hi * stride)
-            w_lo.append(axis.taps.w_lo)
-            w_hi.append(axis.taps.w_hi)
-            continue
-        index = np.arange(axis.n_out, dtype=np.int64) if axis.table is None else axis.table
-        lo.append(index * stride)
-        hi.append(lo[-1])
-        ones = np.ones(axis.n_out, np.float32)
-        w_lo.append(ones)
-        w_hi.append(ones)
 
-    def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
-        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(1, dtype)
+def axis_fields(axis: Axis) -> list[int]:
+    """One axis as the kernels read it: [kind, n_out, in_len, n_in, out_first, in_first,
+    num, den], where num / den is the scale exactly (num 0 for an integer beyond int64)."""
+    if axis.rule is None:
+        return [KINDS[axis.kind], axis.n_out, axis.n_in, axis.n_in, 0, 0, 1, 1]
+    rule = axis.rule
+    num, den = float(rule.scale).as_integer_ratio()
+    if num > MAX_DIM:
+        num = 0
+    return [KINDS[axis.kind], axis.n_out, axis.n_in, rule.n_in, rule.out_first, rule.in_first,
+            num, den]
 
-    return {
-        "sizes": sizes, "blend": blend, "starts": starts,
-        "lo": cat(lo, np.int64), "hi": cat(hi, np.int64),
-        "w_lo": cat(w_lo, np.float32), "w_hi": cat(w_hi, np.float32),
-    }
+
+def describe_axes(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
+    """The outer axes (a single unit axis where there is none) and the row axis, as the
+    kernels' int64 description (one row of :func:`axis_fields` each) and float32 scales."""
+    axes = (layout.outer or [Axis(1, 1, "copy")]) + [layout.row]
+    fields = np.array([axis_fields(a) for a in axes], dtype=np.int64)
+    scales = np.array([a.rule.scale if a.rule else 1.0 for a in axes], dtype=np.float32)
+    return fields, scales
+
+
+def blend_taps(axis: Axis) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The taps of a (short) blended axis' window, local to its input window."""
+    assert axis.rule is not None
+    rule = axis.rule
+    lo, hi, w_lo, w_hi = linear_taps(rule.n_in, rule.out_first + axis.n_out, rule.scale,
+                                     rule.out_first)
+    return lo - rule.in_first, hi - rule.in_first, w_lo, w_hi

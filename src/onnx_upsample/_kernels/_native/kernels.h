@@ -2,16 +2,24 @@
  *
  * The output is `rows` x (`row_len` * `block`) elements. A row is one multi-index of the
  * outer axes; along it runs the row axis, and each row-axis position holds `block`
- * contiguous elements. An outer multi-index maps to an input offset through per-axis tables
- * (`contrib`/`lo`/`hi`, offsets already multiplied by the axis' input stride, axis a's
- * entries starting at `starts[a]`). Work is split into n_blocks ranges of rows times
- * n_segments ranges of the row axis; each (block, segment) pair is one pool item.
+ * contiguous elements. Every axis is described by an AxisRule (axis_rule.h): the kernels
+ * compute the input index (nearest) or taps (linear) an output index reads, per row for the
+ * outer axes and per work item for the row axis, instead of reading tables as long as the
+ * output's axes. `axes[0 .. n_outer-1]` are the outer axes, `axes[n_outer]` the row axis.
+ * Work is split into n_blocks ranges of rows times n_segments ranges of the row axis; each
+ * (block, segment) pair is one pool item.
  */
 #ifndef ONNX_UPSAMPLE_KERNELS_H
 #define ONNX_UPSAMPLE_KERNELS_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "axis_rule.h"
+
+/* Outer axes at most (the canonical form merges neighbouring copy axes, and rank is at
+ * most 64 in numpy). */
+#define MAX_OUTER 64
 
 enum { ROW_COPY = 0, ROW_REPEAT = 1, ROW_GATHER = 2 };
 
@@ -21,14 +29,15 @@ typedef struct {
     int unit;                 /* 1, 2, 4 or 8 */
     int64_t rows, row_len, block;
     int n_outer;
-    const int64_t *sizes, *contrib, *starts, *row_table;
+    const AxisRule *axes;     /* n_outer + 1: the outer axes, then the row axis */
     int row_kind;
     int64_t repeat, n_blocks, n_segments, segment;
+    void **scratch;           /* ROW_GATHER: one index table per worker, made on first use */
 } NearestJob;
 
 int nearest_item(void *job, int64_t item, int worker);
 
-/* Element types the linear kernel reads (`SRC_HALF`: 16-bit patterns through `lut`) and
+/* Element types the linear kernel reads (`T_HALF`: 16-bit patterns through `lut`) and
  * writes; the accumulation type follows docs/semantics.md: float for the first group, double
  * for the second. */
 enum {
@@ -39,24 +48,22 @@ enum {
 
 typedef struct {
     const char *x;
-    char *out;                /* rows [row_base, row_base + out_rows) of the output */
+    char *out;                /* rows [row_base, row_base + out_rows) of the output, row
+                               * positions [col_first, col_first + out_row_len) of each */
     int src, dst;             /* element type codes */
     int acc_double;
     const float *lut;         /* float32 value of each 16-bit pattern (T_HALF) */
-    int64_t rows, row_len, block, row_base, out_rows;
+    int64_t rows, row_len, block, row_base, out_rows, col_first, out_row_len;
     int64_t block_in;         /* input elements per row position */
     int n_outer, n_interp;
-    const int64_t *sizes, *starts, *lo, *hi;
-    const uint8_t *interp;
-    const float *w_lo, *w_hi;
+    const AxisRule *axes;     /* n_outer + 1: the outer axes, then the row axis */
     int row_blend;            /* the row axis interpolates (2 taps) */
-    int64_t row_repeat;       /* k when row_lo[j] == j / k (an integer scale), else 0 */
-    const int64_t *row_lo, *row_hi;   /* input positions along the row axis */
-    const float *row_w_lo, *row_w_hi;
-    int block_blend;          /* the block holds an interpolated axis with scale 1 */
+    int64_t row_repeat;       /* k when the row's low tap of j is j / k (rule_repeat), else 0 */
+    int block_blend;          /* the block holds a short interpolated axis (channels last) */
     const int64_t *blk_lo, *blk_hi;   /* input offsets inside a row position */
     const float *blk_w_lo, *blk_w_hi;
     int64_t n_blocks, n_segments, segment;
+    int64_t segment_base;     /* the call's first segment (col_first / segment) */
     double low_bound, high_bound;     /* saturation of integer results */
     int isa;                  /* 0 baseline, 1 AVX2 */
     void **scratch;           /* one buffer per worker, allocated on first use */

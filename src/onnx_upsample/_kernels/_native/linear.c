@@ -117,18 +117,25 @@ static void flat_taps(const LinearJob *job, int64_t j0, int64_t j1, int64_t *off
     const int64_t block = job->block;
     const int block_taps = job->block_blend ? 2 : 1;
     const int row_taps = job->row_blend ? 2 : 1;
-    for (int tr = 0; tr < row_taps; tr++) {
-        const int64_t *positions = tr ? job->row_hi : job->row_lo;
-        const float *row_w = tr ? job->row_w_hi : job->row_w_lo;
-        for (int tb = 0; tb < block_taps; tb++) {
-            int t = tr * block_taps + tb;
-            int64_t *o = off + (size_t)t * (size_t)width;
-            float *w = weights + (size_t)t * (size_t)width;
-            const int64_t *inner = tb ? job->blk_hi : job->blk_lo;
-            const float *inner_w = tb ? job->blk_w_hi : job->blk_w_lo;
-            for (int64_t j = j0; j < j1; j++) {
-                int64_t start = (job->row_blend ? positions[j] : j) * job->block_in;
-                float wr = job->row_blend ? row_w[j] : 1.0f;
+    const AxisRule *row_axis = &job->axes[job->n_outer];
+    for (int64_t j = j0; j < j1; j++) {
+        int64_t positions[2];
+        float row_w[2];
+        if (job->row_blend) {
+            rule_linear(row_axis, j, &positions[0], &positions[1], &row_w[0], &row_w[1]);
+        } else {
+            positions[0] = positions[1] = j;
+            row_w[0] = row_w[1] = 1.0f;
+        }
+        for (int tr = 0; tr < row_taps; tr++) {
+            int64_t start = positions[tr] * job->block_in;
+            float wr = row_w[tr];
+            for (int tb = 0; tb < block_taps; tb++) {
+                int t = tr * block_taps + tb;
+                int64_t *o = off + (size_t)t * (size_t)width;
+                float *w = weights + (size_t)t * (size_t)width;
+                const int64_t *inner = tb ? job->blk_hi : job->blk_lo;
+                const float *inner_w = tb ? job->blk_w_hi : job->blk_w_lo;
                 for (int64_t c = 0; c < block; c++) {
                     size_t f = (size_t)((j - j0) * block + c);
                     if (job->block_blend) {
@@ -150,7 +157,7 @@ int linear_item(void *context, int64_t item, int worker)
     LinearJob *job = (LinearJob *)context;
     const LinearOps *ops = ops_for(job->isa);
     const int64_t block = job->block;
-    int64_t b = item / job->n_segments, s = item % job->n_segments;
+    int64_t b = item / job->n_segments, s = job->segment_base + item % job->n_segments;
     int64_t r0 = b * job->out_rows / job->n_blocks;
     int64_t r1 = (b + 1) * job->out_rows / job->n_blocks;
     int64_t j0 = s * job->segment;
@@ -202,7 +209,7 @@ int linear_item(void *context, int64_t item, int worker)
     }
     int64_t clock = 0;
     const int n = job->n_outer;
-    int64_t position[64];
+    int64_t position[MAX_OUTER];
     int64_t axis_lo[MAX_INTERP + 1], axis_hi[MAX_INTERP + 1];
     float axis_w_lo[MAX_INTERP + 1], axis_w_hi[MAX_INTERP + 1];
     void *expanded[2 * 4];
@@ -210,8 +217,8 @@ int linear_item(void *context, int64_t item, int worker)
     /* start position: row r0 + row_base of the whole output, C order */
     int64_t rest = r0 + job->row_base;
     for (int axis = n - 1; axis >= 0; axis--) {
-        position[axis] = rest % job->sizes[axis];
-        rest /= job->sizes[axis];
+        position[axis] = rest % job->axes[axis].n_out;
+        rest /= job->axes[axis].n_out;
     }
     void **expanded_many = NULL;
     if (combos * taps > 8) {
@@ -220,11 +227,11 @@ int linear_item(void *context, int64_t item, int worker)
             return -1;
         expanded_all = expanded_many;
     }
-    const int64_t row_width = job->row_len * block;
+    const int64_t row_width = job->out_row_len * block;
     for (int64_t r = r0; r < r1; r++) {
         if (r > r0) {
             int axis = n - 1;
-            while (axis > 0 && position[axis] + 1 == job->sizes[axis]) {
+            while (axis > 0 && position[axis] + 1 == job->axes[axis].n_out) {
                 position[axis] = 0;
                 axis--;
             }
@@ -234,15 +241,15 @@ int linear_item(void *context, int64_t item, int worker)
         int64_t base = 0;
         int p = 0;
         for (int axis = n - 1; axis >= 0; axis--) {
-            int64_t k = job->starts[axis] + position[axis];
-            if (job->interp[axis]) {
-                axis_lo[p] = job->lo[k];
-                axis_hi[p] = job->hi[k];
-                axis_w_lo[p] = job->w_lo[k];
-                axis_w_hi[p] = job->w_hi[k];
+            const AxisRule *a = &job->axes[axis];
+            if (a->kind == AXIS_BLEND) {
+                int64_t lo, hi;
+                rule_linear(a, position[axis], &lo, &hi, &axis_w_lo[p], &axis_w_hi[p]);
+                axis_lo[p] = lo * a->stride;
+                axis_hi[p] = hi * a->stride;
                 p++;
             } else {
-                base += job->lo[k];
+                base += rule_nearest(a, position[axis]) * a->stride;
             }
         }
         for (int64_t combo = 0; combo < combos; combo++) {
@@ -296,7 +303,7 @@ int linear_item(void *context, int64_t item, int worker)
                 expanded_all[combo * taps + t] =
                     cache + (size_t)slot * slot_bytes + (size_t)t * (size_t)full_width * acc_size;
         }
-        char *o = job->out + (size_t)(r * row_width + j0 * block) * dst_size;
+        char *o = job->out + (size_t)(r * row_width + (j0 - job->col_first) * block) * dst_size;
         void *into = direct ? (void *)o : acc;
         if (job->acc_double)
             ops->sum_double(width, n_interp, taps, weight_rows, factors, expanded_all, into);

@@ -1,22 +1,23 @@
 /* Nearest-mode gather (see kernels.h): a byte gather, for every fixed-size element type. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels.h"
 
 /* Set `index` to the outer multi-index of row `row` (C order). */
-static void start_index(int64_t row, int n, const int64_t *sizes, int64_t *index)
+static void start_index(int64_t row, int n, const AxisRule *axes, int64_t *index)
 {
     for (int axis = n - 1; axis >= 0; axis--) {
-        index[axis] = row % sizes[axis];
-        row /= sizes[axis];
+        index[axis] = row % axes[axis].n_out;
+        row /= axes[axis].n_out;
     }
 }
 
 /* Advance `index` to the next row; returns the outermost axis that changed. */
-static int next_index(int n, const int64_t *sizes, int64_t *index)
+static int next_index(int n, const AxisRule *axes, int64_t *index)
 {
     int axis = n - 1;
-    while (axis > 0 && index[axis] + 1 == sizes[axis]) {
+    while (axis > 0 && index[axis] + 1 == axes[axis].n_out) {
         index[axis] = 0;
         axis--;
     }
@@ -25,12 +26,11 @@ static int next_index(int n, const int64_t *sizes, int64_t *index)
 }
 
 /* Input offset of the outer multi-index, leaving out the innermost outer axis. */
-static int64_t outer_offset(int n, const int64_t *index, const int64_t *contrib,
-                            const int64_t *starts)
+static int64_t outer_offset(int n, const int64_t *index, const AxisRule *axes)
 {
     int64_t offset = 0;
     for (int axis = 0; axis < n - 1; axis++)
-        offset += contrib[starts[axis] + index[axis]];
+        offset += rule_nearest(&axes[axis], index[axis]) * axes[axis].stride;
     return offset;
 }
 
@@ -171,7 +171,6 @@ static void gather_row(const char *x, char *out, const int64_t *table, int64_t n
 
 int nearest_item(void *context, int64_t item, int worker)
 {
-    (void)worker;
     const NearestJob *job = (const NearestJob *)context;
     const int64_t unit = job->unit, block = job->block;
     int64_t b = item / job->n_segments, s = item % job->n_segments;
@@ -180,27 +179,42 @@ int nearest_item(void *context, int64_t item, int worker)
     int64_t j1 = j0 + job->segment < job->row_len ? j0 + job->segment : job->row_len;
     if (r0 >= r1 || j0 >= j1)
         return 0;
+    const int n = job->n_outer;
+    const AxisRule *row_axis = &job->axes[n], *inner = &job->axes[n - 1];
+    int64_t *row_table = NULL;
+    if (job->row_kind == ROW_GATHER) {
+        /* the segment's input positions, once per item: every row of the item reuses them */
+        if (job->scratch[worker] == NULL) {
+            job->scratch[worker] = malloc((size_t)job->segment * sizeof(int64_t));
+            if (job->scratch[worker] == NULL)
+                return -1;
+        }
+        row_table = (int64_t *)job->scratch[worker];
+        for (int64_t j = j0; j < j1; j++)
+            row_table[j - j0] = rule_nearest(row_axis, j);
+    }
     int64_t row_width = job->row_len * block; /* elements */
     int64_t f0 = j0 * block, width = (j1 - j0) * block;
-    int n = job->n_outer;
-    int64_t position[64];
-    start_index(r0, n, job->sizes, position);
-    const int64_t *inner = job->contrib + job->starts[n - 1];
-    int64_t base = outer_offset(n, position, job->contrib, job->starts);
+    int64_t position[MAX_OUTER];
+    start_index(r0, n, job->axes, position);
+    int64_t base = outer_offset(n, position, job->axes);
     int64_t previous = -1;
     /* integer divisions cost tens of cycles: none inside the row loop */
     const int64_t repeat_start = (j0 / job->repeat) * block;
     const int64_t repeat_count = (j1 - j0) / job->repeat;
     const size_t row_bytes = (size_t)(row_width * unit), width_bytes = (size_t)(width * unit);
     const int pair_rows = job->row_kind == ROW_REPEAT && block == 1 && job->repeat == 2;
+    int64_t inner_index = rule_nearest(inner, position[n - 1]);
     for (int64_t r = r0; r < r1; r++) {
-        if (r > r0 && next_index(n, job->sizes, position) < n - 1)
-            base = outer_offset(n, position, job->contrib, job->starts);
-        int64_t offset = base + inner[position[n - 1]];
+        if (r > r0) {
+            if (next_index(n, job->axes, position) < n - 1)
+                base = outer_offset(n, position, job->axes);
+            inner_index = rule_nearest(inner, position[n - 1]);
+        }
+        int64_t offset = base + inner_index * inner->stride;
         char *dst = job->out + (size_t)(r * row_width + f0) * (size_t)unit;
-        if (pair_rows && offset != previous && r + 1 < r1
-            && position[n - 1] + 1 < job->sizes[n - 1]
-            && inner[position[n - 1] + 1] == inner[position[n - 1]]) {
+        if (pair_rows && offset != previous && r + 1 < r1 && position[n - 1] + 1 < inner->n_out
+            && rule_nearest(inner, position[n - 1] + 1) == inner_index) {
             /* the next row reads the same input row (an integer scale on the axis above):
              * write both from one pass over the input, as x2 on both axes needs */
             const char *src = job->x + (size_t)(offset + repeat_start) * (size_t)unit;
@@ -220,8 +234,8 @@ int nearest_item(void *context, int64_t item, int worker)
             const char *src = job->x + (size_t)(offset + repeat_start) * (size_t)unit;
             repeat_row(src, dst, repeat_count, job->repeat, block, (int)unit);
         } else {
-            gather_row(job->x + (size_t)offset * (size_t)unit, dst, job->row_table + j0,
-                       j1 - j0, block, (int)unit);
+            gather_row(job->x + (size_t)offset * (size_t)unit, dst, row_table, j1 - j0, block,
+                       (int)unit);
         }
         previous = offset;
     }

@@ -1,0 +1,132 @@
+/* The per-axis rules of Upsample, computed where the kernels need them.
+ *
+ * The kernels used to read per-index tables built in Python (8-24 bytes per output index of
+ * every axis, many times the output itself on a long row). They now compute each axis'
+ * source index, or its two taps and weights, from the axis' description, per row (outer
+ * axes) or per work item (the row axis, into a bounded scratch table). The arithmetic is the
+ * operator's definition (docs/semantics.md, "nearest index" and "linear coordinate"),
+ * operation for operation: float32 below 2**24, exact (integer or float64) from 2**24 on.
+ * The slow reference (onnx_upsample/reference.py) derives the same rules on its own, and the
+ * differential tests hold the two together.
+ *
+ * Indices are local to the input window the kernel reads (the whole input, or the slice a
+ * chunk needs) and are clamped into it, so no description can make a kernel read outside
+ * its input, whatever a caller passes.
+ */
+#ifndef ONNX_UPSAMPLE_AXIS_RULE_H
+#define ONNX_UPSAMPLE_AXIS_RULE_H
+
+#include <math.h>
+#include <stdint.h>
+
+enum { AXIS_COPY = 0, AXIS_GATHER = 1, AXIS_BLEND = 2 };
+
+/* Magnitudes below which float32 holds every integer: ORT's arithmetic is exact there. */
+#define F32_EXACT_LIMIT ((int64_t)1 << 24)
+
+typedef struct {
+    int kind;           /* AXIS_COPY (output o reads input o), AXIS_GATHER, AXIS_BLEND */
+    int64_t n_out;      /* output positions in the window */
+    int64_t in_len;     /* input positions in the window */
+    int64_t n_in;       /* input length of the whole axis */
+    int64_t out_first;  /* whole-axis index of the window's first output */
+    int64_t in_first;   /* whole-axis index of the window's first input */
+    int64_t stride;     /* input elements between neighbours (set by the kernel) */
+    float scale;        /* the float32 scale, >= 1 */
+    int64_t num, den;   /* scale == num / den exactly (den a power of two); num == 0 when
+                         * the scale is an integer beyond int64 (every index is then 0) */
+} AxisRule;
+
+static inline int64_t rule_clamp_local(const AxisRule *a, int64_t global)
+{
+    int64_t local = global - a->in_first;
+    return local < 0 ? 0 : local >= a->in_len ? a->in_len - 1 : local;
+}
+
+/* floor(g / scale) with no rounding, for g >= 0. With den > 1 the scale's numerator is below
+ * 2**24 (a float32 >= 1 has 24 significant bits), so g = q*num + r keeps every product
+ * inside int64. */
+static inline int64_t rule_exact_floor(const AxisRule *a, int64_t g)
+{
+    if (a->den == 1)
+        return a->num == 0 ? 0 : g / a->num;
+    int64_t q = g / a->num, r = g % a->num;
+    return q * a->den + (r * a->den) / a->num;
+}
+
+/* Nearest: the input index (local) that output o (local) reads. */
+static inline int64_t rule_nearest(const AxisRule *a, int64_t o)
+{
+    if (a->kind == AXIS_COPY)
+        return o;
+    int64_t g = a->out_first + o, idx;
+    if (a->scale == 1.0f)
+        idx = g;
+    else if (g < F32_EXACT_LIMIT)
+        idx = (int64_t)((float)g / a->scale);
+    else
+        idx = rule_exact_floor(a, g);
+    if (idx > a->n_in - 1)
+        idx = a->n_in - 1;
+    return rule_clamp_local(a, idx);
+}
+
+/* Linear: output o (local) blends input lo (weight *w_lo) and hi (weight *w_hi), local. */
+static inline void rule_linear(const AxisRule *a, int64_t o, int64_t *lo, int64_t *hi,
+                               float *w_lo, float *w_hi)
+{
+    if (a->kind != AXIS_BLEND) {
+        *lo = *hi = rule_nearest(a, o);
+        *w_lo = *w_hi = 1.0f;
+        return;
+    }
+    int64_t g = a->out_first + o, top = a->n_in - 1, i1, i2;
+    if (g < F32_EXACT_LIMIT) {
+        float c = (float)g;
+        if (a->scale != 1.0f)
+            c = c / a->scale;
+        float limit = (float)top;
+        if (c > limit)
+            c = limit;
+        i1 = (int64_t)c;
+        if (i1 > top)
+            i1 = top;
+        i2 = i1 + 1 > top ? top : i1 + 1;
+        /* the distance to the other tap is this tap's weight */
+        *w_hi = fabsf(c - (float)i1);
+        *w_lo = fabsf(c - (float)i2);
+    } else {
+        /* float64 division of integers below 2**53 is the exact quotient, correctly rounded */
+        double c = (double)g;
+        if (a->scale != 1.0f)
+            c = c / (double)a->scale;
+        double limit = (double)top;
+        if (c > limit)
+            c = limit;
+        i1 = (int64_t)c;
+        if (i1 > top)
+            i1 = top;
+        i2 = i1 + 1 > top ? top : i1 + 1;
+        *w_hi = (float)fabs(c - (double)i1);
+        *w_lo = (float)fabs(c - (double)i2);
+    }
+    if (i1 == i2)
+        *w_lo = *w_hi = 0.5f;
+    *lo = rule_clamp_local(a, i1);
+    *hi = rule_clamp_local(a, i2);
+}
+
+/* k when output o (local) reads input o / k on this axis for every o of the window (an
+ * integer scale k >= 2, the window starting on a multiple of k, whole groups of k), else 0:
+ * the kernels then repeat input elements instead of gathering them. */
+static inline int64_t rule_repeat(const AxisRule *a)
+{
+    if (a->kind == AXIS_COPY || a->den != 1 || a->num < 2 || a->n_out % a->num
+        || a->out_first % a->num || a->out_first / a->num != a->in_first
+        || a->n_out / a->num > a->in_len || a->n_in > INT64_MAX / a->num
+        || a->out_first + a->n_out > a->n_in * a->num)
+        return 0;
+    return a->num;
+}
+
+#endif

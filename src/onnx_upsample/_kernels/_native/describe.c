@@ -1,0 +1,354 @@
+/* The constructors of the Kernel object: a call's description, checked once and completely.
+ *
+ * A description is the canonical form of onnx_upsample._kernels._layout: per axis (outer
+ * axes, then the row axis) one row of an int64 array
+ *     [kind, n_out, in_len, n_in, out_first, in_first, num, den]
+ * (see AxisRule in axis_rule.h) and the axis' float32 scale, plus the block, the work split
+ * and, for linear, the element types and the small tap tables of a blended block. Strides
+ * are derived here from the input window's lengths, which must multiply to the input's size,
+ * and every index a kernel computes is clamped into its window: no description can make a
+ * kernel read outside its input or write outside its output.
+ */
+#include "kernel_object.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "pool.h"
+
+#define AXIS_FIELDS 8
+
+/* Overflow-checked int64 arithmetic: a caller's numbers must not wrap past a check. */
+static int mul_ok(int64_t a, int64_t b, int64_t *result)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return !__builtin_mul_overflow(a, b, result);
+#else
+    if (a != 0 && (b > INT64_MAX / a || b < INT64_MIN / a))
+        return 0;
+    *result = a * b;
+    return 1;
+#endif
+}
+
+static int bad(const char *why)
+{
+    PyErr_Format(PyExc_ValueError, "inconsistent kernel description: %s", why);
+    return -1;
+}
+
+/* Hold a C-contiguous array of `kind` items ('i': int64, 'f': float32, 'B': uint8) for the
+ * kernel's lifetime; returns its data (NULL with an error) and its item count. */
+static const void *table(Kernel *self, PyObject *obj, char kind, Py_ssize_t *length,
+                         const char *name)
+{
+    if (self->n_views >= MAX_VIEWS) {
+        PyErr_SetString(PyExc_RuntimeError, "too many kernel tables");
+        return NULL;
+    }
+    Py_buffer *view = &self->views[self->n_views];
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0)
+        return NULL;
+    self->n_views++;
+    const char *format = view->format ? view->format : "B";
+    if (*format == '<' || *format == '=' || *format == '@')
+        format++;
+    int ok;
+    if (kind == 'i')
+        ok = view->itemsize == 8 && (strcmp(format, "l") == 0 || strcmp(format, "q") == 0);
+    else if (kind == 'f')
+        ok = view->itemsize == 4 && strcmp(format, "f") == 0;
+    else
+        ok = view->itemsize == 1 && strcmp(format, "B") == 0;
+    if (!ok || view->len == 0) {
+        PyErr_Format(PyExc_ValueError, "kernel table %s has format '%s', item size %zd and "
+                     "%zd bytes; expected a non-empty table of %s", name, format,
+                     view->itemsize, view->len,
+                     kind == 'i' ? "int64" : kind == 'f' ? "float32" : "uint8");
+        return NULL;
+    }
+    *length = view->len / view->itemsize;
+    return view->buf;
+}
+
+static int check_rule(const AxisRule *a)
+{
+    if (a->kind < AXIS_COPY || a->kind > AXIS_BLEND || a->n_out < 1 || a->in_len < 1)
+        return bad("axis kind or lengths");
+    if (a->kind == AXIS_COPY)
+        return a->in_len == a->n_out ? 0 : bad("a copied axis has the input's length");
+    if (a->n_in < a->in_len || a->in_first < 0 || a->in_first > a->n_in - a->in_len
+        || a->out_first < 0 || a->out_first > INT64_MAX - a->n_out)
+        return bad("axis window");
+    if (!isfinite(a->scale) || a->scale < 1.0f || a->den < 1 || (a->den & (a->den - 1)))
+        return bad("axis scale");
+    if (a->den > 1) {
+        if (a->num < 1 || a->num >= F32_EXACT_LIMIT
+            || (double)a->num / (double)a->den != (double)a->scale)
+            return bad("axis scale ratio");
+    } else if (a->num == 0 ? (double)a->scale < 0x1p63 : (double)a->num != (double)a->scale) {
+        return bad("axis scale ratio");
+    }
+    return 0;
+}
+
+/* Read the axes (outer ones, then the row axis) into self->axes, derive their strides from
+ * the input window (block_in elements per row position), and check that the window is
+ * exactly the input. Returns the number of outer axes, or -1 with an error. */
+static int read_axes(Kernel *self, PyObject *axes_obj, PyObject *scales_obj, int64_t block_in,
+                     int64_t x_elements)
+{
+    Py_ssize_t n_values, n_scales;
+    const int64_t *values = table(self, axes_obj, 'i', &n_values, "axes");
+    const float *scales = values ? table(self, scales_obj, 'f', &n_scales, "scales") : NULL;
+    if (scales == NULL)
+        return -1;
+    Py_ssize_t n_axes = n_values / AXIS_FIELDS;
+    if (n_values % AXIS_FIELDS || n_axes != n_scales || n_axes < 2 || n_axes > MAX_OUTER + 1)
+        return bad("axis count");
+    int64_t stride = block_in;
+    for (Py_ssize_t i = n_axes - 1; i >= 0; i--) {
+        const int64_t *v = values + i * AXIS_FIELDS;
+        AxisRule *a = &self->axes[i];
+        a->kind = (int)v[0];
+        a->n_out = v[1];
+        a->in_len = v[2];
+        a->n_in = v[3];
+        a->out_first = v[4];
+        a->in_first = v[5];
+        a->num = v[6];
+        a->den = v[7];
+        a->scale = scales[i];
+        if (v[0] < AXIS_COPY || v[0] > AXIS_BLEND)
+            return bad("axis kind");
+        if (check_rule(a) != 0)
+            return -1;
+        a->stride = stride;
+        if (!mul_ok(stride, a->in_len, &stride))
+            return bad("input size overflows");
+    }
+    if (block_in < 1 || stride != x_elements)
+        return bad("the axes' input lengths do not multiply to the input's size");
+    return (int)n_axes - 1;
+}
+
+/* Rows, row bytes, output bytes and item count of a layout; -1 with an error. */
+static int check_sizes(Kernel *self, int n_outer, int64_t block, int64_t element_bytes,
+                       int64_t n_blocks, int64_t n_segments, int64_t segment, int64_t *rows)
+{
+    const int64_t row_len = self->axes[n_outer].n_out;
+    int64_t row_elements, items;
+    *rows = 1;
+    for (int a = 0; a < n_outer; a++)
+        if (!mul_ok(*rows, self->axes[a].n_out, rows))
+            return bad("row count");
+    if (block < 1 || n_blocks < 1 || n_segments < 1 || segment < 1 || segment > row_len
+        || n_segments > row_len || (row_len - 1) / segment + 1 > n_segments
+        || row_len / segment + 1 < n_segments || !mul_ok(n_blocks, n_segments, &items))
+        return bad("work split");
+    if (!mul_ok(row_len, block, &row_elements)
+        || !mul_ok(row_elements, element_bytes, &self->row_bytes)
+        || !mul_ok(*rows, self->row_bytes, &self->out_bytes))
+        return bad("sizes overflow");
+    self->n_items = (n_blocks < *rows ? n_blocks : *rows) * n_segments;
+    return 0;
+}
+
+/* nearest_kernel(x_elements, unit, block, axes, scales, row_kind, repeat, n_blocks,
+ *                n_segments, segment) */
+PyObject *nearest_kernel(PyObject *module, PyObject *args)
+{
+    (void)module;
+    long long x_elements, block, repeat, n_blocks, n_segments, segment;
+    int unit, row_kind;
+    PyObject *axes_obj, *scales_obj;
+    if (!PyArg_ParseTuple(args, "LiLOOiLLLL", &x_elements, &unit, &block, &axes_obj,
+                          &scales_obj, &row_kind, &repeat, &n_blocks, &n_segments, &segment))
+        return NULL;
+    Kernel *self = (Kernel *)KernelType.tp_alloc(&KernelType, 0);
+    if (self == NULL)
+        return NULL;
+    int n = read_axes(self, axes_obj, scales_obj, block, x_elements);
+    if (n < 0)
+        goto fail;
+    const AxisRule *row = &self->axes[n];
+    for (int a = 0; a < n; a++)
+        if (self->axes[a].kind == AXIS_BLEND) {
+            bad("a blended axis in a nearest call");
+            goto fail;
+        }
+    int row_ok = row_kind == ROW_COPY ? row->kind == AXIS_COPY && repeat == 1
+        : row_kind == ROW_REPEAT ? rule_repeat(row) == repeat && repeat >= 2
+                                       && segment % repeat == 0
+        : row_kind == ROW_GATHER ? row->kind == AXIS_GATHER && repeat == 1 : 0;
+    if ((unit != 1 && unit != 2 && unit != 4 && unit != 8) || !row_ok) {
+        bad("unit or row kind");
+        goto fail;
+    }
+    int64_t rows;
+    if (check_sizes(self, n, block, unit, n_blocks, n_segments, segment, &rows) != 0
+        || !mul_ok(x_elements, unit, &self->x_bytes))
+        goto fail;
+    NearestJob *job = &self->nearest;
+    job->unit = unit;
+    job->rows = rows;
+    job->row_len = row->n_out;
+    job->block = block;
+    job->n_outer = n;
+    job->axes = self->axes;
+    job->row_kind = row_kind;
+    job->repeat = repeat;
+    job->n_blocks = n_blocks < rows ? n_blocks : rows;
+    job->n_segments = n_segments;
+    job->segment = segment;
+    self->is_linear = 0;
+    return (PyObject *)self;
+fail:
+    Py_DECREF(self);
+    return NULL;
+}
+
+static const int src_acc_double[T_COUNT] = {0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1};
+static const int64_t element_bytes[T_COUNT] = {1, 1, 2, 2, 4, 4, 2, 8, 8, 4, 8};
+
+/* linear_kernel(x_elements, src, dst, lut, block, block_in, axes, scales, block_blend,
+ *               blk_lo, blk_hi, blk_w_lo, blk_w_hi, n_blocks, n_segments, segment,
+ *               low_bound, high_bound, isa, row_repeat) */
+PyObject *linear_kernel(PyObject *module, PyObject *args)
+{
+    (void)module;
+    long long x_elements, block, block_in, n_blocks, n_segments, segment, row_repeat;
+    int src, dst, block_blend, isa;
+    double low_bound, high_bound;
+    PyObject *lut_obj, *axes_obj, *scales_obj;
+    PyObject *blk_lo_obj, *blk_hi_obj, *blk_w_lo_obj, *blk_w_hi_obj;
+    if (!PyArg_ParseTuple(args, "LiiOLLOOiOOOOLLLddiL", &x_elements, &src, &dst, &lut_obj,
+                          &block, &block_in, &axes_obj, &scales_obj, &block_blend, &blk_lo_obj,
+                          &blk_hi_obj, &blk_w_lo_obj, &blk_w_hi_obj, &n_blocks, &n_segments,
+                          &segment, &low_bound, &high_bound, &isa, &row_repeat))
+        return NULL;
+    Kernel *self = (Kernel *)KernelType.tp_alloc(&KernelType, 0);
+    if (self == NULL)
+        return NULL;
+    LinearJob *job = &self->linear;
+    Py_ssize_t n_lut, n_blo, n_bhi, n_bwlo, n_bwhi;
+    if (src < 0 || src >= T_COUNT || dst < 0 || dst >= T_COUNT) {
+        bad("element type");
+        goto fail;
+    }
+    job->lut = table(self, lut_obj, 'f', &n_lut, "lut");
+    job->blk_lo = job->lut ? table(self, blk_lo_obj, 'i', &n_blo, "blk_lo") : NULL;
+    job->blk_hi = job->blk_lo ? table(self, blk_hi_obj, 'i', &n_bhi, "blk_hi") : NULL;
+    job->blk_w_lo = job->blk_hi ? table(self, blk_w_lo_obj, 'f', &n_bwlo, "blk_w_lo") : NULL;
+    job->blk_w_hi = job->blk_w_lo ? table(self, blk_w_hi_obj, 'f', &n_bwhi, "blk_w_hi") : NULL;
+    if (job->blk_w_hi == NULL)
+        goto fail;
+    if (src == T_HALF && n_lut != 65536) {
+        bad("lut");
+        goto fail;
+    }
+    int n = read_axes(self, axes_obj, scales_obj, block_in, x_elements);
+    if (n < 0)
+        goto fail;
+    const AxisRule *row = &self->axes[n];
+    int n_interp = 0;
+    for (int a = 0; a < n; a++) {
+        if (self->axes[a].kind == AXIS_GATHER) {
+            bad("a nearest axis in a linear call");
+            goto fail;
+        }
+        n_interp += self->axes[a].kind == AXIS_BLEND;
+    }
+    if (n_interp > 20 || row->kind == AXIS_GATHER) {
+        bad("more than 20 interpolated outer axes, or a nearest row");
+        goto fail;
+    }
+    if (block_blend) {
+        if (n_blo < block || n_bhi < block || n_bwlo < block || n_bwhi < block) {
+            bad("block tables");
+            goto fail;
+        }
+        for (int64_t c = 0; c < block; c++)
+            if (job->blk_lo[c] < 0 || job->blk_hi[c] < 0 || job->blk_lo[c] >= block_in
+                || job->blk_hi[c] >= block_in) {
+                bad("block offsets");
+                goto fail;
+            }
+    } else if (block_in != block) {
+        bad("block");
+        goto fail;
+    }
+    int64_t rows, segment_elements, scratch;
+    if (check_sizes(self, n, block, element_bytes[dst], n_blocks, n_segments, segment, &rows)
+        != 0 || !mul_ok(x_elements, element_bytes[src], &self->x_bytes))
+        goto fail;
+    /* the per-worker scratch (linear.c's scratch_layout) must be a sane size */
+    int64_t taps = (row->kind == AXIS_BLEND ? 2 : 1) * (block_blend ? 2 : 1);
+    int64_t per_element = taps * 12 + ((int64_t)2 << n_interp) * taps * 8 + 8;
+    if (!mul_ok(segment, block, &segment_elements) || segment_elements > ((int64_t)1 << 40)
+        || !mul_ok(segment_elements, per_element, &scratch) || scratch > ((int64_t)1 << 40)) {
+        bad("scratch size");
+        goto fail;
+    }
+    job->src = src;
+    job->dst = dst;
+    job->acc_double = src_acc_double[src];
+    job->rows = rows;
+    job->row_len = row->n_out;
+    job->block = block;
+    job->block_in = block_in;
+    job->n_outer = n;
+    job->n_interp = n_interp;
+    job->axes = self->axes;
+    job->row_blend = row->kind == AXIS_BLEND;
+    job->block_blend = block_blend != 0;
+    /* a repeat factor must be the row rule's own (rule_repeat); 0 gathers instead */
+    job->row_repeat = 0;
+    if (row_repeat != 0) {
+        if (!job->row_blend || block_blend || rule_repeat(row) != row_repeat
+            || segment % row_repeat) {
+            bad("row repeat");
+            goto fail;
+        }
+        job->row_repeat = row_repeat;
+    }
+    job->n_blocks = n_blocks;
+    job->n_segments = n_segments;
+    job->segment = segment;
+    job->low_bound = low_bound;
+    job->high_bound = high_bound;
+    job->isa = isa == 1 && pool_cpu_has_avx2() ? 1 : 0;
+    self->is_linear = 1;
+    return (PyObject *)self;
+fail:
+    Py_DECREF(self);
+    return NULL;
+}
+
+/* repeat_factor(axis, scale): rule_repeat of one axis description (see axis_rule.h), so that
+ * the layout can align its row segments to the factor the kernels will use. */
+PyObject *repeat_factor(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *axis_obj;
+    float scale;
+    if (!PyArg_ParseTuple(args, "Of", &axis_obj, &scale))
+        return NULL;
+    Kernel *holder = (Kernel *)KernelType.tp_alloc(&KernelType, 0);
+    if (holder == NULL)
+        return NULL;
+    Py_ssize_t n_values;
+    const int64_t *v = table(holder, axis_obj, 'i', &n_values, "axis");
+    PyObject *result = NULL;
+    if (v != NULL && n_values != AXIS_FIELDS) {
+        bad("axis fields");
+    } else if (v != NULL) {
+        AxisRule a = {(int)v[0], v[1], v[2], v[3], v[4], v[5], 0, scale, v[6], v[7]};
+        if (v[0] < AXIS_COPY || v[0] > AXIS_BLEND)
+            bad("axis kind");
+        else if (check_rule(&a) == 0)
+            result = PyLong_FromLongLong(rule_repeat(&a));
+    }
+    Py_DECREF(holder);
+    return result;
+}

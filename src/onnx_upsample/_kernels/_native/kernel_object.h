@@ -1,0 +1,35 @@
+/* The Kernel object of the binding: one prepared Upsample call (see module.c). Its
+ * constructors (describe.c) check a call's description completely, once; the call
+ * (module.c) then only checks the buffers it is given against it. */
+#ifndef ONNX_UPSAMPLE_KERNEL_OBJECT_H
+#define ONNX_UPSAMPLE_KERNEL_OBJECT_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "kernels.h"
+
+#define MAX_VIEWS 8
+
+typedef struct {
+    PyObject_HEAD
+    int is_linear;
+    NearestJob nearest;
+    LinearJob linear;
+    AxisRule axes[MAX_OUTER + 1]; /* the outer axes, then the row axis */
+    int64_t x_bytes;      /* exact size of the input the description was made for */
+    int64_t out_bytes;    /* size of a whole output (linear: `rows` rows) */
+    int64_t row_bytes;    /* bytes per output row */
+    int64_t n_items;
+    int n_views;
+    Py_buffer views[MAX_VIEWS];
+} Kernel;
+
+extern PyTypeObject KernelType;
+
+/* nearest_kernel(...) and linear_kernel(...): see describe.c. */
+PyObject *nearest_kernel(PyObject *module, PyObject *args);
+PyObject *linear_kernel(PyObject *module, PyObject *args);
+PyObject *repeat_factor(PyObject *module, PyObject *args);
+
+#endif
