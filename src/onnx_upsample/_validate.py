@@ -20,6 +20,7 @@ import numpy as np
 from ._dtypes import ElementType, element_type
 from ._errors import UpsampleError
 from ._rules import MAX_DIM, interpolated_axes, output_size
+from ._threads import threads_for_call
 
 Mode = Literal["nearest", "linear"]
 MODES: tuple[Mode, ...] = ("nearest", "linear")
@@ -180,18 +181,38 @@ def _format_bytes(n: int) -> str:
     raise AssertionError("unreachable")
 
 
+# What one call of the kernels may need besides its output: per thread, a linear scratch
+# (_kernels._layout.LINEAR_SCRATCH_BYTES) and a gathered row's positions
+# (_kernels._compiled.MAX_GATHER_SEGMENT entries), and once the float32 piece of a
+# float16/bfloat16 result (_kernels._compiled.HALF_SCRATCH_BYTES); a test holds these
+# bounds together. Nothing the kernels use grows with the output.
+KERNEL_WORKING_BYTES_PER_THREAD = 3 << 20
+KERNEL_WORKING_BYTES = 4 << 20
+
+
+def kernel_working_bytes(x: np.ndarray, threads: int) -> int:
+    """Memory a call on ``x`` may need besides its output: the kernels' scratch, and a
+    contiguous native-order copy of ``x`` when it is not one already."""
+    copy = 0 if (x.flags.c_contiguous and x.flags.aligned and x.dtype.isnative) else x.nbytes
+    return copy + KERNEL_WORKING_BYTES + threads * KERNEL_WORKING_BYTES_PER_THREAD
+
+
 def check_fits_in_memory(
     shape: tuple[int, ...], itemsize: int, what: str = "the output",
     fix: str = "use smaller scales, or onnx_upsample.dask.upsample for arrays beyond memory",
+    working_bytes: int = 0,
 ) -> None:
-    """Refuse an array larger than the memory this process may use (physical memory or
-    the cgroup limit) before numpy tries to allocate it."""
+    """Refuse an array (plus ``working_bytes`` needed alongside it) larger than the memory
+    this process may use (physical memory or the cgroup limit) before numpy tries to
+    allocate it."""
     n_bytes = math.prod(shape) * itemsize
     available, source = memory_limit()
-    if available is not None and n_bytes > available:
+    if available is not None and n_bytes + working_bytes > available:
+        working = (f" plus {_format_bytes(working_bytes)} of working memory"
+                   if working_bytes else "")
         raise UpsampleError(
-            f"{what} would have shape {shape} and take {_format_bytes(n_bytes)}, more "
-            f"than {source} ({_format_bytes(available)}); {fix}"
+            f"{what} would have shape {shape} and take {_format_bytes(n_bytes)}{working}, "
+            f"more than {source} ({_format_bytes(available)}); {fix}"
         )
 
 
@@ -286,7 +307,8 @@ def make_plan(x: object, scales: object, mode: object, out: object) -> tuple[Pla
         check_interpolated_count(f32_scales)
     out_dtype = array.dtype.newbyteorder("=")
     if out is None:
-        check_fits_in_memory(out_shape, out_dtype.itemsize)
+        check_fits_in_memory(out_shape, out_dtype.itemsize,
+                             working_bytes=kernel_working_bytes(array, threads_for_call()))
     else:
         check_out(out, out_shape, out_dtype, array)
     plan = Plan(array, f32_scales, canonical_mode, etype, out_shape, out_dtype)
