@@ -26,6 +26,7 @@ SOURCES = [
 HEADERS = [
     "src/onnx_upsample/_kernels/_native/kernels.h",
     "src/onnx_upsample/_kernels/_native/axis_rule.h",
+    "src/onnx_upsample/_kernels/_native/stream.h",
     "src/onnx_upsample/_kernels/_native/kernel_object.h",
     "src/onnx_upsample/_kernels/_native/pool.h",
     "src/onnx_upsample/_kernels/_native/linear_isa.h",

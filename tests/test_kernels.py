@@ -204,3 +204,35 @@ def test_import_is_light_and_first_call_is_fast() -> None:
     first_call = min(t[1] for t in timings)
     assert import_time < 0.3, f"import took {import_time:.3f} s"
     assert first_call < 1.0, f"first call took {first_call:.3f} s"
+
+
+# Streaming stores (outputs of 16 MiB and more by default) write the same bits as ordinary
+# ones, on every way a row is written: repeated, gathered in one piece or in several (rows
+# longer than the kernel's 16 KiB buffer), copied, with blocks (channels last), rows that
+# share cache lines with their neighbours, and linear rows written directly or converted.
+STREAM_CASES = [
+    ((1, 8, 256, 256), [1, 1, 2, 2], "nearest", "float32"),
+    ((1, 8, 256, 256), [1, 1, 1.7, 2.3], "nearest", "float32"),
+    ((4, 2, 5000), [1, 3, 2.5], "nearest", "float64"),
+    ((64, 3, 4096), [2, 3, 1], "nearest", "uint8"),
+    ((512, 512, 3), [2, 1.5, 1], "nearest", "uint8"),
+    ((1, 8, 256, 255), [1, 1, 2, 1.5], "linear", "float32"),
+    ((1, 8, 256, 256), [1, 1, 2, 2], "linear", "uint8"),
+    ((2, 3000, 3), [2, 2.5, 1], "linear", "int16"),
+]
+
+
+@pytest.mark.parametrize(("shape", "scales", "mode", "dtype"), STREAM_CASES)
+def test_streaming_stores_write_the_same_bits(shape, scales, mode, dtype, monkeypatch) -> None:
+    x = _input(shape, dtype)
+    results = {}
+    for choice in ("never", "always"):
+        monkeypatch.setenv("ONNX_UPSAMPLE_STREAMING_STORES", choice)
+        results[choice] = upsample(x, scales, mode).tobytes()
+    assert results["never"] == results["always"]
+
+
+def test_streaming_choice_is_checked(monkeypatch) -> None:
+    monkeypatch.setenv("ONNX_UPSAMPLE_STREAMING_STORES", "sometimes")
+    with pytest.raises(UpsampleError, match="ONNX_UPSAMPLE_STREAMING_STORES is 'sometimes'"):
+        upsample(np.ones((4, 4), np.float32), [2, 2])

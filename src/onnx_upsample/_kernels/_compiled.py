@@ -30,6 +30,12 @@ from ._layout import Axis, Layout, axis_fields, blend_taps, describe_axes, eleme
 HALF_SCRATCH_BYTES = 1 << 22
 ISA_VAR = "ONNX_UPSAMPLE_ISA"
 ISAS = {"baseline": 0, "avx2": 1}
+# Outputs of at least this many bytes are written with streaming stores (whole cache lines
+# straight to memory, _native/stream.h): beyond the caches, an ordinary store first reads
+# the line it writes, so the output would cost its size twice in memory traffic.
+STREAM_MIN_BYTES = 16 << 20
+STREAM_VAR = "ONNX_UPSAMPLE_STREAMING_STORES"
+STREAM_CHOICES = ("auto", "always", "never")
 
 # Element type codes of the linear kernel (kernels.h): what it reads and writes.
 _LINEAR_CODES = {
@@ -62,6 +68,19 @@ def isa() -> int:
     if ISAS[wanted] == 1 and not _native.cpu_has_avx2():
         raise UpsampleError(f"{ISA_VAR} is 'avx2' but this CPU has no AVX2; unset it")
     return ISAS[wanted]
+
+
+def streaming(out_bytes: int) -> bool:
+    """Whether an output of ``out_bytes`` is written with streaming stores: from
+    STREAM_MIN_BYTES on, unless ONNX_UPSAMPLE_STREAMING_STORES says ``always`` or ``never``
+    (read at each call; the bits written are the same either way)."""
+    wanted = os.environ.get(STREAM_VAR, "").strip().lower() or "auto"
+    if wanted not in STREAM_CHOICES:
+        raise UpsampleError(
+            f"the environment variable {STREAM_VAR} is {wanted!r}; expected 'auto', 'always' "
+            "or 'never' (or unset it: outputs from 16 MiB on are streamed)"
+        )
+    return wanted == "always" or (wanted == "auto" and out_bytes >= STREAM_MIN_BYTES)
 
 
 def native_contiguous(x: np.ndarray) -> np.ndarray:
@@ -105,6 +124,7 @@ def prepare_nearest(
 ) -> Launcher:
     """Compiled nearest gather: ``out[o...] = x[i0(o0), i1(o1), ...]`` over ``axes`` (one per
     axis of the input window ``window_shape``, copy or gather)."""
+    streaming(0)  # a bad setting is an error before anything is allocated
     unit, parts = _unsigned(dtype)
     layout = plan_layout(axes + element_axis(parts), threads, unit.itemsize)
     row = layout.row
@@ -131,10 +151,11 @@ def prepare_nearest(
 
     def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
         threads = min(threads, layout.threads)
+        stream = streaming(out.nbytes)
         if direct and x.flags.c_contiguous and x.flags.aligned and x.dtype.isnative:
-            kernel(x, out, threads)
+            kernel(x, out, threads, stream=stream)
         else:
-            kernel(native_contiguous(x).view(unit), out.view(unit), threads)
+            kernel(native_contiguous(x).view(unit), out.view(unit), threads, stream=stream)
 
     return run
 
@@ -163,6 +184,7 @@ def prepare_linear(
     """Compiled linear blend of the 2**k corners of every output's cell (docs/semantics.md §2)
     over ``axes`` (one per axis of the input window ``window_shape``, copy or blend)."""
     assert etype.accumulator is not None
+    streaming(0)  # a bad setting is an error before anything is allocated
     acc = etype.accumulator
     half = etype.name in ("float16", "bfloat16")
     lut = _to_float32_table(etype.name) if half else np.zeros(1, np.float32)
@@ -170,8 +192,8 @@ def prepare_linear(
     blended = sum(axis.kind == "blend" for axis in axes)
     slots = 2 << blended
     # scratch per output element, for at most 4 taps: tap tables, cached rows, accumulator,
-    # and the float32 results of float16/bfloat16 before they are rounded
-    per_element = 4 * (8 + 4) + slots * 4 * acc.itemsize + acc.itemsize + 4 * half
+    # results staged for streaming stores, and the float32 results of float16/bfloat16
+    per_element = 4 * (8 + 4) + slots * 4 * acc.itemsize + acc.itemsize + 8 + 4 * half
     layout = plan_layout(axes + element_axis(parts), threads, (1 << blended) * acc.itemsize,
                          per_element)
     row = layout.row
@@ -208,7 +230,8 @@ def prepare_linear(
         if source_view is not None:
             src = src.view(source_view)
         if not half:
-            kernel(src, out.view(acc) if parts == 2 else out, threads)
+            kernel(src, out.view(acc) if parts == 2 else out, threads,
+                   stream=streaming(out.nbytes))
             return
         target = out.reshape(layout.rows, row.n_out, layout.block)
         if piece_rows > 1 or layout.n_segments == 1:

@@ -284,7 +284,7 @@ PyObject *linear_kernel(PyObject *module, PyObject *args)
         goto fail;
     /* the per-worker scratch (linear.c's scratch_layout) must be a sane size */
     int64_t taps = (row->kind == AXIS_BLEND ? 2 : 1) * (block_blend ? 2 : 1);
-    int64_t per_element = taps * 12 + ((int64_t)2 << n_interp) * taps * 8 + 8;
+    int64_t per_element = taps * 12 + ((int64_t)2 << n_interp) * taps * 8 + 16;
     if (!mul_ok(segment, block, &segment_elements) || segment_elements > ((int64_t)1 << 40)
         || !mul_ok(segment_elements, per_element, &scratch) || scratch > ((int64_t)1 << 40)) {
         bad("scratch size");

@@ -32,7 +32,9 @@ typedef struct {
     const AxisRule *axes;     /* n_outer + 1: the outer axes, then the row axis */
     int row_kind;
     int64_t repeat, n_blocks, n_segments, segment;
-    void **scratch;           /* ROW_GATHER: one index table per worker, made on first use */
+    int stream;               /* write with streaming stores (stream.h) */
+    void **scratch;           /* per worker, made on first use: the gathered row's positions,
+                               * then the streaming buffer */
 } NearestJob;
 
 int nearest_item(void *job, int64_t item, int worker);
@@ -66,6 +68,7 @@ typedef struct {
     int64_t segment_base;     /* the call's first segment (col_first / segment) */
     double low_bound, high_bound;     /* saturation of integer results */
     int isa;                  /* 0 baseline, 1 AVX2 */
+    int stream;               /* write with streaming stores (stream.h) */
     void **scratch;           /* one buffer per worker, allocated on first use */
     size_t scratch_bytes;
 } LinearJob;

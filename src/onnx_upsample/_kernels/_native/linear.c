@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kernels.h"
+#include "stream.h"
 
 #if defined(__FAST_MATH__)
 #error "the Upsample kernels must not be built with -ffast-math: results must be IEEE exact"
@@ -79,7 +80,7 @@ static size_t round_up(size_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
 
 /* Layout of one worker's scratch, for a segment of `width` elements. */
 typedef struct {
-    size_t off, weights, cache, acc, keys, ages, used, factors, total;
+    size_t off, weights, cache, acc, stage, keys, ages, used, factors, total;
 } ScratchLayout;
 
 static int taps_of(const LinearJob *job)
@@ -99,7 +100,9 @@ static ScratchLayout scratch_layout(const LinearJob *job)
     s.weights = s.off + round_up(taps * width * sizeof(int64_t));
     s.cache = s.weights + round_up(taps * width * sizeof(float));
     s.acc = s.cache + round_up(slots * taps * width * acc);
-    s.keys = s.acc + round_up(width * acc);
+    s.stage = s.acc + round_up(width * acc);
+    /* converted results waiting to be streamed out (streaming stores only) */
+    s.keys = s.stage + (job->stream ? round_up(width * sizeof(double)) : 0);
     s.ages = s.keys + round_up(slots * sizeof(int64_t));
     s.used = s.ages + round_up(slots * sizeof(int64_t));
     s.factors = s.used + round_up(combos * sizeof(int64_t));
@@ -304,6 +307,18 @@ int linear_item(void *context, int64_t item, int worker)
                     cache + (size_t)slot * slot_bytes + (size_t)t * (size_t)full_width * acc_size;
         }
         char *o = job->out + (size_t)(r * row_width + (j0 - job->col_first) * block) * dst_size;
+        if (job->stream) {
+            /* assembled in the scratch, then streamed: the output is never read */
+            char *stage = direct ? (char *)acc : scratch + layout.stage;
+            if (job->acc_double)
+                ops->sum_double(width, n_interp, taps, weight_rows, factors, expanded_all, acc);
+            else
+                ops->sum_float(width, n_interp, taps, weight_rows, factors, expanded_all, acc);
+            if (!direct)
+                ops->store[job->dst](acc, stage, width, job->low_bound, job->high_bound);
+            stream_copy(o, stage, (size_t)width * dst_size);
+            continue;
+        }
         void *into = direct ? (void *)o : acc;
         if (job->acc_double)
             ops->sum_double(width, n_interp, taps, weight_rows, factors, expanded_all, into);
@@ -313,5 +328,7 @@ int linear_item(void *context, int64_t item, int worker)
             ops->store[job->dst](acc, o, width, job->low_bound, job->high_bound);
     }
     free(expanded_many);
+    if (job->stream)
+        stream_fence();
     return 0;
 }

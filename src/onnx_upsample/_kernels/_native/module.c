@@ -50,19 +50,20 @@ static int run_items(int64_t n_items, int threads, pool_item_fn fn, void *job,
     return status;
 }
 
-/* kernel(x, out, threads, row_base=0, col_first=0, col_count=-1): fill `out`. A linear
- * kernel may fill only some rows (from row_base on) and some row positions (col_count from
- * col_first, both on segment boundaries; -1: to the end of the row): `out` then holds just
- * those, row after row. */
+/* kernel(x, out, threads, row_base=0, col_first=0, col_count=-1, stream=0): fill `out`. A
+ * linear kernel may fill only some rows (from row_base on) and some row positions (col_count
+ * from col_first, both on segment boundaries; -1: to the end of the row): `out` then holds
+ * just those, row after row. `stream`: write with streaming stores (stream.h). */
 static PyObject *kernel_call(Kernel *self, PyObject *args, PyObject *kwargs)
 {
     PyObject *x_obj, *out_obj;
     int threads;
     long long row_base = 0, col_first = 0, col_count = -1;
+    int stream = 0;
     static char *keywords[] = {"x", "out", "threads", "row_base", "col_first", "col_count",
-                               NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOi|LLL", keywords, &x_obj, &out_obj,
-                                     &threads, &row_base, &col_first, &col_count))
+                               "stream", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOi|LLLp", keywords, &x_obj, &out_obj,
+                                     &threads, &row_base, &col_first, &col_count, &stream))
         return NULL;
     const int64_t row_len = self->is_linear ? self->linear.row_len : self->nearest.row_len;
     const int64_t segment = self->is_linear ? self->linear.segment : self->nearest.segment;
@@ -108,6 +109,7 @@ static PyObject *kernel_call(Kernel *self, PyObject *args, PyObject *kwargs)
         job.col_first = col_first;
         job.out_row_len = col_count;
         job.segment_base = col_first / segment;
+        job.stream = stream;
         job.n_segments = (col_count + segment - 1) / segment;
         if (job.n_blocks > out_rows)
             job.n_blocks = out_rows;
@@ -117,6 +119,7 @@ static PyObject *kernel_call(Kernel *self, PyObject *args, PyObject *kwargs)
         NearestJob job = self->nearest;
         job.x = (const char *)x.buf;
         job.out = (char *)out.buf;
+        job.stream = stream;
         status = run_items(self->n_items, threads, nearest_item, &job, &job.scratch);
     }
     if (status == POOL_NO_MEMORY)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "kernels.h"
+#include "stream.h"
 
 /* Set `index` to the outer multi-index of row `row` (C order). */
 static void start_index(int64_t row, int n, const AxisRule *axes, int64_t *index)
@@ -169,6 +170,21 @@ static void gather_row(const char *x, char *out, const int64_t *table, int64_t n
         copy_bytes(out + (size_t)j * bytes, x + (size_t)table[j] * bytes, bytes);
 }
 
+/* Positions [p, q) of one output row into `into`: a repeat (p a multiple of the factor)
+ * or a gather through `table` (the segment's table, from position j0). */
+static void produce_piece(const NearestJob *job, int64_t offset, int64_t p, int64_t q,
+                          const int64_t *table, int64_t j0, char *into)
+{
+    const int unit = job->unit;
+    if (job->row_kind == ROW_REPEAT) {
+        const char *src = job->x + (size_t)(offset + (p / job->repeat) * job->block) * unit;
+        repeat_row(src, into, (q - p) / job->repeat, job->repeat, job->block, unit);
+    } else {
+        gather_row(job->x + (size_t)offset * (size_t)unit, into, table + (p - j0), q - p,
+                   job->block, unit);
+    }
+}
+
 int nearest_item(void *context, int64_t item, int worker)
 {
     const NearestJob *job = (const NearestJob *)context;
@@ -181,15 +197,28 @@ int nearest_item(void *context, int64_t item, int worker)
         return 0;
     const int n = job->n_outer;
     const AxisRule *row_axis = &job->axes[n], *inner = &job->axes[n - 1];
+    const size_t position_bytes = (size_t)(block * unit);
+    /* streaming stores: rows are assembled `piece` positions at a time in a small buffer
+     * (a whole number of repeat groups), then streamed out; copied rows stream directly */
+    int64_t piece = (int64_t)(STREAM_BUFFER_BYTES / position_bytes);
+    if (job->row_kind == ROW_REPEAT)
+        piece -= piece % job->repeat;
+    const int stream = job->stream && (job->row_kind == ROW_COPY || piece >= 1);
+    const size_t table_bytes = job->row_kind == ROW_GATHER
+        ? ((size_t)job->segment * sizeof(int64_t) + 63) / 64 * 64 : 0;
     int64_t *row_table = NULL;
-    if (job->row_kind == ROW_GATHER) {
-        /* the segment's input positions, once per item: every row of the item reuses them */
+    char *buffer = NULL;
+    if (table_bytes || (stream && job->row_kind != ROW_COPY)) {
         if (job->scratch[worker] == NULL) {
-            job->scratch[worker] = malloc((size_t)job->segment * sizeof(int64_t));
+            job->scratch[worker] = malloc(table_bytes + (job->stream ? STREAM_BUFFER_BYTES : 0));
             if (job->scratch[worker] == NULL)
                 return -1;
         }
         row_table = (int64_t *)job->scratch[worker];
+        buffer = (char *)job->scratch[worker] + table_bytes;
+    }
+    if (job->row_kind == ROW_GATHER) {
+        /* the segment's input positions, once per item: every row of the item reuses them */
         for (int64_t j = j0; j < j1; j++)
             row_table[j - j0] = rule_nearest(row_axis, j);
     }
@@ -203,7 +232,9 @@ int nearest_item(void *context, int64_t item, int worker)
     const int64_t repeat_start = (j0 / job->repeat) * block;
     const int64_t repeat_count = (j1 - j0) / job->repeat;
     const size_t row_bytes = (size_t)(row_width * unit), width_bytes = (size_t)(width * unit);
-    const int pair_rows = job->row_kind == ROW_REPEAT && block == 1 && job->repeat == 2;
+    const int pair_rows = !stream && job->row_kind == ROW_REPEAT && block == 1
+        && job->repeat == 2;
+    const int one_piece = stream && j1 - j0 <= piece; /* the buffer holds the whole segment */
     int64_t inner_index = rule_nearest(inner, position[n - 1]);
     for (int64_t r = r0; r < r1; r++) {
         if (r > r0) {
@@ -213,6 +244,24 @@ int nearest_item(void *context, int64_t item, int worker)
         }
         int64_t offset = base + inner_index * inner->stride;
         char *dst = job->out + (size_t)(r * row_width + f0) * (size_t)unit;
+        if (stream) {
+            if (job->row_kind == ROW_COPY) {
+                stream_copy(dst, job->x + (size_t)(offset + f0) * (size_t)unit, width_bytes);
+            } else if (one_piece) {
+                if (offset != previous)
+                    produce_piece(job, offset, j0, j1, row_table, j0, buffer);
+                stream_copy(dst, buffer, width_bytes);
+            } else {
+                for (int64_t p = j0; p < j1; p += piece) {
+                    int64_t q = p + piece < j1 ? p + piece : j1;
+                    produce_piece(job, offset, p, q, row_table, j0, buffer);
+                    stream_copy(dst + (size_t)(p - j0) * position_bytes, buffer,
+                                (size_t)(q - p) * position_bytes);
+                }
+            }
+            previous = offset;
+            continue;
+        }
         if (pair_rows && offset != previous && r + 1 < r1 && position[n - 1] + 1 < inner->n_out
             && rule_nearest(inner, position[n - 1] + 1) == inner_index) {
             /* the next row reads the same input row (an integer scale on the axis above):
@@ -239,5 +288,7 @@ int nearest_item(void *context, int64_t item, int worker)
         }
         previous = offset;
     }
+    if (stream)
+        stream_fence();
     return 0;
 }
