@@ -35,23 +35,6 @@ static int64_t outer_offset(int n, const int64_t *index, const AxisRule *axes)
     return offset;
 }
 
-/* Copy `n` bytes, n small and known per call site: fixed-size copies for common blocks
- * (RGB, RGBA, complex parts) avoid a library call per element. */
-static inline void copy_bytes(char *dst, const char *src, size_t n)
-{
-    switch (n) {
-    case 1: memcpy(dst, src, 1); break;
-    case 2: memcpy(dst, src, 2); break;
-    case 3: memcpy(dst, src, 3); break;
-    case 4: memcpy(dst, src, 4); break;
-    case 6: memcpy(dst, src, 6); break;
-    case 8: memcpy(dst, src, 8); break;
-    case 12: memcpy(dst, src, 12); break;
-    case 16: memcpy(dst, src, 16); break;
-    default: memcpy(dst, src, n); break;
-    }
-}
-
 /* out[i*k + t] = x[i] for i < n, t < k: an integer scale on the row axis, one element per
  * position. Fixed k gives loops the compiler vectorises. */
 #define DEFINE_REPEAT(T)                                                                   \
@@ -134,6 +117,51 @@ static void repeat_two_rows(const char *x, char *out, size_t stride, int64_t n, 
     }
 }
 
+/* Short blocks (the channels of a channels-last image, complex parts): one loop per block
+ * size, so that every copy is a fixed-size move and no size is dispatched per element. */
+#define DEFINE_BLOCK_LOOPS(B)                                                              \
+    static void repeat_block_##B(const char *x, char *out, int64_t n, int64_t k)           \
+    {                                                                                      \
+        if (k == 2) {                                                                      \
+            for (int64_t i = 0; i < n; i++) {                                              \
+                memcpy(out + (size_t)(2 * i) * B, x + (size_t)i * B, B);                   \
+                memcpy(out + (size_t)(2 * i + 1) * B, x + (size_t)i * B, B);               \
+            }                                                                              \
+            return;                                                                        \
+        }                                                                                  \
+        for (int64_t i = 0; i < n; i++)                                                    \
+            for (int64_t t = 0; t < k; t++)                                                \
+                memcpy(out + (size_t)(i * k + t) * B, x + (size_t)i * B, B);               \
+    }                                                                                      \
+    static void gather_block_##B(const char *x, char *out, const int64_t *table, int64_t n) \
+    {                                                                                      \
+        for (int64_t j = 0; j < n; j++)                                                    \
+            memcpy(out + (size_t)j * B, x + (size_t)table[j] * B, B);                      \
+    }
+
+DEFINE_BLOCK_LOOPS(2)
+DEFINE_BLOCK_LOOPS(3)
+DEFINE_BLOCK_LOOPS(4)
+DEFINE_BLOCK_LOOPS(6)
+DEFINE_BLOCK_LOOPS(8)
+DEFINE_BLOCK_LOOPS(12)
+DEFINE_BLOCK_LOOPS(16)
+
+/* 3-byte items (RGB bytes) twice each: one 4-byte load and two 4-byte stores per item, each
+ * store's extra byte overwritten by the next one; the last items are copied exactly, so
+ * nothing is read or written outside the row. */
+static void repeat_rgb_twice(const char *x, char *out, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 2 < n; i++) {
+        uint32_t v;
+        memcpy(&v, x + (size_t)i * 3, 4);
+        memcpy(out + (size_t)i * 6, &v, 4);
+        memcpy(out + (size_t)i * 6 + 3, &v, 4);
+    }
+    repeat_block_3(x + (size_t)i * 3, out + (size_t)i * 6, n - i, 2);
+}
+
 static void repeat_row(const char *x, char *out, int64_t n, int64_t k, int64_t block,
                        int unit)
 {
@@ -146,11 +174,26 @@ static void repeat_row(const char *x, char *out, int64_t n, int64_t k, int64_t b
         }
     }
     size_t bytes = (size_t)(block * unit);
+    switch (bytes) {
+    case 2: repeat_block_2(x, out, n, k); return;
+    case 3:
+        if (k == 2)
+            repeat_rgb_twice(x, out, n);
+        else
+            repeat_block_3(x, out, n, k);
+        return;
+    case 4: repeat_block_4(x, out, n, k); return;
+    case 6: repeat_block_6(x, out, n, k); return;
+    case 8: repeat_block_8(x, out, n, k); return;
+    case 12: repeat_block_12(x, out, n, k); return;
+    case 16: repeat_block_16(x, out, n, k); return;
+    default: break;
+    }
     for (int64_t i = 0; i < n; i++) {
         const char *src = x + (size_t)i * bytes;
         char *dst = out + (size_t)(i * k) * bytes;
         for (int64_t t = 0; t < k; t++)
-            copy_bytes(dst + (size_t)t * bytes, src, bytes);
+            memcpy(dst + (size_t)t * bytes, src, bytes);
     }
 }
 
@@ -166,8 +209,18 @@ static void gather_row(const char *x, char *out, const int64_t *table, int64_t n
         }
     }
     size_t bytes = (size_t)(block * unit);
+    switch (bytes) {
+    case 2: gather_block_2(x, out, table, n); return;
+    case 3: gather_block_3(x, out, table, n); return;
+    case 4: gather_block_4(x, out, table, n); return;
+    case 6: gather_block_6(x, out, table, n); return;
+    case 8: gather_block_8(x, out, table, n); return;
+    case 12: gather_block_12(x, out, table, n); return;
+    case 16: gather_block_16(x, out, table, n); return;
+    default: break;
+    }
     for (int64_t j = 0; j < n; j++)
-        copy_bytes(out + (size_t)j * bytes, x + (size_t)table[j] * bytes, bytes);
+        memcpy(out + (size_t)j * bytes, x + (size_t)table[j] * bytes, bytes);
 }
 
 /* Positions [p, q) of one output row into `into`: a repeat (p a multiple of the factor)
