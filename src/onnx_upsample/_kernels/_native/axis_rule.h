@@ -35,6 +35,11 @@ typedef struct {
     float scale;        /* the float32 scale, >= 1 */
     int64_t num, den;   /* scale == num / den exactly (den a power of two); num == 0 when
                          * the scale is an integer beyond int64 (every index is then 0) */
+    /* The rule's results for every output index of a short outer axis, made once with the
+     * kernel (axis_cache): a division per row costs more than a short row's copy. NULL where
+     * the kernel computes them as it goes. Offsets are already multiplied by the stride. */
+    int64_t *lo_offsets, *hi_offsets;
+    float *w_lo, *w_hi;
 } AxisRule;
 
 static inline int64_t rule_clamp_local(const AxisRule *a, int64_t global)
@@ -127,6 +132,28 @@ static inline int64_t rule_repeat(const AxisRule *a)
         || a->out_first + a->n_out > a->n_in * a->num)
         return 0;
     return a->num;
+}
+
+/* Input offset (index times stride) that output o of a copied or gathered axis reads. */
+static inline int64_t axis_offset(const AxisRule *a, int64_t o)
+{
+    return a->lo_offsets ? a->lo_offsets[o] : rule_nearest(a, o) * a->stride;
+}
+
+/* The two taps of output o of an outer axis, as input offsets, and their weights. */
+static inline void axis_taps(const AxisRule *a, int64_t o, int64_t *lo, int64_t *hi,
+                             float *w_lo, float *w_hi)
+{
+    if (a->lo_offsets) {
+        *lo = a->lo_offsets[o];
+        *hi = a->hi_offsets[o];
+        *w_lo = a->w_lo[o];
+        *w_hi = a->w_hi[o];
+        return;
+    }
+    rule_linear(a, o, lo, hi, w_lo, w_hi);
+    *lo *= a->stride;
+    *hi *= a->stride;
 }
 
 #endif

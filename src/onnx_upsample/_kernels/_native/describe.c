@@ -12,6 +12,7 @@
 #include "kernel_object.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pool.h"
@@ -132,6 +133,46 @@ static int read_axes(Kernel *self, PyObject *axes_obj, PyObject *scales_obj, int
     return (int)n_axes - 1;
 }
 
+/* Outer axes whose lengths add up to at most this many get their rule's results made once,
+ * with the kernel (8 bytes an entry for nearest, 24 for linear: at most 1.5 MiB); longer ones
+ * are computed row by row, so that nothing grows with the output. */
+#define OUTER_CACHE_ENTRIES ((int64_t)1 << 16)
+
+static int cache_outer_axes(Kernel *self, int n_outer)
+{
+    int64_t budget = OUTER_CACHE_ENTRIES;
+    for (int i = 0; i < n_outer; i++) {
+        AxisRule *a = &self->axes[i];
+        if (a->n_out > budget)
+            continue;
+        budget -= a->n_out;
+        size_t n = (size_t)a->n_out;
+        int blend = a->kind == AXIS_BLEND;
+        a->lo_offsets = (int64_t *)malloc(n * sizeof(int64_t));
+        if (blend) {
+            a->hi_offsets = (int64_t *)malloc(n * sizeof(int64_t));
+            a->w_lo = (float *)malloc(n * sizeof(float));
+            a->w_hi = (float *)malloc(n * sizeof(float));
+        }
+        if (a->lo_offsets == NULL || (blend && (a->hi_offsets == NULL || a->w_lo == NULL
+                                                || a->w_hi == NULL))) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (int64_t o = 0; o < a->n_out; o++) {
+            if (blend) {
+                int64_t lo, hi;
+                rule_linear(a, o, &lo, &hi, &a->w_lo[o], &a->w_hi[o]);
+                a->lo_offsets[o] = lo * a->stride;
+                a->hi_offsets[o] = hi * a->stride;
+            } else {
+                a->lo_offsets[o] = rule_nearest(a, o) * a->stride;
+            }
+        }
+    }
+    return 0;
+}
+
 /* Rows, row bytes, output bytes and item count of a layout; -1 with an error. */
 static int check_sizes(Kernel *self, int n_outer, int64_t block, int64_t element_bytes,
                        int64_t n_blocks, int64_t n_segments, int64_t segment, int64_t *rows)
@@ -187,7 +228,7 @@ PyObject *nearest_kernel(PyObject *module, PyObject *args)
     }
     int64_t rows;
     if (check_sizes(self, n, block, unit, n_blocks, n_segments, segment, &rows) != 0
-        || !mul_ok(x_elements, unit, &self->x_bytes))
+        || !mul_ok(x_elements, unit, &self->x_bytes) || cache_outer_axes(self, n) != 0)
         goto fail;
     NearestJob *job = &self->nearest;
     job->unit = unit;
@@ -201,6 +242,7 @@ PyObject *nearest_kernel(PyObject *module, PyObject *args)
     job->n_blocks = n_blocks < rows ? n_blocks : rows;
     job->n_segments = n_segments;
     job->segment = segment;
+    self->x_align = self->out_align = unit;
     self->is_linear = 0;
     return (PyObject *)self;
 fail:
@@ -280,8 +322,11 @@ PyObject *linear_kernel(PyObject *module, PyObject *args)
     }
     int64_t rows, segment_elements, scratch;
     if (check_sizes(self, n, block, element_bytes[dst], n_blocks, n_segments, segment, &rows)
-        != 0 || !mul_ok(x_elements, element_bytes[src], &self->x_bytes))
+        != 0 || !mul_ok(x_elements, element_bytes[src], &self->x_bytes)
+        || cache_outer_axes(self, n) != 0)
         goto fail;
+    self->x_align = (int)element_bytes[src];
+    self->out_align = (int)element_bytes[dst];
     /* the per-worker scratch (linear.c's scratch_layout) must be a sane size */
     int64_t taps = (row->kind == AXIS_BLEND ? 2 : 1) * (block_blend ? 2 : 1);
     int64_t per_element = taps * 12 + ((int64_t)2 << n_interp) * taps * 8 + 16;
@@ -343,7 +388,9 @@ PyObject *repeat_factor(PyObject *module, PyObject *args)
     if (v != NULL && n_values != AXIS_FIELDS) {
         bad("axis fields");
     } else if (v != NULL) {
-        AxisRule a = {(int)v[0], v[1], v[2], v[3], v[4], v[5], 0, scale, v[6], v[7]};
+        AxisRule a = {.kind = (int)v[0], .n_out = v[1], .in_len = v[2], .n_in = v[3],
+                      .out_first = v[4], .in_first = v[5], .scale = scale, .num = v[6],
+                      .den = v[7]};
         if (v[0] < AXIS_COPY || v[0] > AXIS_BLEND)
             bad("axis kind");
         else if (check_rule(&a) == 0)

@@ -18,6 +18,7 @@ typedef struct {
     LinearJob linear;
     AxisRule axes[MAX_OUTER + 1]; /* the outer axes, then the row axis */
     int64_t x_bytes;      /* exact size of the input the description was made for */
+    int x_align, out_align; /* bytes of one element read and written */
     int64_t out_bytes;    /* size of a whole output (linear: `rows` rows) */
     int64_t row_bytes;    /* bytes per output row */
     int64_t n_items;

@@ -17,6 +17,14 @@
 
 #include "axis_rule.h"
 
+/* The first of `total` rows that block b of n_blocks starts at: rows split as evenly as
+ * possible, with no product that could overflow (b * total could, for a caller's numbers). */
+static inline int64_t block_start(int64_t b, int64_t total, int64_t n_blocks)
+{
+    int64_t share = total / n_blocks, extra = total % n_blocks;
+    return b * share + (b < extra ? b : extra);
+}
+
 /* Outer axes at most (the canonical form merges neighbouring copy axes, and rank is at
  * most 64 in numpy). */
 #define MAX_OUTER 64

@@ -80,7 +80,7 @@ static size_t round_up(size_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
 
 /* Layout of one worker's scratch, for a segment of `width` elements. */
 typedef struct {
-    size_t off, weights, cache, acc, stage, keys, ages, used, factors, total;
+    size_t off, weights, cache, acc, stage, keys, ages, factors, total;
 } ScratchLayout;
 
 static int taps_of(const LinearJob *job)
@@ -104,8 +104,7 @@ static ScratchLayout scratch_layout(const LinearJob *job)
     /* converted results waiting to be streamed out (streaming stores only) */
     s.keys = s.stage + (job->stream ? round_up(width * sizeof(double)) : 0);
     s.ages = s.keys + round_up(slots * sizeof(int64_t));
-    s.used = s.ages + round_up(slots * sizeof(int64_t));
-    s.factors = s.used + round_up(combos * sizeof(int64_t));
+    s.factors = s.ages + round_up(slots * sizeof(int64_t));
     s.total = s.factors + round_up(combos * (size_t)(job->n_interp ? job->n_interp : 1)
                                    * sizeof(float));
     return s;
@@ -161,8 +160,8 @@ int linear_item(void *context, int64_t item, int worker)
     const LinearOps *ops = ops_for(job->isa);
     const int64_t block = job->block;
     int64_t b = item / job->n_segments, s = job->segment_base + item % job->n_segments;
-    int64_t r0 = b * job->out_rows / job->n_blocks;
-    int64_t r1 = (b + 1) * job->out_rows / job->n_blocks;
+    int64_t r0 = block_start(b, job->out_rows, job->n_blocks);
+    int64_t r1 = block_start(b + 1, job->out_rows, job->n_blocks);
     int64_t j0 = s * job->segment;
     int64_t j1 = j0 + job->segment < job->row_len ? j0 + job->segment : job->row_len;
     if (r0 >= r1 || j0 >= j1)
@@ -183,7 +182,6 @@ int linear_item(void *context, int64_t item, int worker)
     void *acc = scratch + layout.acc;
     int64_t *keys = (int64_t *)(scratch + layout.keys);
     int64_t *ages = (int64_t *)(scratch + layout.ages);
-    int64_t *used = (int64_t *)(scratch + layout.used);
     float *factors = (float *)(scratch + layout.factors);
 
     const int taps = taps_of(job);
@@ -246,13 +244,11 @@ int linear_item(void *context, int64_t item, int worker)
         for (int axis = n - 1; axis >= 0; axis--) {
             const AxisRule *a = &job->axes[axis];
             if (a->kind == AXIS_BLEND) {
-                int64_t lo, hi;
-                rule_linear(a, position[axis], &lo, &hi, &axis_w_lo[p], &axis_w_hi[p]);
-                axis_lo[p] = lo * a->stride;
-                axis_hi[p] = hi * a->stride;
+                axis_taps(a, position[axis], &axis_lo[p], &axis_hi[p], &axis_w_lo[p],
+                          &axis_w_hi[p]);
                 p++;
             } else {
-                base += rule_nearest(a, position[axis]) * a->stride;
+                base += axis_offset(a, position[axis]);
             }
         }
         for (int64_t combo = 0; combo < combos; combo++) {
@@ -301,7 +297,6 @@ int linear_item(void *context, int64_t item, int worker)
                 }
             }
             ages[slot] = clock;
-            used[combo] = slot;
             for (int t = 0; t < taps; t++)
                 expanded_all[combo * taps + t] =
                     cache + (size_t)slot * slot_bytes + (size_t)t * (size_t)full_width * acc_size;

@@ -44,6 +44,9 @@ static inline __attribute__((always_inline)) double NAME(first_nan_add_d)(double
     return r;
 }
 
+/* Eight loads, then eight stores: a load issued after a store whose address matches it in
+ * the low 12 bits (the input and the scratch can sit that way) waits for the store on many
+ * cores; loads first leave nothing to wait for. */
 #define DEFINE_EXPAND(S, ACC, SUFFIX)                                                        \
     static void NAME(expand_##SUFFIX)(const char *row, const int64_t *restrict off,          \
                                       int64_t width, void *restrict into, const float *lut)  \
@@ -51,7 +54,15 @@ static inline __attribute__((always_inline)) double NAME(first_nan_add_d)(double
         (void)lut;                                                                           \
         const S *restrict x = (const S *)row;                                                \
         ACC *restrict e = (ACC *)into;                                                       \
-        for (int64_t f = 0; f < width; f++)                                                  \
+        int64_t f = 0;                                                                       \
+        for (; f + 8 <= width; f += 8) {                                                     \
+            ACC v[8];                                                                        \
+            for (int u = 0; u < 8; u++)                                                      \
+                v[u] = (ACC)x[off[f + u]];                                                   \
+            for (int u = 0; u < 8; u++)                                                      \
+                e[f + u] = v[u];                                                             \
+        }                                                                                    \
+        for (; f < width; f++)                                                               \
             e[f] = (ACC)x[off[f]];                                                           \
     }
 

@@ -13,6 +13,12 @@
 
 static void kernel_dealloc(Kernel *self)
 {
+    for (int i = 0; i <= MAX_OUTER; i++) {
+        free(self->axes[i].lo_offsets);
+        free(self->axes[i].hi_offsets);
+        free(self->axes[i].w_lo);
+        free(self->axes[i].w_hi);
+    }
     for (int i = 0; i < self->n_views; i++)
         PyBuffer_Release(&self->views[i]);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -95,6 +101,13 @@ static PyObject *kernel_call(Kernel *self, PyObject *args, PyObject *kwargs)
                      "it was prepared for %lld and a multiple of %lld up to %lld",
                      x.len, out.len, (long long)self->x_bytes, (long long)row_bytes,
                      (long long)self->out_bytes);
+        goto done;
+    }
+    /* typed loads and stores need their natural alignment: checked, not assumed */
+    if ((uintptr_t)x.buf % (uintptr_t)self->x_align
+        || (uintptr_t)out.buf % (uintptr_t)self->out_align) {
+        PyErr_Format(PyExc_ValueError, "kernel called with buffers at addresses not aligned "
+                     "to their %d- and %d-byte elements", self->x_align, self->out_align);
         goto done;
     }
     if (threads < 1)

@@ -31,48 +31,67 @@ static int64_t outer_offset(int n, const int64_t *index, const AxisRule *axes)
 {
     int64_t offset = 0;
     for (int axis = 0; axis < n - 1; axis++)
-        offset += rule_nearest(&axes[axis], index[axis]) * axes[axis].stride;
+        offset += axis_offset(&axes[axis], index[axis]);
     return offset;
 }
 
 /* out[i*k + t] = x[i] for i < n, t < k: an integer scale on the row axis, one element per
  * position. Fixed k gives loops the compiler vectorises. */
+/* Elements are moved as unsigned words of their size through memcpy, never read through a
+ * pointer to another type (the data are floats, complex numbers, strings...): no aliasing
+ * rule is involved, and compilers turn each memcpy into the one load or store it stands for. */
+#define DEFINE_WORD(T)                                                                     \
+    static inline T load_##T(const char *p, int64_t i)                                     \
+    {                                                                                      \
+        T v;                                                                               \
+        memcpy(&v, p + (size_t)i * sizeof(T), sizeof(T));                                  \
+        return v;                                                                          \
+    }                                                                                      \
+    static inline void store_##T(char *p, int64_t i, T v)                                  \
+    {                                                                                      \
+        memcpy(p + (size_t)i * sizeof(T), &v, sizeof(T));                                  \
+    }
+
+/* out[i*k + t] = x[i] for i < n, t < k: an integer scale on the row axis, one element per
+ * position. Fixed k gives loops the compiler vectorises. */
 #define DEFINE_REPEAT(T)                                                                   \
-    static void repeat_##T(const T *x, T *out, int64_t n, int64_t k)                       \
+    DEFINE_WORD(T)                                                                         \
+    static void repeat_##T(const char *restrict x, char *restrict out, int64_t n, int64_t k) \
     {                                                                                      \
         if (k == 2) {                                                                      \
             for (int64_t i = 0; i < n; i++) {                                              \
-                T v = x[i];                                                                \
-                out[2 * i] = v;                                                            \
-                out[2 * i + 1] = v;                                                        \
+                T v = load_##T(x, i);                                                      \
+                store_##T(out, 2 * i, v);                                                  \
+                store_##T(out, 2 * i + 1, v);                                              \
             }                                                                              \
         } else if (k == 3) {                                                               \
             for (int64_t i = 0; i < n; i++) {                                              \
-                T v = x[i];                                                                \
-                out[3 * i] = v;                                                            \
-                out[3 * i + 1] = v;                                                        \
-                out[3 * i + 2] = v;                                                        \
+                T v = load_##T(x, i);                                                      \
+                store_##T(out, 3 * i, v);                                                  \
+                store_##T(out, 3 * i + 1, v);                                              \
+                store_##T(out, 3 * i + 2, v);                                              \
             }                                                                              \
         } else if (k == 4) {                                                               \
             for (int64_t i = 0; i < n; i++) {                                              \
-                T v = x[i];                                                                \
-                out[4 * i] = v;                                                            \
-                out[4 * i + 1] = v;                                                        \
-                out[4 * i + 2] = v;                                                        \
-                out[4 * i + 3] = v;                                                        \
+                T v = load_##T(x, i);                                                      \
+                store_##T(out, 4 * i, v);                                                  \
+                store_##T(out, 4 * i + 1, v);                                              \
+                store_##T(out, 4 * i + 2, v);                                              \
+                store_##T(out, 4 * i + 3, v);                                              \
             }                                                                              \
         } else {                                                                           \
             for (int64_t i = 0; i < n; i++) {                                              \
-                T v = x[i];                                                                \
+                T v = load_##T(x, i);                                                      \
                 for (int64_t t = 0; t < k; t++)                                            \
-                    out[k * i + t] = v;                                                    \
+                    store_##T(out, k * i + t, v);                                          \
             }                                                                              \
         }                                                                                  \
     }                                                                                      \
-    static void gather_##T(const T *x, T *out, const int64_t *table, int64_t n)            \
+    static void gather_##T(const char *restrict x, char *restrict out,                     \
+                           const int64_t *restrict table, int64_t n)                       \
     {                                                                                      \
         for (int64_t j = 0; j < n; j++)                                                    \
-            out[j] = x[table[j]];                                                          \
+            store_##T(out, j, load_##T(x, table[j]));                                      \
     }
 
 DEFINE_REPEAT(uint8_t)
@@ -82,15 +101,15 @@ DEFINE_REPEAT(uint64_t)
 
 /* Two output rows `stride` bytes apart, each x[i] twice: out[2i] = out[2i+1] = x[i]. */
 #define DEFINE_REPEAT_TWO_ROWS(T)                                                          \
-    static void repeat_two_rows_##T(const T *restrict x, T *restrict a, T *restrict b,     \
-                                    int64_t n)                                             \
+    static void repeat_two_rows_##T(const char *restrict x, char *restrict a,              \
+                                    char *restrict b, int64_t n)                           \
     {                                                                                      \
         for (int64_t i = 0; i < n; i++) {                                                  \
-            T v = x[i];                                                                    \
-            a[2 * i] = v;                                                                  \
-            a[2 * i + 1] = v;                                                              \
-            b[2 * i] = v;                                                                  \
-            b[2 * i + 1] = v;                                                              \
+            T v = load_##T(x, i);                                                          \
+            store_##T(a, 2 * i, v);                                                        \
+            store_##T(a, 2 * i + 1, v);                                                    \
+            store_##T(b, 2 * i, v);                                                        \
+            store_##T(b, 2 * i + 1, v);                                                    \
         }                                                                                  \
     }
 
@@ -103,17 +122,10 @@ static void repeat_two_rows(const char *x, char *out, size_t stride, int64_t n, 
 {
     char *second = out + stride;
     switch (unit) {
-    case 1: repeat_two_rows_uint8_t((const uint8_t *)x, (uint8_t *)out, (uint8_t *)second, n);
-        return;
-    case 2: repeat_two_rows_uint16_t((const uint16_t *)x, (uint16_t *)out, (uint16_t *)second,
-                                     n);
-        return;
-    case 4: repeat_two_rows_uint32_t((const uint32_t *)x, (uint32_t *)out, (uint32_t *)second,
-                                     n);
-        return;
-    default: repeat_two_rows_uint64_t((const uint64_t *)x, (uint64_t *)out, (uint64_t *)second,
-                                      n);
-        return;
+    case 1: repeat_two_rows_uint8_t(x, out, second, n); return;
+    case 2: repeat_two_rows_uint16_t(x, out, second, n); return;
+    case 4: repeat_two_rows_uint32_t(x, out, second, n); return;
+    default: repeat_two_rows_uint64_t(x, out, second, n); return;
     }
 }
 
@@ -167,10 +179,10 @@ static void repeat_row(const char *x, char *out, int64_t n, int64_t k, int64_t b
 {
     if (block == 1) {
         switch (unit) {
-        case 1: repeat_uint8_t((const uint8_t *)x, (uint8_t *)out, n, k); return;
-        case 2: repeat_uint16_t((const uint16_t *)x, (uint16_t *)out, n, k); return;
-        case 4: repeat_uint32_t((const uint32_t *)x, (uint32_t *)out, n, k); return;
-        default: repeat_uint64_t((const uint64_t *)x, (uint64_t *)out, n, k); return;
+        case 1: repeat_uint8_t(x, out, n, k); return;
+        case 2: repeat_uint16_t(x, out, n, k); return;
+        case 4: repeat_uint32_t(x, out, n, k); return;
+        default: repeat_uint64_t(x, out, n, k); return;
         }
     }
     size_t bytes = (size_t)(block * unit);
@@ -202,10 +214,10 @@ static void gather_row(const char *x, char *out, const int64_t *table, int64_t n
 {
     if (block == 1) {
         switch (unit) {
-        case 1: gather_uint8_t((const uint8_t *)x, (uint8_t *)out, table, n); return;
-        case 2: gather_uint16_t((const uint16_t *)x, (uint16_t *)out, table, n); return;
-        case 4: gather_uint32_t((const uint32_t *)x, (uint32_t *)out, table, n); return;
-        default: gather_uint64_t((const uint64_t *)x, (uint64_t *)out, table, n); return;
+        case 1: gather_uint8_t(x, out, table, n); return;
+        case 2: gather_uint16_t(x, out, table, n); return;
+        case 4: gather_uint32_t(x, out, table, n); return;
+        default: gather_uint64_t(x, out, table, n); return;
         }
     }
     size_t bytes = (size_t)(block * unit);
@@ -230,7 +242,7 @@ static void produce_piece(const NearestJob *job, int64_t offset, int64_t p, int6
 {
     const int unit = job->unit;
     if (job->row_kind == ROW_REPEAT) {
-        const char *src = job->x + (size_t)(offset + (p / job->repeat) * job->block) * unit;
+        const char *src = job->x + (size_t)(offset + (p / job->repeat) * job->block) * (size_t)unit;
         repeat_row(src, into, (q - p) / job->repeat, job->repeat, job->block, unit);
     } else {
         gather_row(job->x + (size_t)offset * (size_t)unit, into, table + (p - j0), q - p,
@@ -243,7 +255,8 @@ int nearest_item(void *context, int64_t item, int worker)
     const NearestJob *job = (const NearestJob *)context;
     const int64_t unit = job->unit, block = job->block;
     int64_t b = item / job->n_segments, s = item % job->n_segments;
-    int64_t r0 = b * job->rows / job->n_blocks, r1 = (b + 1) * job->rows / job->n_blocks;
+    int64_t r0 = block_start(b, job->rows, job->n_blocks);
+    int64_t r1 = block_start(b + 1, job->rows, job->n_blocks);
     int64_t j0 = s * job->segment;
     int64_t j1 = j0 + job->segment < job->row_len ? j0 + job->segment : job->row_len;
     if (r0 >= r1 || j0 >= j1)
@@ -288,14 +301,14 @@ int nearest_item(void *context, int64_t item, int worker)
     const int pair_rows = !stream && job->row_kind == ROW_REPEAT && block == 1
         && job->repeat == 2;
     const int one_piece = stream && j1 - j0 <= piece; /* the buffer holds the whole segment */
-    int64_t inner_index = rule_nearest(inner, position[n - 1]);
+    int64_t inner_offset = axis_offset(inner, position[n - 1]);
     for (int64_t r = r0; r < r1; r++) {
         if (r > r0) {
             if (next_index(n, job->axes, position) < n - 1)
                 base = outer_offset(n, position, job->axes);
-            inner_index = rule_nearest(inner, position[n - 1]);
+            inner_offset = axis_offset(inner, position[n - 1]);
         }
-        int64_t offset = base + inner_index * inner->stride;
+        int64_t offset = base + inner_offset;
         char *dst = job->out + (size_t)(r * row_width + f0) * (size_t)unit;
         if (stream) {
             if (job->row_kind == ROW_COPY) {
@@ -316,7 +329,7 @@ int nearest_item(void *context, int64_t item, int worker)
             continue;
         }
         if (pair_rows && offset != previous && r + 1 < r1 && position[n - 1] + 1 < inner->n_out
-            && rule_nearest(inner, position[n - 1] + 1) == inner_index) {
+            && axis_offset(inner, position[n - 1] + 1) == inner_offset) {
             /* the next row reads the same input row (an integer scale on the axis above):
              * write both from one pass over the input, as x2 on both axes needs */
             const char *src = job->x + (size_t)(offset + repeat_start) * (size_t)unit;

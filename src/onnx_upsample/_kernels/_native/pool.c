@@ -179,12 +179,13 @@ static void after_fork_parent(void) { pthread_mutex_unlock(&lock); }
 
 static void after_fork_child(void)
 {
-    /* The helpers do not exist in the child: forget them, and any job of another thread. */
-    pthread_mutex_t fresh_lock = PTHREAD_MUTEX_INITIALIZER;
-    pthread_cond_t fresh_cond = PTHREAD_COND_INITIALIZER;
-    lock = fresh_lock;
-    wake = fresh_cond;
-    finished = fresh_cond;
+    /* The helpers do not exist in the child: forget them, and any job of another thread.
+     * before_fork took the lock in this very thread, so it is released here (initialising a
+     * locked mutex is undefined); the conditions are made anew with pthread_cond_init, as
+     * no thread of the child can be waiting on them. */
+    pthread_cond_init(&wake, NULL);
+    pthread_cond_init(&finished, NULL);
+    pthread_mutex_unlock(&lock);
     n_helpers = 0;
     busy = 0;
     job_helpers = 0;
