@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 KERNEL_SOURCES := $(wildcard src/onnx_upsample/_kernels/_native/*.c src/onnx_upsample/_kernels/_native/*.h)
 
-.PHONY: demo test lint bench conformance-doc clean
+.PHONY: demo test test-sanitize lint bench conformance-doc clean
 
 $(STAMP): pyproject.toml setup.py $(KERNEL_SOURCES)
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "onnx-upsample needs Python >= 3.11; run make PYTHON=python3.11 (or newer)"' \
@@ -40,9 +40,12 @@ demo: $(STAMP)
 	$(BIN)/onnx-upsample conformance run --backend onnxruntime --backend onnx-reference \
 		--suite build/demo/upsample-suite --cases 'v*' --markdown build/demo/conformance.md
 
+# ruff and mypy, and the C kernels with -Wall -Wextra -Wconversion -Wshadow -Werror (GCC, and
+# Clang where it is installed)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/mypy src
+	PYTHON=$(BIN)/python scripts/check_c.sh
 
 # The differential suites run once more on the baseline instruction set (the default run
 # takes AVX2 where the CPU has it) and with streaming stores for every output (the default
@@ -53,6 +56,11 @@ test: lint
 	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest
 	ONNX_UPSAMPLE_ISA=baseline ONNX_UPSAMPLE_STREAMING_STORES=always HYPOTHESIS_PROFILE=ci \
 		$(BIN)/python -m pytest -q $(DIFFERENTIAL)
+
+# The C layer under AddressSanitizer + UndefinedBehaviorSanitizer, then ThreadSanitizer: the
+# native, kernel, threading, large differential and fuzz tests (about 2.5 minutes)
+test-sanitize: $(STAMP)
+	PYTHON=$(BIN)/python scripts/test_sanitize.sh
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py

@@ -15,15 +15,17 @@ import sys
 
 import numpy as np
 import pytest
+from sanitized import SLOWDOWN
 
 import onnx_upsample
 from onnx_upsample import _threads, reference, set_num_threads, upsample
 from onnx_upsample._kernels import _native
 
 
-def _run(code: str, timeout: float = 120, **env: str) -> str:
+def _run(code: str, *args: str, timeout: float = 120, **env: str) -> str:
     try:
-        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+        result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
+                                text=True,
                                 timeout=timeout, env={**os.environ, **env}, check=False)
     except subprocess.TimeoutExpired as error:
         pytest.fail(f"subprocess hung for {timeout} s: {error.stdout!r} {error.stderr!r}")
@@ -31,11 +33,12 @@ def _run(code: str, timeout: float = 120, **env: str) -> str:
     return result.stdout
 
 
-# A helper that needs 0.5 s to join (a core that is slow to wake, exaggerated) must not
+# A helper that needs 0.5 s to join (a core that is slow to wake, exaggerated; longer under
+# the sanitizers) must not
 # delay the calls: the caller does every item itself, and the late helper, finding the job
 # closed, touches nothing of it, not even of later jobs it was not part of.
 SLOW_HELPER = """
-import time
+import sys, time
 import numpy as np
 import onnx_upsample as u
 from onnx_upsample import _threads
@@ -48,12 +51,13 @@ cases = [([1, 1, 2, 2], "nearest"), ([1, 1, 1.5, 2], "linear")]
 u.set_num_threads(1)
 expected = [u.upsample(x, s, m).tobytes() for s, m in cases]
 u.set_num_threads(2)
-_native._set_join_delay(0.5)
+delay = float(sys.argv[1])
+_native._set_join_delay(delay)
 t0 = time.perf_counter()
 same = [u.upsample(x, s, m).tobytes() == e for _ in range(5) for (s, m), e in zip(cases, expected)]
 elapsed = time.perf_counter() - t0
 _native._set_join_delay(0.0)
-time.sleep(0.6)  # the late helpers wake, find their jobs closed, and sleep again
+time.sleep(delay + 0.1)  # the late helpers wake, find their jobs closed, and sleep again
 same += [u.upsample(x, s, m).tobytes() == e
          for _ in range(20) for (s, m), e in zip(cases, expected)]
 print(all(same), f"{elapsed:.3f}")
@@ -61,10 +65,11 @@ print(all(same), f"{elapsed:.3f}")
 
 
 def test_caller_never_waits_for_a_helper_that_has_not_joined() -> None:
-    same, elapsed = _run(SLOW_HELPER).split()
+    delay = 0.5 * SLOWDOWN
+    same, elapsed = _run(SLOW_HELPER, str(delay)).split()
     assert same == "True"
-    # ten parallel calls, each of which would have waited 0.5 s for its helper before
-    assert float(elapsed) < 0.5, f"10 calls took {elapsed} s: the caller waited for a helper"
+    # ten parallel calls, each of which would have waited `delay` for its helper before
+    assert float(elapsed) < delay, f"10 calls took {elapsed} s: the caller waited for a helper"
 
 
 def test_work_too_small_to_share_runs_on_the_caller_alone() -> None:

@@ -74,6 +74,7 @@ static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t finished = PTHREAD_COND_INITIALIZER;
 static int n_helpers;          /* helper threads started in this process */
 static int busy;               /* a job is running (another caller then runs serially) */
+static _Atomic int callers;    /* callers inside pool_run with work to share, this one too */
 static _Atomic uint64_t generation; /* incremented for every job (under the lock) */
 static int job_helpers;        /* helpers wanted by the current job */
 static _Atomic uint64_t admission = ADMISSION_CLOSED;
@@ -189,6 +190,7 @@ static void after_fork_child(void)
     n_helpers = 0;
     busy = 0;
     job_helpers = 0;
+    atomic_store(&callers, 0);
     atomic_store(&admission, ADMISSION_CLOSED);
     atomic_store(&done_helpers, 0);
 }
@@ -216,12 +218,31 @@ static int ensure_helpers(int wanted)
     return n_helpers;
 }
 
+static int run_shared(int64_t n_items, int64_t useful, int threads, pool_item_fn fn,
+                      void *context, pool_poll_fn poll, void *poll_context);
+
 int pool_run(int64_t n_items, int threads, pool_item_fn fn, void *context,
              pool_poll_fn poll, void *poll_context)
 {
     if (threads > POOL_MAX_THREADS)
         threads = POOL_MAX_THREADS;
     int64_t useful = n_items < threads ? n_items : threads;
+    if (useful <= 1)
+        return run_serial(n_items, fn, context, poll, poll_context);
+    /* Several Python threads calling at once share the cores: each caller counts, so that
+     * together they start no more threads than one caller may (two callers on two cores run
+     * one thread each, instead of three threads taking turns on two cores). */
+    int others = atomic_fetch_add(&callers, 1);
+    int status = run_shared(n_items, useful, threads - others, fn, context, poll, poll_context);
+    atomic_fetch_sub(&callers, 1);
+    return status;
+}
+
+static int run_shared(int64_t n_items, int64_t useful, int threads, pool_item_fn fn,
+                      void *context, pool_poll_fn poll, void *poll_context)
+{
+    if (threads < useful)
+        useful = threads;
     if (useful <= 1)
         return run_serial(n_items, fn, context, poll, poll_context);
     pthread_mutex_lock(&lock);

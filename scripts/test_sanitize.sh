@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The compiled kernels under the sanitizers: the extension is built twice more, with
+# AddressSanitizer + UndefinedBehaviorSanitizer and with ThreadSanitizer, into build/sanitize/,
+# beside a copy of the Python package; the tests that drive the C layer hardest run against
+# each build (the sanitizer runtime preloaded into the interpreter, which is not built with
+# it). Any report fails the run. ONNX_UPSAMPLE_SANITIZED=1 tells the tests to relax their
+# time limits (a sanitized build is several times slower), and only those.
+#
+#   address+undefined: native and kernel tests, the description checks, streaming stores,
+#                      threads and buffer pool, the large ORT differential cases, the fuzzer
+#   thread:            the pool under concurrent calls, thread-count changes and helpers that
+#                      join late (no fork: ThreadSanitizer does not follow a forked child)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-.venv/bin/python}
+CC=${CC:-gcc}
+root=build/sanitize
+include=$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+suffix=$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+sources=(src/onnx_upsample/_kernels/_native/*.c)
+
+build() {  # build NAME FLAGS...: the package with a sanitized extension in $root/NAME
+    local name=$1; shift
+    rm -rf "${root:?}/$name"
+    mkdir -p "$root/$name"
+    cp -r src/onnx_upsample "$root/$name/"
+    rm -f "$root/$name"/onnx_upsample/_kernels/_native.*.so
+    "$CC" -shared -fPIC -std=c11 -O2 -g -fno-omit-frame-pointer -ffp-contract=off \
+        -fno-strict-aliasing -pthread "$@" -I"$include" "${sources[@]}" \
+        -o "$root/$name/onnx_upsample/_kernels/_native$suffix"
+}
+
+runtime() {  # the compiler's runtime library of a sanitizer, or a clear failure
+    local path
+    path=$("$CC" -print-file-name="$1")
+    [ -f "$path" ] || { echo "test_sanitize: $CC has no $1 (install the compiler's" \
+        "sanitizer runtimes, e.g. libasan8 libubsan1 libtsan2 on Debian)"; exit 1; }
+    echo "$path"
+}
+
+export ONNX_UPSAMPLE_SANITIZED=1 HYPOTHESIS_PROFILE=ci PYTHONDONTWRITEBYTECODE=1
+
+echo "test_sanitize: building with -fsanitize=address,undefined"
+build address -fsanitize=address,undefined -fno-sanitize-recover=all
+asan=$(runtime libasan.so)
+ubsan=$(runtime libubsan.so)
+LD_PRELOAD="$asan:$ubsan" PYTHONPATH="$root/address" \
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    "$PYTHON" -m pytest -q -p no:cacheprovider -p no:randomly \
+    tests/test_native.py tests/test_kernels.py tests/test_kernel_description.py \
+    tests/test_threads.py tests/test_buffers.py tests/test_ort_large.py tests/test_fuzz.py \
+    tests/test_layouts.py
+
+echo "test_sanitize: building with -fsanitize=thread"
+build thread -fsanitize=thread
+tsan=$(runtime libtsan.so)
+LD_PRELOAD="$tsan" PYTHONPATH="$root/thread" TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0 \
+    "$PYTHON" -m pytest -q -p no:cacheprovider -p no:randomly \
+    tests/test_threads.py tests/test_kernels.py \
+    "tests/test_native.py::test_thread_count_changes_during_calls_from_other_threads"
