@@ -41,7 +41,7 @@ Grades: **exact** (bitwise; any NaN equals any NaN; -0.0 differs from +0.0), **w
 ULP**, **wrong**, **wrong shape** (or element type), **refused** (the runtime raised an
 error, at load or at run time), **crashed** (its process died), **timed out**. Each case
 runs in an isolated worker process per backend. For onnxruntime, the cases that document
-one of its known differences (contract §2: int32 wrap-around, the int8/uint8 NHWC
+one of its known differences (docs/semantics.md §2: int32 wrap-around, the int8/uint8 NHWC
 fixed-point path, sizes past 2**24) count as expected.
 
 To grade a runtime yourself:

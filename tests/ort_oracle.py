@@ -21,7 +21,7 @@ Typical use::
 
     y = ort_upsample(x, [1, 1, 2, 1.5], "linear", form="v7")
 
-Which inputs ORT accepts is described by :func:`ort_accepts` (peers §3-§4): element types
+Which inputs ORT accepts is described by :func:`ort_accepts` (docs/peers.md §3-§4): element types
 float32, float16 (ORT inserts casts to float32), int8, uint8 and int32; nearest for every
 rank >= 1 (rank 0 in the v7 form only); linear for rank 2, rank 3, rank 4 with ``s0 == s1 == 1``
 or ``s0 == s3 == 1``, and rank 5 with ``s0 == s1 == 1``.
@@ -108,9 +108,9 @@ def ort_accepts(dtype: np.dtype | type, scales: Sequence[float], mode: str,
                 form: Form = "v9") -> bool:
     """Whether ORT 1.32 has a kernel for this element type, rank, scales and mode.
 
-    Follows peers §2-§4; every scale is assumed finite and >= 1. Note that for int8/uint8
+    Follows docs/peers.md §2-§4; every scale is assumed finite and >= 1. Note that for int8/uint8
     4-D linear with ``s0 == s3 == 1`` and ``s1 != 1`` ORT runs, but through its fixed-point
-    path, which the library deliberately does not follow (contract §2).
+    path, which the library deliberately does not follow (docs/semantics.md §2).
     """
     if np.dtype(dtype) not in ORT_DTYPES:
         return False

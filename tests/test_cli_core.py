@@ -1,4 +1,4 @@
-"""The core command line (contract §4): ``demo`` and ``apply``, in-process and as a process.
+"""The core command line: ``demo`` and ``apply``, in-process and as a process.
 
 Conventions checked: numbers are space separated; errors are one line on stderr with no
 traceback; exit 0 on success, 2 for bad arguments or input; a failed ``apply`` creates no

@@ -1,4 +1,4 @@
-"""``onnx-upsample compare``: the peers' nearest index maps (peers §7) and the rendered grid."""
+"""``onnx-upsample compare``: the peers' nearest index maps (docs/peers.md §7), and the grid."""
 
 from __future__ import annotations
 
@@ -29,12 +29,12 @@ def run(argv: list[object]) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
-# index maps: the cases peers §7 measured
+# index maps: the cases docs/peers.md §7 measured
 # ---------------------------------------------------------------------------------------------
 
 
 def test_peers_4x4_at_4_over_3() -> None:
-    """torch's last row is [8, 8, 9, 10, 10]; ORT's is [12, 12, 13, 14, 15] (peers §7)."""
+    """torch's last row is [8, 8, 9, 10, 10]; ORT's is [12, 12, 13, 14, 15] (docs/peers.md §7)."""
     x = np.arange(16, dtype=np.uint8).reshape(4, 4)
     result = compare(x, [1.3333334, 1.3333334])
     assert result.nearest[-1].tolist() == [12, 12, 13, 14, 15]

@@ -1,4 +1,5 @@
-"""Every bad input of peers §5 and contract §3, for the fast path and the reference.
+"""Every bad input of docs/peers.md §5 and docs/semantics.md §3, for the fast path and the
+reference.
 
 Each case checks the exception type and that the message names the argument and the bad
 value; ``out=`` cases also check that a failing call leaves ``out`` byte-for-byte untouched.
@@ -40,7 +41,7 @@ def test_exception_classes() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# scale values (peers §5 rows; contract §2 "scales")
+# scale values (docs/peers.md §5 rows; docs/semantics.md §2 "scales")
 # ---------------------------------------------------------------------------------------------
 
 BAD_SCALE_VALUES = [
@@ -106,7 +107,7 @@ def test_scale_count_must_equal_rank(upsample: Upsample, x, scales, pattern, mod
 @pytest.mark.parametrize(
     ("x", "scales", "pattern"),
     [
-        # peers §5 "huge scale (1e10)": [1,1,20000000000,2] float32 is 149 GiB (ORT: bfc_arena)
+        # docs/peers.md §5 "scale 1e10": [1,1,20000000000,2] float32 is 149 GiB (ORT: bfc_arena)
         (X4, [1, 1, 1e10, 1], r"shape \(1, 1, 20000000000, 2\)"),
         (X4, [1, 1, 1e10, 1e9], r"shape \(1, 1, 20000000000, 2000000000\)"),
         (np.zeros((3, 3), np.uint8), [1e9, 1e9], r"shape \(3000000000, 3000000000\)"),
@@ -366,7 +367,7 @@ def test_linear_on_bool_leaves_out_untouched() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# check order (contract §2 "checks first")
+# check order (docs/semantics.md §2 "checks first")
 # ---------------------------------------------------------------------------------------------
 
 

@@ -463,7 +463,7 @@ X = np.ones((1, 1, 2, 3), dtype=np.float32)
 Y = np.ones((1, 1, 4, 6), dtype=np.float32)
 
 
-# contract §3: TypeError for arguments of the wrong kind, UpsampleError for wrong values
+# docs/semantics.md §3: TypeError for arguments of the wrong kind, UpsampleError for wrong values
 @pytest.mark.parametrize(("kwargs", "message", "error"), [
     ({"x": None}, "x is None", TypeError),
     ({"x": [[1, 2], [3]]}, "x cannot be read", UpsampleError),

@@ -197,7 +197,7 @@ def _bits_strategy(width: int, specials: list[int], n: int) -> st.SearchStrategy
 # --- shapes and scales ------------------------------------------------------------------
 
 def interpolated_axes(scales: list[float]) -> int:
-    """How many axes linear mode blends (contract §2, "which axes interpolate")."""
+    """How many axes linear mode blends (docs/semantics.md §2, "which axes interpolate")."""
     rank = len(scales)
     unit = [np.float32(s) == 1 for s in scales]
     if rank in (2, 3):
@@ -345,7 +345,7 @@ def test_linear_integer_extremes_saturate(name: str, value: int) -> None:
     """A constant extreme value blends to itself, never wraps. With scales 2 and 4 every
     weight is a multiple of 1/4 and every sum is exact, so by hand the result is the
     constant; where the accumulator rounds it up past the range (2**31-1 -> 2**31 in
-    float32, 2**63-1 and 2**64-1 in float64) contract §2 saturates it back to the bound."""
+    float32, 2**63-1 and 2**64-1 in float64) docs/semantics.md §2 saturates it back to the bound."""
     x = np.full((2, 3), value, dtype=name)
     scales = [2.0, 4.0]
     expected = np.full((4, 12), value, dtype=name)

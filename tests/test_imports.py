@@ -1,4 +1,4 @@
-"""Import rules and public names (contract §4, §5), checked in fresh interpreters."""
+"""Import rules and public names (docs/semantics.md §4), checked in fresh interpreters."""
 
 from __future__ import annotations
 

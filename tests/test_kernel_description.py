@@ -267,3 +267,16 @@ def test_repeat_factor_is_the_rule_of_integer_scales() -> None:
     assert factor(7, 5, 5, 0, 0, 1.5) == 0
     with pytest.raises(ValueError):
         factor(12, 7, 6, 0, 0, 2)
+
+
+def test_kernel_call_refuses_misaligned_buffers() -> None:
+    """Typed loads need their elements' alignment: a buffer that lacks it is refused by the
+    C side, whatever Python checked before."""
+    args = _nearest_args(unit=4, x_elements=24)
+    kernel = _native.nearest_kernel(*args)
+    raw = np.zeros(24 * 4 + 1, np.uint8)
+    x = np.frombuffer(raw.data, np.uint32, 24, offset=1)
+    assert not x.flags.aligned, "premise: a misaligned view"
+    with pytest.raises(ValueError, match="not aligned"):
+        kernel(x, np.zeros((8, 12), np.uint32), 1)
+    kernel(np.zeros(24, np.uint32), np.zeros((8, 12), np.uint32), 1)  # aligned: fine

@@ -1,4 +1,4 @@
-"""Memory layout and byte order never change the result (contract §3).
+"""Memory layout and byte order never change the result (docs/semantics.md §3).
 
 For every layout of the same values (C and Fortran order, strided slices, negative strides,
 read-only, big- and little-endian, unaligned, 0-stride broadcast views, and combinations)

@@ -112,7 +112,7 @@ def test_upgrade_verify_rewrites_what_ort_cannot_load(
 def test_upgrade_verify_catches_a_changed_model(capsys: pytest.CaptureFixture[str],
                                                 tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    # what onnx's version converter does (peers §6): the CLI must notice
+    # what onnx's version converter does (docs/peers.md §6): the CLI must notice
     def converter(model: object, opset: int | None = None) -> object:
         return version_converter.convert_version(model, opset or 13)  # type: ignore[arg-type]
 

@@ -91,7 +91,7 @@ def test_upgrade_element_types(dtype: type, mode: str) -> None:
 
 
 def test_onnx_version_converter_changes_results_and_upgrade_does_not(x: np.ndarray) -> None:
-    # peers §6: the converter's 10 -> 11 step leaves Resize with half_pixel defaults
+    # docs/peers.md §6: the converter's 10 -> 11 step leaves Resize with half_pixel defaults
     model = upsample_model("v9-raw", [1, 1, 1.5, 2.7], "linear", shape=SHAPE)
     (expected,) = ort_run(model, {"X": x})
     (converted,) = ort_run(version_converter.convert_version(model, 13), {"X": x})

@@ -20,7 +20,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from onnx_upsample import UpsampleError  # noqa: E402
 from onnx_upsample.onnx import infer_shapes  # noqa: E402
 
-# (input dim, scale, onnxruntime's output dim) from peers §1: onnx's float64 rule differs
+# (input dim, scale, onnxruntime's output dim) from docs/peers.md §1: onnx's float64 rule differs
 CASES = [(5, 1.4, 7), (10, 1.3, 13), (3, 5 / 3, 5), (6, 7 / 6, 7), (7, 9 / 7, 9), (20, 1.05, 21),
          (4, 1.25, 5), (3, 4 / 3, 4)]
 
@@ -89,7 +89,7 @@ def test_declared_wrong_shape_is_replaced_and_input_is_kept() -> None:
 
 
 def test_bad_scales_leave_the_shape_unknown() -> None:
-    # onnx infers -9223372036854775808 for a NaN scale and -4 for -2 (peers §5)
+    # onnx infers -9223372036854775808 for a NaN scale and -4 for -2 (docs/peers.md §5)
     for scales in ([1, 1, float("nan"), 2], [1, 1, -2, 2], [1, 1, 2]):
         model = upsample_model("v7", scales, rank=4, shape=[1, 1, 2, 2])
         y = value_type(infer_shapes(model), "Y")

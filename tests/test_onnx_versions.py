@@ -61,6 +61,6 @@ def test_scales_sources_and_forms() -> None:
 
 
 def test_bfloat16_is_not_an_upsample_type() -> None:
-    # peers §0: all_tensor_types has 15 types, no bfloat16 (the checker rejects it)
+    # docs/peers.md §0: all_tensor_types has 15 types, no bfloat16 (the checker rejects it)
     assert len(VERSIONS[9].element_types) == 15
     assert "tensor(bfloat16)" not in VERSIONS[9].element_types

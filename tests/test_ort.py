@@ -4,11 +4,11 @@ Expected values come from ORT (via ``ort_oracle``), from the slow reference, or 
 written out by hand here; never from ``onnx_upsample.upsample`` itself. Bits are compared
 raw, so NaN payloads and the sign of zero count.
 
-What ORT runs (peers §2-§4): float32, float16 (through inserted casts), int8, uint8, int32;
+What ORT runs (docs/peers.md §2-§4): float32, float16 (through inserted casts), int8, uint8, int32;
 nearest at ranks 1-6 (rank 0 in the v7 attribute form); linear at rank 2, rank 3, rank 4
 with ``s0 == s1 == 1`` (NCHW) or ``s0 == s3 == 1`` (NHWC), rank 5 with ``s0 == s1 == 1``.
 
-The documented differences (contract §2) each have a test below that shows ORT differing in
+The documented differences (docs/semantics.md §2) each have a test below that shows ORT differing in
 exactly the documented way: sizes and indices at 2**24 and beyond, int32 linear overflow,
 and ORT's fixed-point NHWC path for int8/uint8.
 
@@ -399,7 +399,7 @@ def test_zero_size_axes(shape: tuple[int, ...], scales: list[float], mode: str,
     if not (mode == "linear" and len(shape) == 1)  # ORT has no rank-1 linear kernel
 ])
 def test_no_resize_copy(shape: tuple[int, ...], scales: list[float], mode: str) -> None:
-    """Scales != 1 that change no axis length: ORT copies x (peers §2 global rule)."""
+    """Scales != 1 that change no axis length: ORT copies x (docs/peers.md §2 global rule)."""
     x = make_values(np.random.default_rng(len(shape)), np.dtype(np.float32), shape, mode)
     expected = ort_upsample(x, scales, mode)
     assert expected.shape == x.shape  # premise: no axis changes length
@@ -493,7 +493,7 @@ def test_linear_nan_next_to_inf(x: list[object], scales: list[float]) -> None:
                      "reference: " + describe(arr, scales, "linear"))
 
 
-# --- documented differences (contract §2) ----------------------------------------------
+# --- documented differences (docs/semantics.md §2) ----------------------------------------------
 
 def test_size_at_2_24_ort_drops_an_element() -> None:
     """1-D length 16777217, scale 1.0: ORT's float32 product is 16777216 (one element
@@ -539,7 +539,7 @@ def test_nearest_indices_beyond_2_24() -> None:
 def test_linear_coordinates_beyond_2_24() -> None:
     """[1, 2**22] uint8 with scales [1, 4.5]: past output index 2**24 ORT's coordinate
     ``f32(o) / 4.5`` is inexact; ours is the exact ``o / 4.5`` rounded to float64 with
-    distances rounded once to float32 (contract §2, linear coordinate)."""
+    distances rounded once to float32 (docs/semantics.md §2, linear coordinate)."""
     n = 2**22
     s = np.float32(4.5)
     x = ((np.arange(n, dtype=np.int64) * 37) % 256).astype(np.uint8)[None, :]
@@ -582,7 +582,7 @@ def test_linear_coordinates_beyond_2_24() -> None:
 @pytest.mark.parametrize("shape", [(1, 2), (2, 3), (1, 3, 2)])
 def test_int32_linear_overflow_saturates(shape: tuple[int, ...]) -> None:
     """int32 2147483647 is 2**31 in float32: ORT's conversion wraps it to -2147483648, we
-    saturate to 2147483647 (contract §2, integer results of linear)."""
+    saturate to 2147483647 (docs/semantics.md §2, integer results of linear)."""
     x = np.full(shape, 2**31 - 1, dtype=np.int32)
     scales = [2.0, 2.5] if len(shape) == 2 else [1.5, 2.0, 1.7]
     ort_y = ort_upsample(x, scales, "linear")
@@ -598,7 +598,7 @@ def test_int32_linear_overflow_saturates(shape: tuple[int, ...]) -> None:
 
 
 def _fixed_point_taps(n_in: int, scale: float) -> tuple[np.ndarray, ...]:
-    """ORT's NHWC integer taps (peers §3): c10 = int(c * 1024), distances in 1/1024."""
+    """ORT's NHWC integer taps (docs/peers.md §3): c10 = int(c * 1024), distances in 1/1024."""
     s = np.float32(scale)
     o = np.arange(f32_out_len(n_in, scale), dtype=np.float32)
     c = o if s == 1 else o / s
@@ -688,7 +688,7 @@ def test_float16_nan_payloads() -> None:
     (20, 1.05, 21), (4, 1.25, 5), (3, 1.3333334, 4),
 ])
 def test_output_length_table(n: int, scale: float, length: int) -> None:
-    """peers §1's table, by hand: ``trunc(f32(n) * f32(s))`` (not float64's floor)."""
+    """docs/peers.md §1's table, by hand: ``trunc(f32(n) * f32(s))`` (not float64's floor)."""
     x = np.arange(n, dtype=np.float32)
     assert ort_upsample(x, [scale]).shape == (length,)
     assert upsample(x, [scale]).shape == (length,)

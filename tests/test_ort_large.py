@@ -13,7 +13,7 @@ silently. The linear kernel's generic sum (4+ blended outer axes, or 3 with four
 case: no input ORT runs linear on reaches it (at most 3 axes interpolate, one of them the row
 or the block).
 
-Data stays clear of the documented differences (contract §2): no int8/uint8 4-D linear with
+Data stays clear of the documented differences (docs/semantics.md §2): no int8/uint8 4-D linear with
 ``s0 == s3 == 1``, int32 linear values far below 2**24 (no overflow, exact in float32), float
 magnitudes far from overflow, float16 NaNs only 0xFE00 (ORT's cast canonicalises others), and
 in linear data a single NaN payload: x86's default NaN 0xFFC00000, which is also what ``0 * inf``

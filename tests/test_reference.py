@@ -1,8 +1,8 @@
 """The slow reference (and the fast path, on the same cases) against hand-computed arrays.
 
 Expected arrays come from the ONNX operator page (spec/Upsample.md), ORT 1.32's own Upsample
-tests and the measured values of peers §2-3, or are worked out by hand from the contract's
-formulas (contract §2). Comparisons are bitwise wherever the contract promises bit-identity.
+tests and the measured values of docs/peers.md §2-3, or are worked out by hand from the contract's
+formulas (docs/semantics.md §2). Comparisons are bitwise wherever bit-identity is promised.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def _axis_taps(n_in: int, n_out: int, s: np.float32) -> list[Tap]:
 
 
 def ort_bilinear_2d(x: np.ndarray, sy: float, sx: float) -> np.ndarray:
-    """ORT 1.32's 2-D bilinear literally (peers §3), in float32, one element at a time.
+    """ORT 1.32's 2-D bilinear literally (docs/peers.md §3), in float32, one element at a time.
 
     Y = ((dx2*dy2)*X11 + (dx1*dy2)*X21) + (dx2*dy1)*X12 + (dx1*dy1)*X22, X11 = X[y1, x1],
     X21 = X[y1, x2], X12 = X[y2, x1].
@@ -176,7 +176,7 @@ def test_ort_nearest_15x(upsample: Upsample) -> None:
 # integer linear: truncation toward zero, then saturation
 # ---------------------------------------------------------------------------------------------
 
-UINT8_ROW = [0, 63, 127, 191, 255, 193, 132, 71, 10, 10, 10, 10, 11, 11, 11, 11]  # peers §3
+UINT8_ROW = [0, 63, 127, 191, 255, 193, 132, 71, 10, 10, 10, 10, 11, 11, 11, 11]  # docs/peers.md §3
 
 
 @impl_param
@@ -404,7 +404,7 @@ def test_nan_through_zero_weight_of_an_s1_axis(upsample: Upsample) -> None:
     assert got.shape == expected.shape
     assert np.array_equal(np.isnan(got), np.isnan(expected))
     assert np.array_equal(got[~np.isnan(got)], expected[~np.isnan(expected)])
-    # and the formula of peers §3, applied literally, agrees
+    # and the formula of docs/peers.md §3, applied literally, agrees
     with np.errstate(invalid="ignore"):
         literal = ort_bilinear_2d(x, 1, 2)
     assert np.array_equal(np.isnan(literal), np.isnan(expected))

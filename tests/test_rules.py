@@ -1,4 +1,4 @@
-"""Hand-computed cases for the per-axis rules (contract §2; peers §1-3).
+"""Hand-computed cases for the per-axis rules (docs/semantics.md §2; docs/peers.md §1-3).
 
 Both sets of rules are checked against the same expectations: the vectorised ones of the fast
 path (``onnx_upsample._rules``) and the scalar ones of the slow reference
@@ -22,7 +22,7 @@ f32 = np.float32
 
 
 # ---------------------------------------------------------------------------------------------
-# output size (peers §1 table; contract §2 "output size")
+# output size (docs/peers.md §1 table; docs/semantics.md §2 "output size")
 # ---------------------------------------------------------------------------------------------
 
 OUTPUT_SIZES = [
@@ -38,7 +38,7 @@ OUTPUT_SIZES = [
     (1, 1.0, 1),
     (0, 3.0, 0),
     (2, 1.4, 2),  # 2.8 -> 2
-    (3, 1.1, 3),  # 3.3000002 -> 3 (the no-resize case of peers §2)
+    (3, 1.1, 3),  # 3.3000002 -> 3 (the no-resize case of docs/peers.md §2)
     # ... and the exact floor(n * s) once the input or the product reaches 2**24
     (16777217, 1.0, 16777217),  # ORT: 16777216 (documented difference)
     (16777217, 2.0, 33554434),  # ORT: 33554432
@@ -90,7 +90,7 @@ def test_output_size_exact_rule_uses_the_float32_scale() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# nearest index (peers §2; contract §2 "nearest index")
+# nearest index (docs/peers.md §2; docs/semantics.md §2 "nearest index")
 # ---------------------------------------------------------------------------------------------
 
 
@@ -100,7 +100,7 @@ def ref_nearest(n_in: int, n_out: int, scale: float) -> list[int]:
 
 NEAREST_CASES = [
     # (n_in, n_out, scale, expected indices)
-    (4, 5, 1.3333334, [0, 0, 1, 2, 3]),  # peers §2: ORT's last index is 3 (float64 gives 2)
+    (4, 5, 1.3333334, [0, 0, 1, 2, 3]),  # docs/peers.md §2: ORT's last index is 3 (float64 gives 2)
     (2, 4, 2.0, [0, 0, 1, 1]),
     (2, 6, 3.0, [0, 0, 0, 1, 1, 1]),
     (2, 3, 1.5, [0, 0, 1]),  # ORT UpsampleOpNearest15XTest
@@ -143,13 +143,13 @@ def _division_vs_reciprocal() -> tuple[int, int, int]:
         by_reciprocal = int(np.floor(f32(o) * reciprocal))
         if by_division != by_reciprocal:
             return o, by_division, by_reciprocal
-    raise AssertionError("no difference found for s=1.7")  # peers §2 says there is one
+    raise AssertionError("no difference found for s=1.7")  # docs/peers.md §2 says there is one
 
 
 def test_nearest_uses_float32_division_not_the_reciprocal() -> None:
     o, by_division, by_reciprocal = _division_vs_reciprocal()
     assert by_division != by_reciprocal
-    # peers §2: the reciprocal differs from ORT from d >= 11; o=17 -> 10 (division) vs 9
+    # docs/peers.md §2: the reciprocal differs from ORT from d >= 11; o=17 -> 10 (division) vs 9
     assert (o, by_division, by_reciprocal) == (17, 10, 9)
     n_in = 11
     n_out = int(f32(n_in) * f32(1.7))  # 18.7 -> 18
@@ -167,7 +167,7 @@ def test_nearest_full_axis_s17_matches_float32_division() -> None:
 
 
 def test_nearest_reference_past_2_24_is_exact_and_clamped() -> None:
-    # peers §2: in=10000001, s=3; o=30000003 maps to 10000001 = in, clamped to in-1
+    # docs/peers.md §2: in=10000001, s=3; o=30000003 maps to 10000001 = in, clamped to in-1
     assert ref.nearest_index(30000003, 10000001, f32(3)) == 10000000
     assert ref.nearest_index(30000002, 10000001, f32(3)) == 10000000  # floor(10000000.67)
     # in=2**23, s=3: exact floor(o/3); f32(16777223) = 16777224 would give 5592408
@@ -190,7 +190,8 @@ def test_nearest_fast_past_2_24_clamp_fires() -> None:
 
 
 def test_nearest_fast_past_2_24_is_an_exact_repeat_for_integer_scale() -> None:
-    """in=2**23, s=3: every index is floor(o/3) (ORT differs at 1,398,101 places, peers §2)."""
+    """in=2**23, s=3: every index is floor(o/3) (ORT differs at 1,398,101 places,
+    docs/peers.md §2)."""
     n_in = 2**23
     n_out = 3 * n_in
     idx = fast.nearest_indices(n_in, n_out, f32(3))
@@ -199,7 +200,7 @@ def test_nearest_fast_past_2_24_is_an_exact_repeat_for_integer_scale() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# linear taps (peers §3; contract §2 "linear coordinate")
+# linear taps (docs/peers.md §3; docs/semantics.md §2 "linear coordinate")
 # ---------------------------------------------------------------------------------------------
 
 # (n_in, scale, n_out, lo, hi, w_lo, w_hi): all values exact binary fractions, by hand
@@ -340,7 +341,7 @@ def test_linear_taps_fast_past_2_24() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# which axes interpolate (contract §2 table, row by row)
+# which axes interpolate (docs/semantics.md §2 table, row by row)
 # ---------------------------------------------------------------------------------------------
 
 AXIS_TABLE = [
@@ -392,7 +393,7 @@ def test_interpolated_axes_reference(scales: list[float], expected: tuple[int, .
 
 
 # ---------------------------------------------------------------------------------------------
-# corner weight (contract §2 "linear sum": innermost axis first, (wx*wy)*wz)
+# corner weight (docs/semantics.md §2 "linear sum": innermost axis first, (wx*wy)*wz)
 # ---------------------------------------------------------------------------------------------
 
 

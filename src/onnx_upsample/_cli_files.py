@@ -7,7 +7,7 @@ OpenCV's ``resize(dsize, INTER_NEAREST)``. Each input pixel has its own colour, 
 column that a framework repeats, skips or shifts shows as a wider, missing or moved stripe;
 pixels where a peer reads another input pixel than ONNX are marked in red.
 
-The peers' maps come from their formulas (peers §7), not from the libraries themselves:
+The peers' maps come from their formulas (docs/peers.md §7), not from the libraries themselves:
 
 - ONNX / ORT: ``trunc(f32(o) / f32(s))`` (computed here by :func:`onnx_upsample.upsample`
   itself, on an array of pixel numbers, so the global no-resize rule applies too).

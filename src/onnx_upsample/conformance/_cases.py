@@ -20,11 +20,11 @@ from .._rules import ort_linear_axes
 #: Bumped whenever a case is added, removed or changes its data; IDs never change meaning.
 SUITE_VERSION = "1.0"
 
-#: The onnxruntime release whose behaviour the ``ort-*`` tags describe (contract §2).
+#: The onnxruntime release whose behaviour the ``ort-*`` tags describe (docs/semantics.md §2).
 ORT_MEASURED = "1.32"
 
 # What ORT 1.32 does with a case: runs it bit-identically, runs it with a documented
-# difference (contract §2), or refuses it (no kernel for the version, type, rank or axes).
+# difference (docs/semantics.md §2), or refuses it (no kernel for the version, type, rank or axes).
 ORT_EXACT, ORT_DIFFERS, ORT_REFUSES = "exact", "differs", "refuses"
 
 # The spec's 15 element types of Upsample-7/9/10 (numpy names; "string" is ONNX STRING).
@@ -87,7 +87,7 @@ def _f32(values: tuple[float, ...] | list[float]) -> tuple[float, ...]:
 
 
 def ort_status(form: str, mode: str, dtype: str, scales: tuple[float, ...]) -> str:
-    """Whether ORT 1.32 has a kernel for the case (peers §2-§4); differences are marked
+    """Whether ORT 1.32 has a kernel for the case (docs/peers.md §2-§4); differences are marked
     by the case table itself."""
     # ORT registers Upsample 7 to 9 only: versions 1 and 10 fail to load
     if form in ("v1", "v10") or dtype not in ORT_TYPES:

@@ -1,6 +1,6 @@
 """The one-node model of each conformance case, in the form its Upsample version takes.
 
-Forms (contract §2 and the spec in ``shared/reference/spec``): ``v1`` (opset 1,
+Forms (docs/semantics.md §2, and the operator's documentation): ``v1`` (opset 1,
 ``height_scale``/``width_scale`` attributes, ``bilinear`` for linear), ``v7`` (``scales``
 attribute), ``v9`` (``scales`` initializer), ``v9-input`` (``scales`` fed at run time as the
 second graph input), ``v9-computed`` (``scales = sizes / float(Shape(X))``, the pattern of

@@ -1,7 +1,7 @@
 """Reports of graded runs: terminal table, JSON, Markdown and HTML (stdlib only).
 
 A pass matrix has case groups as rows and backends as columns. For onnxruntime, the cases
-whose ORT difference is documented (contract §2) are reported as such, not as failures.
+whose ORT difference is documented (docs/semantics.md §2) are reported as such, not as failures.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ leaves alone; the converter then brings every other node to the target opset (th
 and its subgraphs; model-local functions one by one, since the converter drops them); last,
 each pending node becomes the target node. The converter's 10->11 Resize adapter would give
 an Upsample-equivalent Resize the new defaults (``half_pixel``, ``round_prefer_floor``) and
-change its results (peers §6); nodes written here carry ``coordinate_transformation_mode =
+change its results (docs/peers.md §6); nodes written here carry ``coordinate_transformation_mode =
 "asymmetric"`` and ``nearest_mode = "floor"`` instead, which onnxruntime runs bit-identically.
 """
 
@@ -514,7 +514,7 @@ def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET) -> onnx
     ``bilinear``), the scales copied bit for bit (attribute scales become a float32
     initializer; a scales input stays as it is, constant or computed). Every other node goes
     through onnx's version converter. ``Resize-10`` nodes already in an opset-10 model get the
-    same treatment (the converter's 10->11 step would change their results, peers §6).
+    same treatment (the converter's 10->11 step would change their results, docs/peers.md §6).
 
     Parameters
     ----------

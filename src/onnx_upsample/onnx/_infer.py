@@ -1,4 +1,6 @@
-"""Shape inference with onnxruntime's size rule for ``Upsample`` (docs/semantics.md §2, peers §1).
+"""Shape inference with onnxruntime's size rule for ``Upsample``.
+
+The rule is docs/semantics.md §2's; docs/peers.md §1 measures onnx's own, which differs.
 
 onnx (1.22 and later) infers ``floor(double(dim) * double(scale))``, while onnxruntime computes
 ``trunc(float(dim) * float(scale))``: 5 x 1.4 is 6 for onnx and 7 for ORT, and the wrong value
@@ -217,7 +219,7 @@ def infer_shapes(model: ModelLike) -> onnx.ModelProto:
     Notes
     -----
     onnx's float64 rule (onnx >= 1.22) gives a different size for about half of the scales
-    of the form ``float32(out / in)`` (peers §1). Model-local functions are left to onnx.
+    of the form ``float32(out / in)`` (docs/peers.md §1). Model-local functions are left to onnx.
     ``onnx.checker.check_model(full_check=True)`` still applies onnx's rule to Upsample and
     may reject a model whose declared shapes are onnxruntime's.
 

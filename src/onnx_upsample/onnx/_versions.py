@@ -4,7 +4,8 @@ One table says, per version, where the scales come from, which inputs and attrib
 has, which modes and element types the schema allows, the rank rule and whether the version is
 deprecated. ``tests/test_onnx_versions.py`` checks it against ``onnx.defs.get_schema``.
 
-It also holds what onnxruntime 1.32 can run (peers §3-§4), which the checks report as warnings.
+It also holds what onnxruntime 1.32 can run (docs/peers.md §3-§4), which the checks report
+as warnings.
 No onnx import here: this module is plain data and small helpers.
 """
 
