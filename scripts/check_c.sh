@@ -8,7 +8,7 @@ PYTHON=${PYTHON:-.venv/bin/python}
 include=$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-flags=(-std=c11 -O3 -ffp-contract=off -fno-strict-aliasing -fno-trapping-math -pthread
+flags=(-std=c11 -O3 -ffp-contract=off -fno-trapping-math -pthread
        -Wall -Wextra -Wconversion -Wshadow -Werror -I"$include" -c)
 checked=0
 failed=0

@@ -28,7 +28,7 @@ build() {  # build NAME FLAGS...: the package with a sanitized extension in $roo
     # the instrumented loops cannot honour every unroll pragma; the compiler's notes about
     # that go to a log, shown only if the build fails
     "$CC" -shared -fPIC -std=c11 -O2 -g -fno-omit-frame-pointer -ffp-contract=off \
-        -fno-strict-aliasing -pthread "$@" -I"$include" "${sources[@]}" \
+        -pthread "$@" -I"$include" "${sources[@]}" \
         -o "$root/$name/onnx_upsample/_kernels/_native$suffix" 2>"$root/$name/build.log" \
         || { cat "$root/$name/build.log"; exit 1; }
 }
