@@ -65,6 +65,7 @@ BAD_NEAREST = {
     "input too small": {"x_elements": 23},
     "input too large": {"x_elements": 25},
     "row window longer than its axis": {"axes": _row(in_len=7), "x_elements": 28},
+    "axis longer than 2**53": {"axes": _row(n_in=(1 << 53) + 1, in_first=(1 << 53) - 5)},
     "row window past the axis' end": {"axes": _row(in_first=1)},
     "negative window start": {"axes": _row(in_first=-1)},
     "negative first output": {"axes": _row(out_first=-1)},
@@ -215,6 +216,9 @@ def test_linear_kernel_refuses_inconsistent_descriptions(monkeypatch) -> None:
         "block tap beyond the block": {"blk_hi": _set(-1, 6)},
         "negative block tap": {"blk_lo": _set(0, -1)},
         "unknown element type": {"src": 99},
+        # each store reads its own accumulator: another pair would read or write past them
+        "float32 source written as float16": {"dst": 6},
+        "int8 source written as uint64": {"src": 0, "dst": 8},
         # a segment longer than the row made the scratch size wrap (heap corruption)
         "segment of 2**62": {"segment": 1 << 62},
         "segment longer than the row": {"segment": 8},

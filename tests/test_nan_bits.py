@@ -118,15 +118,18 @@ def test_ort_float16_nan_bits_depend_on_position_and_threads() -> None:
     """ORT's defect, shown: the same signalling NaN comes out quieted (x | 0x0200) in the
     body of its conversion blocks, canonical (0x7E00) in their remainder, and how many land
     in a remainder changes with ORT's thread count. We keep the input's bits (a gather)."""
-    n = 100_000  # x2: 200,000 outputs, enough for ORT to split its conversion over threads
+    n = 100_003  # x2: 200,006 outputs, enough for ORT to split its conversion over threads,
+    # and not a multiple of 8: the last 6 are converted one by one
     bits = np.full(n, 0x3C00, np.uint16)
     bits[::7] = 0x7D05  # a signalling NaN with a payload
+    bits[-1] = 0x7D05  # ... and one in the last outputs
     x = bits.view(np.float16)
     ours = upsample(x, [2.0]).view(np.uint16)
     nan_out = ours == 0x7D05
     assert nan_out.sum() == 2 * bits[::7].size  # ours: the input's bits, everywhere
     one = _ort_float16(x, [2.0], 1).view(np.uint16)
     body = np.arange(one.size) < one.size // 8 * 8
+    assert (nan_out & body).any() and (nan_out & ~body).any(), "premise: NaNs in both parts"
     assert np.all(one[nan_out & body] == 0x7D05 | 0x0200)  # quieted in the body
     assert np.all(one[nan_out & ~body] == 0x7E00)  # canonical in the remainder
     non_nan = ~nan_out

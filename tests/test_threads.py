@@ -103,6 +103,28 @@ def test_huge_thread_counts_work(count: int) -> None:
         _threads._requested = previous
 
 
+def test_the_kernels_cap_a_huge_thread_count_themselves() -> None:
+    """Whatever count reaches the compiled pool (Python already caps it), the pool starts
+    at most MAX_THREADS threads, and the result is right."""
+    x = np.arange(64 * 256 * 256, dtype=np.float32).reshape(64, 256, 256)
+    from onnx_upsample import _dtypes
+    from onnx_upsample._kernels import Window, _layout, launcher
+
+    out_shape = onnx_upsample.output_shape(x.shape, [1, 2, 2])
+    scales = tuple(np.float32(s) for s in (1, 2, 2))
+    share = _layout.MIN_SHARE_WORK
+    try:
+        _layout.MIN_SHARE_WORK = 1  # as many work items as threads could want
+        launch = launcher.__wrapped__(x.shape, out_shape, scales, "nearest",
+                                      _dtypes.element_type(x.dtype), x.dtype,
+                                      Window.whole(out_shape), x.shape, 1000)
+    finally:
+        _layout.MIN_SHARE_WORK = share
+    out = np.empty(out_shape, np.float32)
+    launch(x, out, 100_000)
+    assert np.array_equal(out, upsample(x, [1, 2, 2]))
+
+
 def test_huge_thread_count_from_the_environment() -> None:
     out = _run("import numpy as np, onnx_upsample as u\n"
                "from onnx_upsample import _threads\n"
@@ -119,9 +141,48 @@ def test_affinity_changes_after_the_first_call_are_seen() -> None:
     out = _run("import os, numpy as np, onnx_upsample as u\n"
                "from onnx_upsample import _threads\n"
                "u.upsample(np.ones((8, 8), np.float32), [2, 2])\n"
+               "cores = _threads.available_cores()\n"
                "before = _threads.threads_for_call()\n"
                "os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\n"
-               "print(before, _threads.threads_for_call(), _threads.available_cores())")
-    before, after, cores = map(int, out.split())
-    assert before == min(len(os.sched_getaffinity(0)), onnx_upsample._threads.num_threads())
+               "print(cores, before, _threads.threads_for_call(), _threads.available_cores())")
+    cores_before, before, after, cores = map(int, out.split())
+    assert before == min(cores_before, onnx_upsample._threads.num_threads())
     assert after == cores == 1
+
+
+# A signal handler that forks while the calling thread is inside a parallel call: in the
+# child, the items that the parent's helpers had taken are never done, so the call must fail
+# there (not return a result with holes), and the child's next calls must work.
+FORK_IN_HANDLER = """
+import os, signal, sys, time
+import numpy as np
+import onnx_upsample as u
+from onnx_upsample import _threads
+_threads.available_cores = lambda: 2
+u.set_num_threads(2)
+x = (np.arange(8 * 512 * 512) % 251).astype(np.uint8).reshape(8, 512, 512)
+scales = [1, 4, 4]
+expected = u.upsample(x, scales, "linear")
+t0 = time.perf_counter(); u.upsample(x, scales, "linear"); duration = time.perf_counter() - t0
+children = []
+signal.signal(signal.SIGALRM, lambda *_: children.append(os.fork()))
+signal.setitimer(signal.ITIMER_REAL, duration / 3)
+try:
+    y = u.upsample(x, scales, "linear")
+    outcome = "complete" if np.array_equal(y, expected) else "wrong"
+except RuntimeError as error:
+    outcome = "refused" if "forked during this upsample call" in str(error) else repr(error)
+if children and children[0] == 0:
+    again = np.array_equal(u.upsample(x, scales, "linear"), expected)
+    print("child", outcome, again, flush=True)
+    os._exit(0)
+if children:
+    os.waitpid(children[0], 0)
+print("parent", outcome, bool(children), flush=True)
+"""
+
+
+def test_fork_from_a_signal_handler_during_a_call_is_an_error_in_the_child() -> None:
+    lines = sorted(_run(FORK_IN_HANDLER, timeout=120 * SLOWDOWN).split("\n"))
+    lines = [line for line in lines if line]
+    assert lines == ["child refused True", "parent complete True"], lines

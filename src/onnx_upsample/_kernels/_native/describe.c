@@ -78,7 +78,9 @@ static int check_rule(const AxisRule *a)
         return bad("axis kind or lengths");
     if (a->kind == AXIS_COPY)
         return a->in_len == a->n_out ? 0 : bad("a copied axis has the input's length");
-    if (a->n_in < a->in_len || a->in_first < 0 || a->in_first > a->n_in - a->in_len
+    /* an axis of at most 2**53 keeps every coordinate exact in float64 (axis_rule.h) */
+    if (a->n_in > ((int64_t)1 << 53) || a->n_in < a->in_len || a->in_first < 0
+        || a->in_first > a->n_in - a->in_len
         || a->out_first < 0 || a->out_first > INT64_MAX - a->n_out)
         return bad("axis window");
     if (!isfinite(a->scale) || a->scale < 1.0f || a->den < 1 || (a->den & (a->den - 1)))
@@ -274,8 +276,10 @@ PyObject *linear_kernel(PyObject *module, PyObject *args)
         return NULL;
     LinearJob *job = &self->linear;
     Py_ssize_t n_lut, n_blo, n_bhi, n_bwlo, n_bwhi;
-    if (src < 0 || src >= T_COUNT || dst < 0 || dst >= T_COUNT) {
-        bad("element type");
+    /* the store of each type reads its own accumulator: the result is the source's type,
+     * or float32 for 16-bit floats (rounded afterwards) */
+    if (src < 0 || src >= T_COUNT || !(dst == src || (src == T_HALF && dst == T_FLOAT32))) {
+        bad("element types");
         goto fail;
     }
     job->lut = table(self, lut_obj, 'f', &n_lut, "lut");

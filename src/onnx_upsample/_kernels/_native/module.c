@@ -137,6 +137,10 @@ static PyObject *kernel_call(Kernel *self, PyObject *args, PyObject *kwargs)
     }
     if (status == POOL_NO_MEMORY)
         PyErr_NoMemory();
+    else if (status == POOL_FORKED)
+        PyErr_SetString(PyExc_RuntimeError, "the process forked during this upsample call "
+                        "(from a signal handler); the call's result is incomplete in the child: "
+                        "call it again there");
     else if (status == POOL_OK)
         result = Py_NewRef(Py_None);
     /* POOL_STOPPED: the signal handler's exception is set */

@@ -75,6 +75,7 @@ static pthread_cond_t finished = PTHREAD_COND_INITIALIZER;
 static int n_helpers;          /* helper threads started in this process */
 static int busy;               /* a job is running (another caller then runs serially) */
 static _Atomic int callers;    /* callers inside pool_run with work to share, this one too */
+static _Atomic uint64_t forks; /* forked children this process is (counted in the child) */
 static _Atomic uint64_t generation; /* incremented for every job (under the lock) */
 static int job_helpers;        /* helpers wanted by the current job */
 static _Atomic uint64_t admission = ADMISSION_CLOSED;
@@ -191,6 +192,7 @@ static void after_fork_child(void)
     busy = 0;
     job_helpers = 0;
     atomic_store(&callers, 0);
+    atomic_fetch_add(&forks, 1);
     atomic_store(&admission, ADMISSION_CLOSED);
     atomic_store(&done_helpers, 0);
 }
@@ -232,8 +234,11 @@ int pool_run(int64_t n_items, int threads, pool_item_fn fn, void *context,
     /* Several Python threads calling at once share the cores: each caller counts, so that
      * together they start no more threads than one caller may (two callers on two cores run
      * one thread each, instead of three threads taking turns on two cores). */
+    uint64_t forks_before = atomic_load(&forks);
     int others = atomic_fetch_add(&callers, 1);
     int status = run_shared(n_items, useful, threads - others, fn, context, poll, poll_context);
+    if (atomic_load(&forks) != forks_before)
+        return POOL_FORKED; /* this is the child: its count of callers started anew */
     atomic_fetch_sub(&callers, 1);
     return status;
 }

@@ -17,7 +17,9 @@ typedef int (*pool_item_fn)(void *context, int64_t item, int worker);
 /* Called by the calling thread between items; returns nonzero to stop the job. */
 typedef int (*pool_poll_fn)(void *poll_context);
 
-enum { POOL_OK = 0, POOL_NO_MEMORY = -1, POOL_STOPPED = -2 };
+/* POOL_FORKED: the process forked during the job (a signal handler of the caller did); in the
+ * child, items that the parent's helpers had taken were never done. */
+enum { POOL_OK = 0, POOL_NO_MEMORY = -1, POOL_STOPPED = -2, POOL_FORKED = -3 };
 
 /* Run items [0, n_items) on up to `threads` threads (the caller included). */
 int pool_run(int64_t n_items, int threads, pool_item_fn fn, void *context,
