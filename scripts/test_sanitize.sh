@@ -59,6 +59,6 @@ echo "test_sanitize: building with -fsanitize=thread"
 build thread -fsanitize=thread
 tsan=$(runtime libtsan.so)
 LD_PRELOAD="$tsan" PYTHONPATH="$root/thread" TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0 \
-    "$PYTHON" -m pytest -q -p no:cacheprovider -p no:randomly \
+    "$PYTHON" -m pytest -q -p no:cacheprovider -p no:randomly -k "not fork" \
     tests/test_threads.py tests/test_kernels.py \
     "tests/test_native.py::test_thread_count_changes_during_calls_from_other_threads"
