@@ -134,13 +134,8 @@ def upsample(
     target = result if type(result) is np.ndarray else result.view(np.ndarray)
     if plan.no_resize:
         np.copyto(target, plan.x)
-    elif target.size:
-        if launch is None:
-            from ._kernels import run
-
-            run(plan, target)
-        else:
-            launch(plan.x, target, threads)
+    elif launch is not None:  # None: an empty output, nothing to write
+        launch(plan.x, target, threads)
     return result
 
 

@@ -1,7 +1,8 @@
 """Kernel dispatch: fill an output (or one window of it) for a checked call.
 
-``run`` serves :func:`onnx_upsample.upsample`; ``input_window`` and ``run_window`` serve the
-chunked path, which computes one output window at a time from the input window it needs.
+``launcher`` serves :func:`onnx_upsample.upsample` (the whole output is one window);
+``input_window`` and ``run_window`` serve the chunked path, which computes one output window
+at a time from the input window it needs.
 Both produce exactly the values of the whole-array call: the kernels compute every index
 from whole-axis output indices. Prepared kernel calls are cached per (shapes, scales, mode,
 type, window, threads), so a repeated call pays for its preparation once.
@@ -16,21 +17,13 @@ import numpy as np
 from .._dtypes import ElementType
 from .._rules import interpolated_axes
 from .._threads import threads_for_call
-from .._validate import Mode, Plan
+from .._validate import Mode
 from . import _numpy
 from ._compiled import Launcher, prepare_linear, prepare_nearest
 from ._layout import Axis, Rule
 from ._tables import Window, linear_tables, nearest_tables
 
-__all__ = ["Launcher", "Window", "input_window", "launcher", "run", "run_window"]
-
-
-def run(plan: Plan, out: np.ndarray) -> None:
-    """Fill ``out`` (already checked: shape, dtype, C order) with Upsample(plan.x)."""
-    run_window(
-        plan.x, plan.x.shape, plan.out_shape, plan.scales, plan.mode, plan.etype,
-        Window.whole(plan.out_shape), out,
-    )
+__all__ = ["Launcher", "Window", "input_window", "launcher", "run_window"]
 
 
 def input_window(
