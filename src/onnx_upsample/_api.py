@@ -17,7 +17,7 @@ from ._validate import Plan, make_plan, scales_of, shape_of
 __all__ = ["output_shape", "upsample"]
 
 # A call's checked form, remembered by (x's shape and type, mode, threads, scales as given):
-# a repeated call skips the argument checks and table building and goes straight to the kernel.
+# a repeated call skips the argument checks and the kernel's preparation, straight to the kernel.
 Launch = Callable[[np.ndarray, np.ndarray, int], None]
 _PREPARED: dict[tuple[object, ...], tuple[Plan, str | None, Launch]] = {}
 MAX_PREPARED = 256

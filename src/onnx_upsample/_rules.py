@@ -2,9 +2,11 @@
 
 Each function answers one question of docs/semantics.md (§2) for one axis: how long the output is,
 which input index an output index reads (nearest), and which two input indices with which
-float32 weights it blends (linear). The fast path builds its tables from these; the slow
-reference in :mod:`onnx_upsample.reference` re-derives every rule on its own, one element at
-a time, so that the two check each other.
+float32 weights it blends (linear). Python uses them for input windows, the object-array path
+and the short taps of a blended block; the compiled kernels compute the same rules in C
+(``_kernels/_native/axis_rule.h``), and the slow reference in :mod:`onnx_upsample.reference`
+re-derives every rule on its own, one element at a time: the differential tests hold the three
+together.
 
 Below ``2**24`` the rules reproduce onnxruntime 1.32's float32 arithmetic bit for bit. At and
 beyond ``2**24`` float32 cannot hold every integer, ORT's values drift, and the rules switch to

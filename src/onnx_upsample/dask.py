@@ -6,8 +6,8 @@ explicitly: ``import onnx_upsample.dask``.
 The graph has one task per output chunk. Each task reads only the input chunks that overlap
 the input slice its output window needs (for linear mode one more element on each
 interpolated axis), cuts that slice out and runs the same kernels as
-:func:`onnx_upsample.upsample` on it, with index and weight tables built from *global*
-output indices, so every chunking gives exactly the whole-array result. Nothing is
+:func:`onnx_upsample.upsample` on it, every index computed from *global* output indices,
+so every chunking gives exactly the whole-array result. Nothing is
 rechunked and the graph grows with the number of output chunks only.
 """
 

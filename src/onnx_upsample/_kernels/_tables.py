@@ -1,8 +1,9 @@
-"""Per-axis index and weight tables for one call (or one output window), from :mod:`.._rules`.
+"""Per-axis index and weight tables of an output window, from :mod:`.._rules`.
 
-Tables are expressed relative to an input window: an index ``i`` in a table means
-``x_window[i]``, where the window starts at ``window_start`` in the whole input. For a call
-on the whole array the window is the whole input and the start is 0.
+The compiled kernels compute their indices themselves; these tables serve to find the input
+window an output window reads (built for its first and last output index only, see
+``input_window``). Tables are expressed relative to an input window: an index ``i`` in a
+table means ``x_window[i]``, where the window starts at ``window_start`` in the whole input.
 """
 
 from __future__ import annotations
