@@ -197,7 +197,6 @@ int linear_item(void *context, int64_t item, int worker)
     /* an integer scale on the row axis expands rows without a gather (j0 is a multiple) */
     const int repeat = job->row_repeat > 1 && job->row_blend && !job->block_blend
         && j0 % job->row_repeat == 0 && (j1 - j0) % job->row_repeat == 0;
-    /* float results are summed straight into the output row */
     const int direct = (job->dst == T_FLOAT32 && !job->acc_double)
         || (job->dst == T_FLOAT64 && job->acc_double);
     const float *weight_rows[4];
@@ -302,25 +301,19 @@ int linear_item(void *context, int64_t item, int worker)
                     cache + (size_t)slot * slot_bytes + (size_t)t * (size_t)full_width * acc_size;
         }
         char *o = job->out + (size_t)(r * row_width + (j0 - job->col_first) * block) * dst_size;
-        if (job->stream) {
-            /* assembled in the scratch, then streamed: the output is never read */
-            char *stage = direct ? (char *)acc : scratch + layout.stage;
-            if (job->acc_double)
-                ops->sum_double(width, n_interp, taps, weight_rows, factors, expanded_all, acc);
-            else
-                ops->sum_float(width, n_interp, taps, weight_rows, factors, expanded_all, acc);
-            if (!direct)
-                ops->store[job->dst](acc, stage, width, job->low_bound, job->high_bound);
-            stream_copy(o, stage, (size_t)width * dst_size);
-            continue;
-        }
-        void *into = direct ? (void *)o : acc;
+        /* float results are summed straight into the output row, others into the
+         * accumulator and converted; with streaming stores both are assembled in the scratch
+         * first and then streamed, so the output is never read */
+        char *row_out = job->stream ? (direct ? (char *)acc : scratch + layout.stage) : o;
+        void *into = direct ? (void *)row_out : acc;
         if (job->acc_double)
             ops->sum_double(width, n_interp, taps, weight_rows, factors, expanded_all, into);
         else
             ops->sum_float(width, n_interp, taps, weight_rows, factors, expanded_all, into);
         if (!direct)
-            ops->store[job->dst](acc, o, width, job->low_bound, job->high_bound);
+            ops->store[job->dst](acc, row_out, width, job->low_bound, job->high_bound);
+        if (job->stream)
+            stream_copy(o, row_out, (size_t)width * dst_size);
     }
     free(expanded_many);
     if (job->stream)
