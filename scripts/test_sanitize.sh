@@ -7,7 +7,14 @@
 # time limits (a sanitized build is several times slower), and only those.
 #
 #   address+undefined: native and kernel tests, the description checks, streaming stores,
-#                      threads and buffer pool, the large ORT differential cases, the fuzzer
+#                      threads and buffer pool, the large ORT differential cases, the fuzzer;
+#                      not the two tests that fork while other threads are inside calls:
+#                      the sanitizer's allocator (GCC 12, Clang 14) takes no lock around
+#                      fork, so a child forked while another thread is in its malloc waits
+#                      forever on that thread's lock (seen 1 run in 11: the child's helper
+#                      blocked in __sanitizer::SizeClassAllocator64::GetFromAllocator).
+#                      glibc's malloc locks its arenas around fork; the plain run covers
+#                      both tests.
 #   thread:            the pool under concurrent calls, thread-count changes and helpers that
 #                      join late (no fork: ThreadSanitizer does not follow a forked child)
 set -euo pipefail
@@ -53,7 +60,9 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$PYTHON" -m pytest -q -p no:cacheprovider -p no:randomly \
     tests/test_native.py tests/test_kernels.py tests/test_kernel_description.py \
     tests/test_threads.py tests/test_buffers.py tests/test_ort_large.py tests/test_fuzz.py \
-    tests/test_layouts.py
+    tests/test_layouts.py \
+    --deselect tests/test_native.py::test_forked_child_runs_parallel_calls \
+    --deselect "tests/test_threads.py::test_fork_from_a_signal_handler_during_a_call_is_an_error_in_the_child"
 
 echo "test_sanitize: building with -fsanitize=thread"
 build thread -fsanitize=thread

@@ -17,7 +17,7 @@ from onnx_upsample._cli_files import (  # noqa: E402
     render,
     torch_indices,
 )
-from onnx_upsample._rules import nearest_indices  # noqa: E402
+from onnx_upsample._spec.rules import nearest_indices  # noqa: E402
 from onnx_upsample.cli import main  # noqa: E402
 
 

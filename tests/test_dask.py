@@ -323,13 +323,13 @@ def test_tasks_run_their_kernel_on_one_thread_unless_told(monkeypatch) -> None:
     x = np.random.default_rng(3).standard_normal((64, 96)).astype(np.float32)
     expected = upsample(x, [2, 1.5], "linear").tobytes()
     seen: list[int | None] = []
-    original = _kernels.run_window
+    original = _kernels.execute
 
     def spy(*args: object, **kwargs: object) -> None:
-        seen.append(kwargs.get("threads"))  # type: ignore[arg-type]
+        seen.append(args[3])  # type: ignore[arg-type]  # execute(call, x, out, threads, ...)
         original(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(_kernels, "run_window", spy)
+    monkeypatch.setattr(_kernels, "execute", spy)
     lazy = oud.upsample(da.from_array(x, chunks=32), [2, 1.5], "linear")
     assert lazy.compute().tobytes() == expected
     assert seen and set(seen) == {1}

@@ -15,9 +15,9 @@ import pytest
 import onnx_upsample
 from onnx_upsample import _kernels as kernels
 from onnx_upsample import upsample
-from onnx_upsample._dtypes import element_type
 from onnx_upsample._kernels import _compiled, _native
 from onnx_upsample._kernels._tables import Window
+from onnx_upsample._spec.call import check_call
 
 GATHER, BLEND, COPY = _native.AXIS_GATHER, _native.AXIS_BLEND, _native.AXIS_COPY
 
@@ -120,11 +120,8 @@ def test_indices_are_clamped_into_the_input_window() -> None:
 
 
 def _linear_kernel(shape: tuple[int, ...], scales: list[float]) -> kernels.Launcher:
-    f32 = tuple(np.float32(s) for s in scales)
-    out_shape = onnx_upsample.output_shape(shape, scales)
-    dtype = np.dtype(np.float32)
-    return kernels.launcher.__wrapped__(shape, out_shape, f32, "linear", element_type(dtype),
-                                        dtype, Window.whole(out_shape), shape, 2)
+    _, call, _ = check_call(np.empty(shape, np.float32), scales, "linear", None)
+    return kernels.launcher.__wrapped__(call, Window.whole(call.out_shape), shape, 2)
 
 
 def test_prepared_kernels_refuse_wrong_buffer_sizes() -> None:

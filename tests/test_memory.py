@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import onnx_upsample
-from onnx_upsample import UpsampleError, _validate
+from onnx_upsample import UpsampleError, _resources
 from onnx_upsample._kernels import _compiled, _layout
 
 CHILD = """
@@ -68,8 +68,8 @@ def test_working_memory_is_a_small_fraction_of_the_output(shape, scales, mode, d
 
 def test_working_memory_bounds_cover_the_kernels_scratch() -> None:
     per_thread = _layout.LINEAR_SCRATCH_BYTES + 8 * _compiled.MAX_GATHER_SEGMENT
-    assert _validate.KERNEL_WORKING_BYTES_PER_THREAD >= per_thread
-    assert _validate.KERNEL_WORKING_BYTES >= _compiled.HALF_SCRATCH_BYTES
+    assert _resources.KERNEL_WORKING_BYTES_PER_THREAD >= per_thread
+    assert _resources.KERNEL_WORKING_BYTES >= _compiled.HALF_SCRATCH_BYTES
 
 
 def test_working_memory_is_counted_before_allocating(monkeypatch) -> None:
@@ -79,8 +79,8 @@ def test_working_memory_is_counted_before_allocating(monkeypatch) -> None:
     contiguous = np.ascontiguousarray(x)
     out_bytes = 2048 * 1024 * 4
     threads = onnx_upsample._threads.threads_for_call()
-    limit = out_bytes + _validate.kernel_working_bytes(contiguous, threads) + x.nbytes // 2
-    monkeypatch.setattr(_validate, "memory_limit", lambda: (limit, "a test limit"))
+    limit = out_bytes + _resources.kernel_working_bytes(contiguous, threads) + x.nbytes // 2
+    monkeypatch.setattr(_resources, "memory_limit", lambda: (limit, "a test limit"))
     with pytest.raises(UpsampleError, match=r"plus .* of working memory, more than a test"):
         onnx_upsample.upsample(x, [2, 2])
     assert onnx_upsample.upsample(contiguous, [2, 2]).shape == (2048, 1024)

@@ -37,7 +37,7 @@ from onnx_upsample import _kernels as kernels
 from onnx_upsample import _threads, upsample
 from onnx_upsample._kernels import _compiled, _layout
 from onnx_upsample._kernels._layout import Layout
-from onnx_upsample._rules import nearest_indices
+from onnx_upsample._spec.rules import nearest_indices
 
 THREADS = 2
 

@@ -1,7 +1,7 @@
 """Hand-computed cases for the per-axis rules (docs/semantics.md §2; docs/peers.md §1-3).
 
 Both sets of rules are checked against the same expectations: the vectorised ones of the fast
-path (``onnx_upsample._rules``) and the scalar ones of the slow reference
+path (``onnx_upsample._spec.rules``) and the scalar ones of the slow reference
 (``onnx_upsample.reference``). Every expected value below comes from the documentation (the
 peers' measured ORT 1.32 values) or is derived by hand from the contract's formulas, never from
 the library's own output.
@@ -15,8 +15,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from onnx_upsample import _rules as fast
 from onnx_upsample import reference as ref
+from onnx_upsample._spec import rules as fast
 
 f32 = np.float32
 

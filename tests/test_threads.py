@@ -107,20 +107,17 @@ def test_the_kernels_cap_a_huge_thread_count_themselves() -> None:
     """Whatever count reaches the compiled pool (Python already caps it), the pool starts
     at most MAX_THREADS threads, and the result is right."""
     x = np.arange(64 * 256 * 256, dtype=np.float32).reshape(64, 256, 256)
-    from onnx_upsample import _dtypes
     from onnx_upsample._kernels import Window, _layout, launcher
+    from onnx_upsample._spec.call import check_call
 
-    out_shape = onnx_upsample.output_shape(x.shape, [1, 2, 2])
-    scales = tuple(np.float32(s) for s in (1, 2, 2))
+    _, call, _ = check_call(x, [1, 2, 2], "nearest", None)
     share = _layout.MIN_SHARE_WORK
     try:
         _layout.MIN_SHARE_WORK = 1  # as many work items as threads could want
-        launch = launcher.__wrapped__(x.shape, out_shape, scales, "nearest",
-                                      _dtypes.element_type(x.dtype), x.dtype,
-                                      Window.whole(out_shape), x.shape, 1000)
+        launch = launcher.__wrapped__(call, Window.whole(call.out_shape), x.shape, 1000)
     finally:
         _layout.MIN_SHARE_WORK = share
-    out = np.empty(out_shape, np.float32)
+    out = np.empty(call.out_shape, np.float32)
     launch(x, out, 100_000)
     assert np.array_equal(out, upsample(x, [1, 2, 2]))
 

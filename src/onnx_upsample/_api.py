@@ -4,22 +4,23 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
 
 from ._buffers import new_output
 from ._errors import UpsampleError, UpsampleWarning
+from ._resources import check_fits_in_memory, kernel_working_bytes
+from ._spec.call import Call, check_call, scales_of, shape_of
 from ._threads import threads_for_call
-from ._validate import Plan, make_plan, scales_of, shape_of
 
 __all__ = ["output_shape", "upsample"]
 
-# A call's checked form, remembered by (x's shape and type, mode, threads, scales as given):
-# a repeated call skips the argument checks and the kernel's preparation, straight to the kernel.
+# A call's checked form and its kernel, remembered by the arguments as given (x's shape and
+# type, mode, threads, scales): a repeated call skips the argument checks, straight to the
+# kernel the kernels' own cache prepared.
 Launch = Callable[[np.ndarray, np.ndarray, int], None]
-_PREPARED: dict[tuple[object, ...], tuple[Plan, str | None, Launch]] = {}
+_PREPARED: dict[tuple[object, ...], tuple[Call, str | None, Launch]] = {}
 MAX_PREPARED = 256
 
 
@@ -41,21 +42,20 @@ def _key(x: object, scales: object, mode: object, threads: int) -> tuple[object,
     return key
 
 
-def _out_fits(out: object, plan: Plan, x: np.ndarray) -> bool:
+def _out_fits(out: object, call: Call, x: np.ndarray) -> bool:
     """What check_out checks, quickly; any doubt goes to check_out for the exact error."""
-    return (type(out) is np.ndarray and out.shape == plan.out_shape
-            and out.dtype == plan.out_dtype and out.flags.c_contiguous
+    return (type(out) is np.ndarray and out.shape == call.out_shape
+            and out.dtype == call.out_dtype and out.flags.c_contiguous
             and out.flags.writeable and out.flags.aligned and not np.may_share_memory(out, x))
 
 
-def _prepare(plan: Plan, threads: int) -> Launch | None:
-    """The kernel call of a checked plan, or None when the plan is a copy or empty."""
-    if plan.no_resize or 0 in plan.out_shape:
+def _prepare(call: Call, threads: int) -> Launch | None:
+    """The kernel of a checked call, or None when the call is a copy or empty."""
+    if call.no_resize or 0 in call.out_shape:
         return None
     from ._kernels import Window, launcher  # the compiled kernels load on first use
 
-    return launcher(plan.x.shape, plan.out_shape, plan.scales, plan.mode, plan.etype,
-                    plan.x.dtype, Window.whole(plan.out_shape), plan.x.shape, threads)
+    return launcher(call, Window.whole(call.out_shape), call.in_shape, threads)
 
 
 def upsample(
@@ -119,23 +119,24 @@ def upsample(
         result = new_output(checked.out_shape, checked.out_dtype) if out is None else out
         known(x, result, threads)  # type: ignore[arg-type]
         return result
-    plan, warning = make_plan(x, scales, mode, out)
-    launch = _prepare(plan, threads)
+    array, call, warning = check_call(x, scales, mode, out)
+    if out is None:
+        check_fits_in_memory(call.out_shape, call.out_dtype.itemsize,
+                             working_bytes=kernel_working_bytes(array, threads))
+    launch = _prepare(call, threads)
     if key is not None and launch is not None:
         if len(_PREPARED) >= MAX_PREPARED:
             _PREPARED.clear()
-        # the memo keeps no input alive: its plan holds an empty stand-in for x
-        stand_in = np.empty((0,), plan.x.dtype)
-        _PREPARED[key] = (replace(plan, x=stand_in), warning, launch)
+        _PREPARED[key] = (call, warning, launch)  # keeps no input alive: a call holds no data
     if warning is not None:
         warnings.warn(warning, UpsampleWarning, stacklevel=2)
-    result = new_output(plan.out_shape, plan.out_dtype) if out is None else out
+    result = new_output(call.out_shape, call.out_dtype) if out is None else out
     # a subclass (numpy.matrix...) is written as the plain array it is, not by its methods
     target = result if type(result) is np.ndarray else result.view(np.ndarray)
-    if plan.no_resize:
-        np.copyto(target, plan.x)
+    if call.no_resize:
+        np.copyto(target, array)
     elif launch is not None:  # None: an empty output, nothing to write
-        launch(plan.x, target, threads)
+        launch(array, target, threads)
     return result
 
 

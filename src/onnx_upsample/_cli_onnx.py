@@ -374,7 +374,7 @@ def _check_tensor_sizes(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) ->
     inputs cannot fit in the memory this process may use (shapes as ORT makes them)."""
     import onnx
 
-    from ._validate import _format_bytes, memory_limit
+    from ._resources import format_bytes, memory_limit
     from .onnx import infer_shapes
 
     available, source = memory_limit()
@@ -407,8 +407,8 @@ def _check_tensor_sizes(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) ->
         if n_bytes > available:
             raise _BadInputError(
                 f"running the model needs tensor {value.name!r} of shape {tuple(dims)}, "
-                f"which takes {_format_bytes(n_bytes)}, more than {source} "
-                f"({_format_bytes(available)}); give smaller inputs with --input"
+                f"which takes {format_bytes(n_bytes)}, more than {source} "
+                f"({format_bytes(available)}); give smaller inputs with --input"
             )
 
 

@@ -297,7 +297,7 @@ def apply(
         hold; nothing is left at ``output_path`` then.
     """
     from ._api import output_shape
-    from ._validate import mode_of
+    from ._spec.modes import mode_of
 
     mode_of(mode)  # a wrong mode is reported before any file is opened
     out_kind = kind_of(output_path, "output")
@@ -341,7 +341,7 @@ def check_resources(
     """Refuse, before anything is read or written, an output that cannot fit: on the disk
     that will hold it (free space as statvfs reports it; a compressed zarr store is counted
     uncompressed) and, when it is computed whole, in the memory this process may use."""
-    from ._validate import _format_bytes, check_fits_in_memory
+    from ._resources import check_fits_in_memory, format_bytes
 
     n_bytes = math.prod(out_shape) * dtype.itemsize
     folder = Path(output_path).resolve().parent
@@ -354,7 +354,7 @@ def check_resources(
     if free is not None and n_bytes > free:
         raise UpsampleError(
             f"output {output_path!r} would have shape {out_shape} ({dtype.name}) and take "
-            f"{_format_bytes(n_bytes)}, more than the {_format_bytes(free)} free on its disk; "
+            f"{format_bytes(n_bytes)}, more than the {format_bytes(free)} free on its disk; "
             "use smaller scales or write it where there is room"
         )
     if in_memory:
@@ -373,7 +373,7 @@ def _lazy(
 
     from . import dask as ou_dask
     from ._api import output_shape
-    from ._validate import scales_of
+    from ._spec.call import scales_of
 
     out_shape = output_shape(source.shape, scales)
     checked = scales_of(list(scales), tuple(source.shape))  # float32, as ONNX stores them

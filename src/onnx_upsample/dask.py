@@ -30,19 +30,14 @@ from dask.array.core import normalize_chunks
 from dask.highlevelgraph import HighLevelGraph
 from dask.tokenize import tokenize
 
-from ._dtypes import ElementType, element_type
 from ._errors import UpsampleError, UpsampleWarning
-from ._rules import nearest_indices
+from ._resources import check_fits_in_memory
+from ._spec.call import Call, describe_call, scale_values
+from ._spec.dtypes import check_mode_defined, element_type
+from ._spec.modes import mode_of
+from ._spec.rules import nearest_indices
 from ._threads import _check as _check_threads
-from ._validate import (
-    Mode,
-    _scale_values,
-    check_fits_in_memory,
-    check_interpolated_count,
-    mode_of,
-    scales_of,
-    shape_of,
-)
+from ._threads import threads_for_call
 
 __all__ = ["upsample"]
 
@@ -130,14 +125,10 @@ def upsample(
                 "shape and dtype, such as a numpy or zarr array)"
             )
         array = _as_dask(array)
-    values = _scale_values(scales)  # kinds first, as the in-memory call (docs/semantics.md §2)
+    values = scale_values(scales)  # kinds first, as the in-memory call (docs/semantics.md §2)
     task_threads = _check_threads(threads, "threads")
     canonical_mode, warning = mode_of(mode)
-    etype = element_type(array.dtype)
-    if canonical_mode == "linear" and not etype.linear_ok:
-        raise UpsampleError(
-            f"mode 'linear' is not defined for element type {etype.name}; use mode='nearest'"
-        )
+    check_mode_defined(canonical_mode, element_type(array.dtype))
     in_shape = array.shape
     if any(math.isnan(n) for n in in_shape) or any(
         math.isnan(c) for axis in array.chunks for c in axis
@@ -146,23 +137,15 @@ def upsample(
             f"array has unknown chunk sizes (shape {in_shape}); call "
             "array.compute_chunk_sizes() first"
         )
-    in_shape = tuple(int(n) for n in in_shape)
-    f32_scales = scales_of(values, in_shape)
-    if canonical_mode == "linear":
-        check_interpolated_count(f32_scales)
-    out_shape = shape_of(in_shape, f32_scales)
+    call = describe_call(values, canonical_mode, array.dtype, tuple(int(n) for n in in_shape))
     if warning is not None:
         warnings.warn(warning, UpsampleWarning, stacklevel=2)
-    plan = _Plan(
-        in_shape, out_shape, f32_scales, canonical_mode, etype,
-        array.dtype.newbyteorder("="), out_shape == in_shape, task_threads,
-    )
-    out_chunks = _output_chunks(plan, array.chunks, chunks)
+    out_chunks = _output_chunks(call, array.chunks, chunks)
     # each task holds one output chunk (and its input window) in memory
     largest = tuple(max(axis, default=0) for axis in out_chunks)
-    check_fits_in_memory(largest, plan.out_dtype.itemsize, "the largest output chunk",
+    check_fits_in_memory(largest, call.out_dtype.itemsize, "the largest output chunk",
                          "pass smaller chunks= (e.g. chunks=256 or 'auto')")
-    return _build(array, plan, out_chunks)
+    return _build(array, call, out_chunks, task_threads)
 
 
 def _as_dask(array: Any) -> da.Array:
@@ -177,32 +160,18 @@ def _as_dask(array: Any) -> da.Array:
         return da.from_array(array, chunks=-1)
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """Everything a block task needs besides its window: the checked, global call."""
-
-    in_shape: tuple[int, ...]
-    out_shape: tuple[int, ...]
-    scales: tuple[np.float32, ...]
-    mode: Mode
-    etype: ElementType
-    out_dtype: np.dtype
-    no_resize: bool
-    threads: int = 1
-
-
 # --- output chunks -----------------------------------------------------------------------
 
 # More output chunks than this make a graph too large to build or schedule.
 MAX_CHUNKS = 10_000_000
 
 
-def default_chunks(plan: _Plan, in_chunks: Chunks) -> Chunks:
+def default_chunks(call: Call, in_chunks: Chunks) -> Chunks:
     """Output chunks that follow the input's chunk boundaries (see :func:`upsample`)."""
     return tuple(
-        _follow_axis(n_in, n_out, scale, axis_chunks, plan.no_resize)
+        _follow_axis(n_in, n_out, scale, axis_chunks, call.no_resize)
         for n_in, n_out, scale, axis_chunks in zip(
-            plan.in_shape, plan.out_shape, plan.scales, in_chunks, strict=True
+            call.in_shape, call.out_shape, call.scales, in_chunks, strict=True
         )
     )
 
@@ -236,13 +205,13 @@ def _follow_axis(
     return sizes or (n_out,)
 
 
-def _output_chunks(plan: _Plan, in_chunks: Chunks, chunks: Any) -> Chunks:
+def _output_chunks(call: Call, in_chunks: Chunks, chunks: Any) -> Chunks:
     given = chunks  # for messages: as the caller wrote it
-    default = default_chunks(plan, in_chunks)
+    default = default_chunks(call, in_chunks)
     if chunks is None:
         return default
     if isinstance(chunks, Mapping):
-        rank = len(plan.out_shape)
+        rank = len(call.out_shape)
         bad = [axis for axis in chunks if not isinstance(axis, int) or not -rank <= axis < rank]
         if bad:
             raise UpsampleError(
@@ -251,15 +220,15 @@ def _output_chunks(plan: _Plan, in_chunks: Chunks, chunks: Any) -> Chunks:
             )
         per_axis = {axis % rank: value for axis, value in chunks.items()}
         chunks = tuple(per_axis.get(axis, default[axis]) for axis in range(rank))
-    _check_chunk_count(plan.out_shape, chunks, given)
+    _check_chunk_count(call.out_shape, chunks, given)
     try:
         normalized = normalize_chunks(
-            chunks, plan.out_shape, dtype=plan.out_dtype, previous_chunks=default
+            chunks, call.out_shape, dtype=call.out_dtype, previous_chunks=default
         )
     except (ValueError, TypeError, NotImplementedError, ZeroDivisionError) as error:
         raise UpsampleError(
             f"chunks is {given!r}; expected output chunks dask accepts for shape "
-            f"{plan.out_shape} (an int >= 1, a tuple per axis, a dict or 'auto'): {error}"
+            f"{call.out_shape} (an int >= 1, a tuple per axis, a dict or 'auto'): {error}"
         ) from None
     return tuple(tuple(int(c) for c in axis) for axis in normalized)
 
@@ -307,7 +276,7 @@ class _AxisPart:
     block_starts: tuple[int, ...]
 
 
-def _axis_parts(plan: _Plan, in_chunks: Chunks, out_chunks: Chunks) -> list[list[_AxisPart]]:
+def _axis_parts(call: Call, in_chunks: Chunks, out_chunks: Chunks) -> list[list[_AxisPart]]:
     """For every axis, the :class:`_AxisPart` of each of its output chunks.
 
     The rules are separable (an axis's input range depends on that axis's output range only),
@@ -315,7 +284,7 @@ def _axis_parts(plan: _Plan, in_chunks: Chunks, out_chunks: Chunks) -> list[list
     """
     from ._kernels import Window, input_window  # lazy: loads the kernels only when used
 
-    rank = len(plan.out_shape)
+    rank = len(call.out_shape)
     parts: list[list[_AxisPart]] = []
     for axis in range(rank):
         in_offsets = [0, *itertools.accumulate(in_chunks[axis])]
@@ -323,9 +292,9 @@ def _axis_parts(plan: _Plan, in_chunks: Chunks, out_chunks: Chunks) -> list[list
         for out_start, out_stop in itertools.pairwise(
             [0, *itertools.accumulate(out_chunks[axis])]
         ):
-            if out_stop <= out_start or 0 in plan.out_shape:
+            if out_stop <= out_start or 0 in call.out_shape:
                 in_start = in_stop = 0  # an empty output block reads nothing
-            elif plan.no_resize:
+            elif call.no_resize:
                 in_start, in_stop = out_start, out_stop
             else:
                 # a window that is this chunk on `axis` and one element on every other axis
@@ -333,7 +302,7 @@ def _axis_parts(plan: _Plan, in_chunks: Chunks, out_chunks: Chunks) -> list[list
                 stops = [1] * rank
                 starts[axis], stops[axis] = out_start, out_stop
                 window = Window(tuple(starts), tuple(stops))
-                lo, hi = input_window(plan.in_shape, plan.out_shape, plan.scales, plan.mode,
+                lo, hi = input_window(call.in_shape, call.out_shape, call.scales, call.mode,
                                       window)
                 in_start, in_stop = lo[axis], hi[axis]
             blocks = tuple(
@@ -348,27 +317,27 @@ def _axis_parts(plan: _Plan, in_chunks: Chunks, out_chunks: Chunks) -> list[list
     return parts
 
 
-def _build(array: da.Array, plan: _Plan, out_chunks: Chunks) -> da.Array:
-    token = tokenize(array.name, [float(s) for s in plan.scales], plan.mode, out_chunks)
+def _build(array: da.Array, call: Call, out_chunks: Chunks, threads: int) -> da.Array:
+    token = tokenize(array.name, [float(s) for s in call.scales], call.mode, out_chunks)
     name = f"upsample-{token}"
-    parts = _axis_parts(plan, array.chunks, out_chunks)
+    parts = _axis_parts(call, array.chunks, out_chunks)
     layer: dict[Any, Any] = {}
     for block_index in itertools.product(*(range(len(c)) for c in out_chunks)):
         per_axis = tuple(parts[axis][i] for axis, i in enumerate(block_index))
         key = (name, *block_index)
         if any(p.out_stop == p.out_start for p in per_axis):
             shape = tuple(p.out_stop - p.out_start for p in per_axis)
-            layer[key] = Task(key, np.empty, shape, plan.out_dtype)
+            layer[key] = Task(key, np.empty, shape, call.out_dtype)
             continue
         refs = [
             TaskRef((array.name, *in_index))
             for in_index in itertools.product(*(p.blocks for p in per_axis))
         ]
-        layer[key] = Task(key, _compute_block, plan, per_axis, List(*refs))
+        layer[key] = Task(key, _compute_block, call, threads, per_axis, List(*refs))
     graph = HighLevelGraph.from_collections(
         name, layer, dependencies=[array]  # type: ignore[list-item]
     )
-    meta = np.empty((0,) * len(plan.out_shape), dtype=plan.out_dtype)
+    meta = np.empty((0,) * len(call.out_shape), dtype=call.out_dtype)
     return da.Array(graph, name, out_chunks, meta=meta)
 
 
@@ -399,19 +368,18 @@ def _input_slice(per_axis: tuple[_AxisPart, ...], pieces: list[np.ndarray]) -> n
 
 
 def _compute_block(
-    plan: _Plan, per_axis: tuple[_AxisPart, ...], pieces: list[np.ndarray]
+    call: Call, threads: int, per_axis: tuple[_AxisPart, ...], pieces: list[np.ndarray]
 ) -> np.ndarray:
     """One output chunk: exactly the values the whole-array call gives for that window."""
-    from ._kernels import Window, run_window
+    from ._kernels import Window, execute
 
     x_window = _input_slice(per_axis, [np.asarray(piece) for piece in pieces])
-    out = np.empty(tuple(p.out_stop - p.out_start for p in per_axis), dtype=plan.out_dtype)
-    if plan.no_resize:
+    out = np.empty(tuple(p.out_stop - p.out_start for p in per_axis), dtype=call.out_dtype)
+    if call.no_resize:
         out[...] = x_window
     elif out.size:
         window = Window(
             tuple(p.out_start for p in per_axis), tuple(p.out_stop for p in per_axis)
         )
-        run_window(x_window, plan.in_shape, plan.out_shape, plan.scales, plan.mode,
-                   plan.etype, window, out, threads=plan.threads)
+        execute(call, x_window, out, min(threads, threads_for_call()), window)
     return out

@@ -19,9 +19,10 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
-from ._dtypes import ElementType
 from ._errors import UpsampleWarning
-from ._validate import make_plan
+from ._resources import check_fits_in_memory
+from ._spec.call import check_call
+from ._spec.dtypes import ElementType
 
 __all__ = ["upsample"]
 
@@ -164,11 +165,11 @@ def upsample(
 
     Same arguments, result and errors as :func:`onnx_upsample.upsample` (without ``out``).
     """
-    plan, warning = make_plan(x, scales, mode, None)
+    source, call, warning = check_call(x, scales, mode, None)
+    check_fits_in_memory(call.out_shape, call.out_dtype.itemsize)
     if warning is not None:
         warnings.warn(warning, UpsampleWarning, stacklevel=2)
-    source = plan.x
-    f32_scales = plan.scales
+    f32_scales = call.scales
     shape = tuple(output_length(n, s) for n, s in zip(source.shape, f32_scales, strict=True))
     out = np.empty(shape, source.dtype.newbyteorder("="))
     if shape == source.shape:  # ORT's global no-resize rule: a copy, whatever the scales
@@ -178,11 +179,11 @@ def upsample(
         return out
     with np.errstate(all="ignore"):
         for o in itertools.product(*(range(n) for n in shape)):
-            if plan.mode == "nearest":
+            if call.mode == "nearest":
                 index = tuple(
                     nearest_index(o[a], source.shape[a], f32_scales[a]) for a in range(len(o))
                 )
                 out[o] = source[index]
             else:
-                out[o] = _linear_element(source, o, f32_scales, plan.etype)
+                out[o] = _linear_element(source, o, f32_scales, call.etype)
     return out

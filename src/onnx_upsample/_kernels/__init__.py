@@ -1,11 +1,11 @@
-"""Kernel dispatch: fill an output (or one window of it) for a checked call.
+"""The one entry into the kernels: fill an output, or one window of it, for a checked call.
 
-``launcher`` serves :func:`onnx_upsample.upsample` (the whole output is one window);
-``input_window`` and ``run_window`` serve the chunked path, which computes one output window
-at a time from the input window it needs.
-Both produce exactly the values of the whole-array call: the kernels compute every index
-from whole-axis output indices. Prepared kernel calls are cached per (shapes, scales, mode,
-type, window, threads), so a repeated call pays for its preparation once.
+:func:`execute` serves both :func:`onnx_upsample.upsample` (the whole output is one window)
+and the chunked path, which computes one output window at a time from the input slice
+:func:`input_window` names. Every window gets exactly the values of the whole-array call:
+the kernels compute every index from whole-axis output indices. :func:`launcher` is the one
+cache: a call's prepared kernel per (call, window, input slice shape, threads), so a
+repeated call pays for its preparation once.
 """
 
 from __future__ import annotations
@@ -14,16 +14,15 @@ import functools
 
 import numpy as np
 
-from .._dtypes import ElementType
-from .._rules import interpolated_axes
-from .._threads import threads_for_call
-from .._validate import Mode
+from .._spec.call import Call
+from .._spec.modes import Mode
+from .._spec.rules import interpolated_axes
 from . import _numpy
 from ._compiled import Launcher, prepare_linear, prepare_nearest
 from ._layout import Axis, Rule
 from ._tables import Window, linear_tables, nearest_tables
 
-__all__ = ["Launcher", "Window", "input_window", "launcher", "run_window"]
+__all__ = ["Launcher", "Window", "execute", "input_window", "launcher"]
 
 
 def input_window(
@@ -75,48 +74,28 @@ def _axes(
 
 
 @functools.lru_cache(maxsize=64)
-def launcher(
-    in_shape: tuple[int, ...],
-    out_shape: tuple[int, ...],
-    scales: tuple[np.float32, ...],
-    mode: Mode,
-    etype: ElementType,
-    dtype: np.dtype,
-    window: Window,
-    window_shape: tuple[int, ...],
-    threads: int,
-) -> Launcher:
-    """The prepared kernel call for a window (cached: it holds no table that grows with
-    the output, only the window's description)."""
-    dtype = dtype.newbyteorder("=")
-    if mode == "nearest" and etype.name == "object":
+def launcher(call: Call, window: Window, window_shape: tuple[int, ...], threads: int) -> Launcher:
+    """The prepared kernel for output ``window`` of ``call``, reading an input slice of
+    ``window_shape`` (cached: it holds no table that grows with the output, only the
+    window's description)."""
+    if call.mode == "nearest" and call.etype.name == "object":
         # references: numpy gathers them (the C kernels copy bytes)
-        return lambda x, out, threads: _numpy.nearest(x, out, in_shape, out_shape, scales,
-                                                       window)
-    axes = _axes(in_shape, out_shape, scales, mode, window, window_shape)
-    if mode == "nearest":
-        return prepare_nearest(window_shape, axes, dtype, threads)
-    return prepare_linear(window_shape, axes, dtype, etype, threads)
+        return lambda x, out, threads: _numpy.nearest(
+            x, out, call.in_shape, call.out_shape, call.scales, window)
+    axes = _axes(call.in_shape, call.out_shape, call.scales, call.mode, window, window_shape)
+    if call.mode == "nearest":
+        return prepare_nearest(window_shape, axes, call.out_dtype, threads)
+    return prepare_linear(window_shape, axes, call.out_dtype, call.etype, threads)
 
 
-def run_window(
-    x_window: np.ndarray,
-    in_shape: tuple[int, ...],
-    out_shape: tuple[int, ...],
-    scales: tuple[np.float32, ...],
-    mode: Mode,
-    etype: ElementType,
-    window: Window,
-    out: np.ndarray,
-    threads: int | None = None,
+def execute(
+    call: Call, x: np.ndarray, out: np.ndarray, threads: int, window: Window | None = None
 ) -> None:
-    """Fill ``out`` (the output ``window``) from ``x_window``, the slice given by
-    :func:`input_window` for that window, on ``threads`` threads (default: the configured
-    count). Arguments must already be checked.
-    """
+    """Fill ``out`` with output ``window`` of ``call`` (default: the whole output) from
+    ``x``, the input slice :func:`input_window` names for that window (the whole input for
+    the whole output), on ``threads`` threads. ``call`` must not be a no-resize copy."""
     if out.size == 0:
         return
-    threads = threads_for_call() if threads is None else min(threads, threads_for_call())
-    launch = launcher(in_shape, out_shape, scales, mode, etype, x_window.dtype, window,
-                      x_window.shape, threads)
-    launch(x_window, out, threads)
+    if window is None:
+        window = Window.whole(call.out_shape)
+    launcher(call, window, x.shape, threads)(x, out, threads)

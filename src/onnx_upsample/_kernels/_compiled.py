@@ -21,8 +21,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._dtypes import ElementType
 from .._errors import UpsampleError
+from .._spec.dtypes import ElementType
 from . import _native
 from ._layout import Axis, Layout, axis_fields, blend_taps, describe_axes, element_axis, plan_layout
 

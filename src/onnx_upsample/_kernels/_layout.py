@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._rules import MAX_DIM, linear_taps
+from .._spec.rules import MAX_DIM, linear_taps
 
 # A trailing run of unchanged axes at least this long is streamed as the row itself;
 # shorter runs (RGB channels, complex parts) ride along each position of the row axis.

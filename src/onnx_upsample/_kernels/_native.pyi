@@ -11,6 +11,17 @@ AXIS_BLEND: int
 ROW_COPY: int
 ROW_REPEAT: int
 ROW_GATHER: int
+T_INT8: int
+T_UINT8: int
+T_INT16: int
+T_UINT16: int
+T_INT32: int
+T_FLOAT32: int
+T_HALF: int
+T_INT64: int
+T_UINT64: int
+T_UINT32: int
+T_FLOAT64: int
 
 class Kernel:
     def __call__(self, x: np.ndarray, out: np.ndarray, threads: int, row_base: int = 0,

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .._rules import IndexArray, nearest_indices
+from .._spec.rules import IndexArray, nearest_indices
 from ._tables import Window
 
 BLOCK_ELEMENTS = 1 << 16

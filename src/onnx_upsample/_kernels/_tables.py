@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._rules import IndexArray, WeightArray, interpolated_axes, linear_taps, nearest_indices
+from .._spec.rules import IndexArray, WeightArray, interpolated_axes, linear_taps, nearest_indices
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._api import output_shape
-from .._rules import ort_linear_axes
+from .._spec.rules import ort_linear_axes
 
 #: Bumped whenever a case is added, removed or changes its data; IDs never change meaning.
 SUITE_VERSION = "1.0"

@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._dtypes import ElementType, element_type
 from .._errors import UpsampleError
-from .._rules import interpolated_axes
+from .._spec.dtypes import ElementType, element_type
+from .._spec.rules import interpolated_axes
 from ._grade import equal_elements, max_ulp
 
 __all__ = ["Convention", "Explanation", "conventions", "explain"]

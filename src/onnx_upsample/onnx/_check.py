@@ -10,7 +10,7 @@ import numpy as np
 from onnx import ModelProto, TensorProto, TypeProto
 
 from .._errors import UpsampleError
-from .._rules import ort_linear_axes
+from .._spec.rules import ort_linear_axes
 from ._graphs import ModelLike, default_opset, is_upsample, model_of, node_label
 from ._infer import infer_shapes, output_type, rank_of, site_type_maps
 from ._node import UpsampleNode, describe

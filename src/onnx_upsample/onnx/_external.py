@@ -98,20 +98,20 @@ def check_locations(model: onnx.ModelProto, base: str) -> int:
 
 def load(path: str, which: Which = "small") -> onnx.ModelProto:
     """Read the model at ``path`` safely; load its small external tensors, or all of them."""
-    from .._validate import _format_bytes, memory_limit
+    from .._resources import format_bytes, memory_limit
 
     size = os.path.getsize(path)
     available, source = memory_limit()
     if size > PROTOBUF_LIMIT:
-        raise UpsampleError(f"{path!r} is {_format_bytes(size)}, beyond protobuf's 2 GiB: an "
+        raise UpsampleError(f"{path!r} is {format_bytes(size)}, beyond protobuf's 2 GiB: an "
                             "ONNX file that large must keep its tensors as external data")
     if available is not None and size > available:
-        raise UpsampleError(f"{path!r} is {_format_bytes(size)}, more than {source}")
+        raise UpsampleError(f"{path!r} is {format_bytes(size)}, more than {source}")
     model = onnx.load(path, load_external_data=False)
     base = os.path.dirname(os.path.abspath(path))
     total = check_locations(model, base)
     if which == "all" and available is not None and total > available:
-        raise UpsampleError(f"{path!r} stores {_format_bytes(total)} of tensors beside it, "
+        raise UpsampleError(f"{path!r} stores {format_bytes(total)} of tensors beside it, "
                             f"more than {source}; it cannot be run in memory")
     for tensor in external_tensors(model):
         if which == "all" or _nbytes(tensor, ExternalDataInfo(tensor)) <= SMALL_TENSOR_BYTES:

@@ -18,7 +18,8 @@ import onnx
 from onnx import AttributeProto
 
 from .._errors import UpsampleError
-from .._validate import LEGACY_LINEAR_NAMES, scale_value_problems
+from .._spec.call import scale_value_problems
+from .._spec.modes import LEGACY_LINEAR_NAMES
 from ._graphs import Scope
 from ._versions import VERSIONS, form_of_opset, version_for_opset
 

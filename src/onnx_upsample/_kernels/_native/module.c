@@ -206,7 +206,18 @@ PyMODINIT_FUNC PyInit__native(void)
         || PyModule_AddIntConstant(module, "AXIS_BLEND", AXIS_BLEND) < 0
         || PyModule_AddIntConstant(module, "ROW_COPY", ROW_COPY) < 0
         || PyModule_AddIntConstant(module, "ROW_REPEAT", ROW_REPEAT) < 0
-        || PyModule_AddIntConstant(module, "ROW_GATHER", ROW_GATHER) < 0) {
+        || PyModule_AddIntConstant(module, "ROW_GATHER", ROW_GATHER) < 0
+        || PyModule_AddIntConstant(module, "T_INT8", T_INT8) < 0
+        || PyModule_AddIntConstant(module, "T_UINT8", T_UINT8) < 0
+        || PyModule_AddIntConstant(module, "T_INT16", T_INT16) < 0
+        || PyModule_AddIntConstant(module, "T_UINT16", T_UINT16) < 0
+        || PyModule_AddIntConstant(module, "T_INT32", T_INT32) < 0
+        || PyModule_AddIntConstant(module, "T_FLOAT32", T_FLOAT32) < 0
+        || PyModule_AddIntConstant(module, "T_HALF", T_HALF) < 0
+        || PyModule_AddIntConstant(module, "T_INT64", T_INT64) < 0
+        || PyModule_AddIntConstant(module, "T_UINT64", T_UINT64) < 0
+        || PyModule_AddIntConstant(module, "T_UINT32", T_UINT32) < 0
+        || PyModule_AddIntConstant(module, "T_FLOAT64", T_FLOAT64) < 0) {
         Py_DECREF(module);
         return NULL;
     }

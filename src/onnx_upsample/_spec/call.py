@@ -1,7 +1,10 @@
-"""Argument checks of ``upsample`` (docs/semantics.md §3): everything is checked before allocation.
+"""The checked call of ONNX ``Upsample``: every argument check, in the order of
+docs/semantics.md §3, with every message, before anything is allocated.
 
 Wrong kinds of argument raise ``TypeError``; wrong values raise :class:`UpsampleError` with a
-message that names the argument, the value, what was expected and the fix.
+message that names the argument, the value, what was expected and the fix. A :class:`Call`
+is what the checks produce: shapes, float32 scales, canonical mode and element type, no data;
+the kernels, the chunked path and the reference all start from it.
 """
 
 from __future__ import annotations
@@ -9,58 +12,41 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-from ._dtypes import ElementType, element_type
-from ._errors import UpsampleError
-from ._rules import MAX_DIM, interpolated_axes, output_size
-from ._threads import threads_for_call
-
-Mode = Literal["nearest", "linear"]
-MODES: tuple[Mode, ...] = ("nearest", "linear")
-LEGACY_LINEAR_NAMES = ("bilinear", "trilinear")
+from .._errors import UpsampleError
+from .dtypes import ElementType, check_mode_defined, element_type
+from .modes import Mode, mode_of
+from .rules import MAX_DIM, interpolated_axes, output_size
 
 
 @dataclass(frozen=True)
-class Plan:
-    """A fully checked call: the input, float32 scales, mode, and the output's shape/type."""
+class Call:
+    """A fully checked call: shapes, float32 scales, canonical mode, element types.
 
-    x: np.ndarray
+    Holds no data, so it is hashable and small: the kernels cache their preparation by it,
+    and the chunked path ships it to every task.
+    """
+
+    in_shape: tuple[int, ...]
     scales: tuple[np.float32, ...]
     mode: Mode
     etype: ElementType
     out_shape: tuple[int, ...]
-    out_dtype: np.dtype
+    out_dtype: np.dtype  # x's dtype in native byte order
 
     @property
     def no_resize(self) -> bool:
         """ORT's global rule: when no axis changes length, the output is a copy of x."""
-        return self.out_shape == self.x.shape
+        return self.out_shape == self.in_shape
 
 
-def mode_of(mode: object) -> tuple[Mode, str | None]:
-    """Canonical mode name and, for a legacy alias, the warning to give."""
-    if isinstance(mode, str) and mode in MODES:
-        return mode, None
-    if isinstance(mode, str) and mode in LEGACY_LINEAR_NAMES:
-        return "linear", (
-            f"mode {mode!r} is a legacy name of 'linear' (written by old exporters); "
-            "it runs as 'linear'; write mode='linear'"
-        )
-    raise UpsampleError(
-        f"mode is {mode!r}; expected 'nearest' or 'linear' (exact, lower case; 'bilinear' and "
-        "'trilinear' are accepted as 'linear'); cubic and other modes are Resize's, not "
-        "Upsample's"
-    )
-
-
-def _scale_values(scales: object) -> list[float | int]:
+def scale_values(scales: object) -> list[float | int]:
     """Flatten ``scales`` to Python floats, rejecting anything that is not a real number."""
     expected = "expected a sequence or array of numbers, one per axis of x"
     if scales is None or isinstance(scales, str | bytes):
@@ -90,7 +76,7 @@ def scales_of(
     scales: object, shape: tuple[int, ...], subject: str = "x"
 ) -> tuple[np.float32, ...]:
     """Check ``scales`` against x's shape and convert them to float32 as ONNX stores them."""
-    values = _scale_values(scales)
+    values = scale_values(scales)
     if len(values) != len(shape):
         raise UpsampleError(
             f"scales has {len(values)} value(s) {values} but {subject} has rank {len(shape)} "
@@ -139,81 +125,6 @@ def shape_of(shape: tuple[int, ...], scales: tuple[np.float32, ...]) -> tuple[in
                 f"{MAX_DIM} (2**63-1); use a smaller scale"
             )
     return result
-
-
-CGROUP_MEMORY_MAX = "/sys/fs/cgroup/memory.max"  # cgroup v2; v1 below
-CGROUP_V1_MEMORY_LIMIT = "/sys/fs/cgroup/memory/memory.limit_in_bytes"
-
-
-def _physical_memory() -> int | None:
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, ValueError, OSError):  # pragma: no cover - non-POSIX
-        return None
-
-
-def _cgroup_memory() -> int | None:
-    for path in (CGROUP_MEMORY_MAX, CGROUP_V1_MEMORY_LIMIT):
-        try:
-            with open(path) as f:
-                text = f.read().strip()
-        except OSError:
-            continue
-        if text.isdigit():
-            return int(text)
-    return None
-
-
-def memory_limit() -> tuple[int | None, str]:
-    """The memory this process may use, and what sets it: the smaller of the machine's
-    physical memory and its cgroup's limit (not the momentarily free memory)."""
-    physical, cgroup = _physical_memory(), _cgroup_memory()
-    if cgroup is not None and (physical is None or cgroup < physical):
-        return cgroup, "this process's cgroup memory limit"
-    return physical, "this machine's memory"
-
-
-def _format_bytes(n: int) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
-        if n < 1024 or unit == "EiB":
-            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    raise AssertionError("unreachable")
-
-
-# What one call of the kernels may need besides its output: per thread, a linear scratch
-# (_kernels._layout.LINEAR_SCRATCH_BYTES) and a gathered row's positions
-# (_kernels._compiled.MAX_GATHER_SEGMENT entries), and once the float32 piece of a
-# float16/bfloat16 result (_kernels._compiled.HALF_SCRATCH_BYTES); a test holds these
-# bounds together. Nothing the kernels use grows with the output.
-KERNEL_WORKING_BYTES_PER_THREAD = 3 << 20
-KERNEL_WORKING_BYTES = 4 << 20
-
-
-def kernel_working_bytes(x: np.ndarray, threads: int) -> int:
-    """Memory a call on ``x`` may need besides its output: the kernels' scratch, and a
-    contiguous native-order copy of ``x`` when it is not one already."""
-    copy = 0 if (x.flags.c_contiguous and x.flags.aligned and x.dtype.isnative) else x.nbytes
-    return copy + KERNEL_WORKING_BYTES + threads * KERNEL_WORKING_BYTES_PER_THREAD
-
-
-def check_fits_in_memory(
-    shape: tuple[int, ...], itemsize: int, what: str = "the output",
-    fix: str = "use smaller scales, or onnx_upsample.dask.upsample for arrays beyond memory",
-    working_bytes: int = 0,
-) -> None:
-    """Refuse an array (plus ``working_bytes`` needed alongside it) larger than the memory
-    this process may use (physical memory or the cgroup limit) before numpy tries to
-    allocate it."""
-    n_bytes = math.prod(shape) * itemsize
-    available, source = memory_limit()
-    if available is not None and n_bytes + working_bytes > available:
-        working = (f" plus {_format_bytes(working_bytes)} of working memory"
-                   if working_bytes else "")
-        raise UpsampleError(
-            f"{what} would have shape {shape} and take {_format_bytes(n_bytes)}{working}, "
-            f"more than {source} ({_format_bytes(available)}); {fix}"
-        )
 
 
 def _is_masked(array: object) -> bool:
@@ -282,34 +193,38 @@ def _checked_scales_and_shape(
     return f32_scales, shape_of(shape, f32_scales)
 
 
-def make_plan(x: object, scales: object, mode: object, out: object) -> tuple[Plan, str | None]:
-    """Check every argument in the order of docs/semantics.md; return the plan and any
-    warning to give."""
+def describe_call(
+    values: list[float | int], mode: Mode, dtype: np.dtype, shape: tuple[int, ...]
+) -> Call:
+    """The checks after the kinds: element type for the mode, scales, output shape."""
+    etype = element_type(dtype)
+    check_mode_defined(mode, etype)
+    f32_scales, out_shape = _checked_scales_and_shape(tuple(values), shape)
+    if mode == "linear":
+        check_interpolated_count(f32_scales)
+    return Call(shape, f32_scales, mode, etype, out_shape, dtype.newbyteorder("="))
+
+
+def check_call(
+    x: object, scales: object, mode: object, out: object
+) -> tuple[np.ndarray, Call, str | None]:
+    """Check every argument of ``upsample`` in the order of docs/semantics.md §3; return x as
+    an array, the call and any warning to give. The last check, whether a new output fits
+    in memory, is the caller's (it knows the kernels' working memory):
+    :func:`onnx_upsample._resources.check_fits_in_memory`."""
     if x is None:
         raise TypeError("x is None; expected an array (anything numpy.asarray accepts)")
     if _is_masked(x):
         raise TypeError("x is a masked array; ONNX tensors have no mask and it would be "
                         "dropped silently: pass x.filled(value) or x.data")
     # kinds first: scales that are not numbers are a TypeError whatever else is wrong
-    values = _scale_values(scales)
+    values = scale_values(scales)
     canonical_mode, warning = mode_of(mode)
     try:
         array = np.asarray(x)
     except (ValueError, TypeError) as error:
         raise UpsampleError(f"x cannot be read as an array: {error}") from None
-    etype = element_type(array.dtype)
-    if canonical_mode == "linear" and not etype.linear_ok:
-        raise UpsampleError(
-            f"mode 'linear' is not defined for element type {etype.name}; use mode='nearest'"
-        )
-    f32_scales, out_shape = _checked_scales_and_shape(tuple(values), array.shape)
-    if canonical_mode == "linear":
-        check_interpolated_count(f32_scales)
-    out_dtype = array.dtype.newbyteorder("=")
-    if out is None:
-        check_fits_in_memory(out_shape, out_dtype.itemsize,
-                             working_bytes=kernel_working_bytes(array, threads_for_call()))
-    else:
-        check_out(out, out_shape, out_dtype, array)
-    plan = Plan(array, f32_scales, canonical_mode, etype, out_shape, out_dtype)
-    return plan, warning
+    call = describe_call(values, canonical_mode, array.dtype, array.shape)
+    if out is not None:
+        check_out(out, call.out_shape, call.out_dtype, array)
+    return array, call, warning

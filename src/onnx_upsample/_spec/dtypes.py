@@ -1,0 +1,132 @@
+"""Element types of ONNX ``Upsample``: one table, one row per type (numpy only).
+
+ONNX allows 15 element types for Upsample-7/9/10; onnx-upsample also runs bfloat16
+(``ml_dtypes``), numpy ``str``/``bytes`` arrays and object arrays (ONNX strings). Each row
+says how numpy names the type, how ONNX names it, which real type linear mode accumulates
+in (none: linear is not defined), how many real parts an element has, which element code
+the compiled linear kernel reads it as, and whether onnxruntime 1.32 has a kernel for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._errors import UpsampleError
+
+
+@dataclass(frozen=True)
+class ElementType:
+    """What onnx-upsample knows about one element type.
+
+    Attributes
+    ----------
+    name : str
+        Canonical name: ``float32``, ``bfloat16``, ``str``, ``object``...
+    onnx : str or None
+        The ONNX type string (``tensor(float)``); None where ONNX has no such type.
+    accumulator : numpy.dtype or None
+        The real type linear mode computes in; None where linear is not defined.
+    parts : int
+        2 for complex types (real and imaginary parts computed separately), else 1.
+    kernel : str or None
+        The compiled linear kernel's element code (``T_<kernel>`` in the extension).
+    ort : bool
+        onnxruntime 1.32 has an Upsample kernel for it.
+    """
+
+    name: str
+    onnx: str | None
+    accumulator: np.dtype | None
+    parts: int = 1
+    kernel: str | None = None
+    ort: bool = False
+
+    @property
+    def linear_ok(self) -> bool:
+        return self.accumulator is not None
+
+    @property
+    def is_integer(self) -> bool:
+        return self.name.startswith(("int", "uint"))
+
+    @property
+    def is_float(self) -> bool:
+        """Floating or complex: values compare with NaN rules and ULPs."""
+        return self.name.startswith(("float", "bfloat", "complex"))
+
+
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+
+#: Every element type, in the order the messages list them.
+TYPES: tuple[ElementType, ...] = (
+    ElementType("bool", "tensor(bool)", None),
+    ElementType("int8", "tensor(int8)", _F32, kernel="INT8", ort=True),
+    ElementType("int16", "tensor(int16)", _F32, kernel="INT16"),
+    ElementType("int32", "tensor(int32)", _F32, kernel="INT32", ort=True),
+    ElementType("int64", "tensor(int64)", _F64, kernel="INT64"),
+    ElementType("uint8", "tensor(uint8)", _F32, kernel="UINT8", ort=True),
+    ElementType("uint16", "tensor(uint16)", _F32, kernel="UINT16"),
+    ElementType("uint32", "tensor(uint32)", _F64, kernel="UINT32"),
+    ElementType("uint64", "tensor(uint64)", _F64, kernel="UINT64"),
+    ElementType("float16", "tensor(float16)", _F32, kernel="HALF", ort=True),
+    ElementType("float32", "tensor(float)", _F32, kernel="FLOAT32", ort=True),
+    ElementType("float64", "tensor(double)", _F64, kernel="FLOAT64"),
+    ElementType("complex64", "tensor(complex64)", _F32, parts=2, kernel="FLOAT32"),
+    ElementType("complex128", "tensor(complex128)", _F64, parts=2, kernel="FLOAT64"),
+    ElementType("bfloat16", "tensor(bfloat16)", _F32, kernel="HALF"),
+    ElementType("str", "tensor(string)", None),
+    ElementType("bytes", "tensor(string)", None),
+    ElementType("object", "tensor(string)", None),
+)
+BY_NAME = {t.name: t for t in TYPES}
+
+#: The 15 ONNX type strings Upsample-7/9/10's schema allows (bfloat16 is not among them).
+ONNX_TYPES: tuple[str, ...] = tuple(dict.fromkeys(
+    t.onnx for t in TYPES if t.onnx is not None and t.name != "bfloat16"))
+#: The ONNX type strings onnxruntime 1.32 has an Upsample kernel for.
+ORT_ONNX_TYPES: tuple[str, ...] = tuple(t.onnx for t in TYPES if t.ort and t.onnx)
+
+SUPPORTED_NAMES = (
+    "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, "
+    "float64, complex64, complex128, bfloat16 (ml_dtypes), str, bytes, object (ONNX strings)"
+)
+
+_ITEMSIZES = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8), "c": (8, 16)}
+_PREFIX = {"b": "bool", "i": "int", "u": "uint", "f": "float", "c": "complex"}
+
+
+def _numpy_name(dtype: np.dtype) -> str | None:
+    """Canonical name of a plain numpy numeric dtype ('q' and 'l' are both int64)."""
+    if dtype.type.__module__ != "numpy" or dtype.itemsize not in _ITEMSIZES.get(dtype.kind, ()):
+        return None
+    return "bool" if dtype.kind == "b" else f"{_PREFIX[dtype.kind]}{8 * dtype.itemsize}"
+
+
+def is_bfloat16(dtype: np.dtype) -> bool:
+    """True for ml_dtypes' bfloat16 (checked without importing ml_dtypes)."""
+    return dtype.name == "bfloat16" and dtype.type.__module__.startswith("ml_dtypes")
+
+
+def element_type(dtype: np.dtype) -> ElementType:
+    """Classify ``dtype`` or raise :class:`UpsampleError` naming the supported types."""
+    name = _numpy_name(dtype)
+    if name is None:
+        name = {"U": "str", "S": "bytes", "O": "object"}.get(dtype.kind)
+    if name is None and is_bfloat16(dtype):
+        name = "bfloat16"
+    if name is None:
+        raise UpsampleError(
+            f"x has element type {dtype.name!r} ({dtype.str}), which ONNX Upsample does not "
+            f"define; expected one of: {SUPPORTED_NAMES}; convert x with x.astype(...) first"
+        )
+    return BY_NAME[name]
+
+
+def check_mode_defined(mode: str, etype: ElementType) -> None:
+    """Linear mode blends values: it is not defined for bool, strings and objects."""
+    if mode == "linear" and not etype.linear_ok:
+        raise UpsampleError(
+            f"mode 'linear' is not defined for element type {etype.name}; use mode='nearest'"
+        )

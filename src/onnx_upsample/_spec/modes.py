@@ -1,0 +1,46 @@
+"""Modes of ONNX ``Upsample``: names, legacy aliases, names per version, taps per mode.
+
+Upsample has two modes. ``nearest`` reads one input element per output element; ``linear``
+blends the two neighbours along every interpolated axis (``2**k`` taps for ``k`` axes).
+Version 1 of the operator calls linear ``bilinear``; old exporters also wrote ``bilinear``
+and ``trilinear`` into version 7/9 nodes, which runtimes read as ``linear``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from .._errors import UpsampleError
+
+Mode = Literal["nearest", "linear"]
+#: The canonical mode names, as ``upsample()`` and versions 7, 9 and 10 spell them.
+MODES: tuple[Mode, ...] = ("nearest", "linear")
+#: Names old exporters wrote for ``linear``; accepted with a warning.
+LEGACY_LINEAR_NAMES = ("bilinear", "trilinear")
+#: Mode names each version's schema defines (version 1: ``bilinear`` is its linear).
+VERSION_MODE_NAMES: dict[int, tuple[str, ...]] = {
+    1: ("nearest", "bilinear"), 7: MODES, 9: MODES, 10: MODES,
+}
+#: Input elements one output element reads along each resized axis.
+TAPS_PER_AXIS: dict[Mode, int] = {"nearest": 1, "linear": 2}
+
+
+def version_mode_name(mode: Mode, version: int) -> str:
+    """How a node of ``version`` spells the canonical ``mode``."""
+    return VERSION_MODE_NAMES[version][MODES.index(mode)]
+
+
+def mode_of(mode: object) -> tuple[Mode, str | None]:
+    """Canonical mode name and, for a legacy alias, the warning to give."""
+    if isinstance(mode, str) and mode in MODES:
+        return mode, None
+    if isinstance(mode, str) and mode in LEGACY_LINEAR_NAMES:
+        return "linear", (
+            f"mode {mode!r} is a legacy name of 'linear' (written by old exporters); "
+            "it runs as 'linear'; write mode='linear'"
+        )
+    raise UpsampleError(
+        f"mode is {mode!r}; expected 'nearest' or 'linear' (exact, lower case; 'bilinear' and "
+        "'trilinear' are accepted as 'linear'); cubic and other modes are Resize's, not "
+        "Upsample's"
+    )
