@@ -25,6 +25,7 @@ SOURCES = [
     "src/onnx_upsample/_kernels/_native/module.c",
     "src/onnx_upsample/_kernels/_native/describe.c",
     "src/onnx_upsample/_kernels/_native/pool.c",
+    "src/onnx_upsample/_kernels/_native/cpu.c",
     "src/onnx_upsample/_kernels/_native/nearest.c",
     "src/onnx_upsample/_kernels/_native/linear.c",
 ]
@@ -34,6 +35,7 @@ HEADERS = [
     "src/onnx_upsample/_kernels/_native/stream.h",
     "src/onnx_upsample/_kernels/_native/kernel_object.h",
     "src/onnx_upsample/_kernels/_native/pool.h",
+    "src/onnx_upsample/_kernels/_native/cpu.h",
     "src/onnx_upsample/_kernels/_native/linear_isa.h",
     "src/onnx_upsample/_kernels/_native/linear_sum.h",
 ]

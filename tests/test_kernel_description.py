@@ -26,7 +26,7 @@ def _axes(*rows: list[int]) -> np.ndarray:
     return np.array(rows, np.int64)
 
 
-def _nearest_args(**changes: object) -> list[object]:
+def _nearest_args(**changes: object) -> dict[str, object]:
     """A valid nearest gather of x (4, 6) uint8 into (8, 12), by 2 on both axes: one outer
     axis (rows) and a gathered row."""
     args = {
@@ -37,7 +37,7 @@ def _nearest_args(**changes: object) -> list[object]:
         "n_blocks": 1, "n_segments": 1, "segment": 12,
     }
     args.update(changes)
-    return list(args.values())
+    return args
 
 
 def _nearest_input() -> tuple[np.ndarray, np.ndarray]:
@@ -48,7 +48,7 @@ def _nearest_input() -> tuple[np.ndarray, np.ndarray]:
 def test_valid_nearest_descriptions() -> None:
     x, expected = _nearest_input()
     for kind, repeat in ((_native.ROW_GATHER, 1), (_native.ROW_REPEAT, 2)):
-        kernel = _native.nearest_kernel(*_nearest_args(row_kind=kind, repeat=repeat))
+        kernel = _native.nearest_kernel(**_nearest_args(row_kind=kind, repeat=repeat))
         out = np.zeros((8, 12), np.uint8)
         kernel(x, out, 2)
         assert np.array_equal(out, expected)
@@ -103,7 +103,7 @@ BAD_NEAREST = {
 @pytest.mark.parametrize("change", BAD_NEAREST.values(), ids=BAD_NEAREST.keys())
 def test_nearest_kernel_refuses_inconsistent_descriptions(change: dict) -> None:
     with pytest.raises(ValueError, match=r"kernel table|inconsistent kernel description"):
-        _native.nearest_kernel(*_nearest_args(**change))
+        _native.nearest_kernel(**_nearest_args(**change))
 
 
 def test_indices_are_clamped_into_the_input_window() -> None:
@@ -114,7 +114,7 @@ def test_indices_are_clamped_into_the_input_window() -> None:
     args = _nearest_args(x_elements=12, axes=_axes([GATHER, 8, 2, 4, 0, 2, 2, 1],
                                                    [GATHER, 12, 6, 6, 0, 0, 2, 1]))
     out = np.zeros((8, 12), np.uint8)
-    _native.nearest_kernel(*args)(x, out, 1)
+    _native.nearest_kernel(**args)(x, out, 1)
     assert set(np.unique(out)) <= set(range(12))
     assert np.array_equal(out[:4], np.repeat(x[:1].repeat(2, axis=1), 4, axis=0))
 
@@ -126,7 +126,7 @@ def _linear_kernel(shape: tuple[int, ...], scales: list[float]) -> kernels.Launc
 
 def test_prepared_kernels_refuse_wrong_buffer_sizes() -> None:
     x, _ = _nearest_input()
-    kernel = _native.nearest_kernel(*_nearest_args())
+    kernel = _native.nearest_kernel(**_nearest_args())
     for bad_x, bad_out in [
         (x.reshape(-1)[:23], np.zeros((8, 12), np.uint8)),
         (np.zeros(25, np.uint8), np.zeros((8, 12), np.uint8)),
@@ -155,7 +155,7 @@ def test_prepared_kernels_refuse_wrong_buffer_sizes() -> None:
             launch(bad_x, bad_out, 2)
 
 
-# The arguments of _native.linear_kernel, as its C source documents them (describe.c).
+# The arguments of _native.linear_kernel, as its C source names them (describe.c).
 LINEAR_ARGS = (
     "x_elements", "src", "dst", "lut", "block", "block_in", "axes", "scales", "block_blend",
     "blk_lo", "blk_hi", "blk_w_lo", "blk_w_hi", "n_blocks", "n_segments", "segment",
@@ -166,27 +166,27 @@ LINEAR_ARGS = (
 def _linear_args(monkeypatch: pytest.MonkeyPatch, shape: tuple[int, ...],
                  scales: list[float]) -> dict[str, object]:
     """The arguments prepare_linear passes to _native.linear_kernel for a float32 call."""
-    captured: list[tuple[object, ...]] = []
+    captured: list[dict[str, object]] = []
 
     class Spy:
         def __getattr__(self, name: str) -> object:
             return getattr(_native, name)
 
-        def linear_kernel(self, *args: object) -> object:
-            captured.append(args)
-            return _native.linear_kernel(*args)
+        def linear_kernel(self, **description: object) -> object:
+            captured.append(description)
+            return _native.linear_kernel(**description)
 
     monkeypatch.setattr(_compiled, "_native", Spy())
     _linear_kernel(shape, scales)
-    assert len(captured) == 1 and len(captured[0]) == len(LINEAR_ARGS), captured
-    return dict(zip(LINEAR_ARGS, captured[0], strict=True))
+    assert len(captured) == 1 and sorted(captured[0]) == sorted(LINEAR_ARGS), captured
+    return captured[0]
 
 
-def _changed(args: dict[str, object], **changes: object) -> list[object]:
+def _changed(args: dict[str, object], **changes: object) -> dict[str, object]:
     args = dict(args)
     for name, change in changes.items():
         args[name] = change(args[name]) if callable(change) else change
-    return list(args.values())
+    return args
 
 
 def _set(index: tuple[int, ...] | int, value: int) -> object:
@@ -202,7 +202,7 @@ def test_linear_kernel_refuses_inconsistent_descriptions(monkeypatch) -> None:
     args = _linear_args(monkeypatch, (2, 5, 6), [2, 1.5, 1.5])
     axes = args["axes"]
     assert isinstance(axes, np.ndarray) and axes[-1, 0] == BLEND and axes[-1, 1] == 7, axes
-    _native.linear_kernel(*args.values())  # the unchanged arguments are accepted
+    _native.linear_kernel(**args)  # the unchanged arguments are accepted
     n_x = args["x_elements"]
     assert isinstance(n_x, int)
     bad = {
@@ -214,18 +214,18 @@ def test_linear_kernel_refuses_inconsistent_descriptions(monkeypatch) -> None:
         "negative block tap": {"blk_lo": _set(0, -1)},
         "unknown element type": {"src": 99},
         # each store reads its own accumulator: another pair would read or write past them
-        "float32 source written as float16": {"dst": 6},
-        "int8 source written as uint64": {"src": 0, "dst": 8},
+        "float32 source written as float16": {"dst": _native.T_HALF},
+        "int8 source written as uint64": {"src": _native.T_INT8, "dst": _native.T_UINT64},
         # a segment longer than the row made the scratch size wrap (heap corruption)
         "segment of 2**62": {"segment": 1 << 62},
         "segment longer than the row": {"segment": 8},
         "row repeat on a fractional scale": {"row_repeat": 2},
-        "half without its table": {"src": 6},
+        "half without its table": {"src": _native.T_HALF},
     }
     wrong = []
     for why, change in bad.items():
         try:
-            _native.linear_kernel(*_changed(args, **change))
+            _native.linear_kernel(**_changed(args, **change))
         except ValueError:
             continue
         wrong.append(why)
@@ -236,7 +236,7 @@ def test_linear_kernel_call_refuses_rows_and_positions_outside_the_output(monkey
     """row_base + rows wrapped past int64 and passed the bounds check (then segfaulted); a
     column range must lie on segment boundaries inside the row."""
     args = _linear_args(monkeypatch, (3, 64, 256), [1, 2, 2])
-    kernel = _native.linear_kernel(*args.values())
+    kernel = _native.linear_kernel(**args)
     x = np.zeros((3, 64, 256), np.float32)
     rows, width = 3 * 128, 512
     out = np.zeros((200, width), np.float32)
@@ -274,10 +274,25 @@ def test_kernel_call_refuses_misaligned_buffers() -> None:
     """Typed loads need their elements' alignment: a buffer that lacks it is refused by the
     C side, whatever Python checked before."""
     args = _nearest_args(unit=4, x_elements=24)
-    kernel = _native.nearest_kernel(*args)
+    kernel = _native.nearest_kernel(**args)
     raw = np.zeros(24 * 4 + 1, np.uint8)
     x = np.frombuffer(raw.data, np.uint32, 24, offset=1)
     assert not x.flags.aligned, "premise: a misaligned view"
     with pytest.raises(ValueError, match="not aligned"):
         kernel(x, np.zeros((8, 12), np.uint32), 1)
     kernel(np.zeros(24, np.uint32), np.zeros((8, 12), np.uint32), 1)  # aligned: fine
+
+
+def test_the_kernels_and_the_argument_checks_share_one_interpolated_axes_limit() -> None:
+    from onnx_upsample._spec.call import MAX_INTERPOLATED_AXES
+
+    assert _native.MAX_INTERP == MAX_INTERPOLATED_AXES
+
+
+def test_a_description_by_name_refuses_unknown_and_missing_names() -> None:
+    with pytest.raises(TypeError):
+        _native.nearest_kernel(**_nearest_args(), colour=1)
+    args = _nearest_args()
+    del args["segment"]
+    with pytest.raises(TypeError):
+        _native.nearest_kernel(**args)

@@ -37,13 +37,6 @@ STREAM_MIN_BYTES = 16 << 20
 STREAM_VAR = "ONNX_UPSAMPLE_STREAMING_STORES"
 STREAM_CHOICES = ("auto", "always", "never")
 
-# Element type codes of the linear kernel (kernels.h): what it reads and writes.
-_LINEAR_CODES = {
-    "int8": 0, "uint8": 1, "int16": 2, "uint16": 3, "int32": 4, "float32": 5,
-    "float16": 6, "bfloat16": 6, "int64": 7, "uint64": 8, "uint32": 9, "float64": 10,
-    "complex64": 5, "complex128": 10,
-}
-_FLOAT32, _HALF = 5, 6
 ROW_COPY, ROW_REPEAT, ROW_GATHER = _native.ROW_COPY, _native.ROW_REPEAT, _native.ROW_GATHER
 # A gathered row's input positions are computed per work item into a table of this many
 # entries at most (8 bytes each, per thread): longer rows are cut into more segments.
@@ -142,8 +135,9 @@ def prepare_nearest(
     fields, scales = describe_axes(layout)
     x_elements = math.prod(window_shape) * parts
     kernel = _native.nearest_kernel(
-        x_elements, unit.itemsize, layout.block, fields, scales, row_kind, max(repeat, 1),
-        layout.n_blocks, layout.n_segments, layout.segment,
+        x_elements=x_elements, unit=unit.itemsize, block=layout.block, axes=fields,
+        scales=scales, row_kind=row_kind, repeat=max(repeat, 1), n_blocks=layout.n_blocks,
+        n_segments=layout.n_segments, segment=layout.segment,
     )
 
     # numpy exports its own types' buffers directly; others (bfloat16) as unsigned words
@@ -190,10 +184,10 @@ def prepare_linear(
     lut = _to_float32_table(etype.name) if half else np.zeros(1, np.float32)
     parts = etype.parts
     blended = sum(axis.kind == "blend" for axis in axes)
-    slots = 2 << blended
-    # scratch per output element, for at most 4 taps: tap tables, cached rows, accumulator,
-    # results staged for streaming stores, and the float32 results of float16/bfloat16
-    per_element = 4 * (8 + 4) + slots * 4 * acc.itemsize + acc.itemsize + 8 + 4 * half
+    # scratch per output element (the kernels' own formula, for the most taps and streaming
+    # stores), and the float32 results of float16/bfloat16
+    per_element = _native.linear_scratch_per_element(
+        4, blended, acc.itemsize == 8, True) + 4 * half
     layout = plan_layout(axes + element_axis(parts), threads, (1 << blended) * acc.itemsize,
                          per_element)
     row = layout.row
@@ -203,8 +197,9 @@ def prepare_linear(
     if repeat:
         layout.segment = -(-layout.segment // repeat) * repeat
         layout.n_segments = -(-row.n_out // layout.segment)
-    source = _LINEAR_CODES[etype.name]
-    target = _FLOAT32 if half else source
+    assert etype.kernel is not None
+    source = getattr(_native, f"T_{etype.kernel}")
+    target = _native.T_FLOAT32 if half else source
     if etype.is_integer:
         info = np.iinfo(dtype)
         low_bound, high_bound = float(info.min), float(info.max) + 1.0
@@ -212,10 +207,12 @@ def prepare_linear(
         low_bound = high_bound = 0.0
     fields, scales = describe_axes(layout)
     kernel = _native.linear_kernel(
-        math.prod(window_shape) * parts, source, target, lut, layout.block, layout.block_in,
-        fields, scales, int(layout.block_blend is not None), blk_lo, blk_hi, blk_w_lo,
-        blk_w_hi, layout.n_blocks, layout.n_segments, layout.segment, low_bound, high_bound,
-        isa(), repeat,
+        x_elements=math.prod(window_shape) * parts, src=source, dst=target, lut=lut,
+        block=layout.block, block_in=layout.block_in, axes=fields, scales=scales,
+        block_blend=int(layout.block_blend is not None), blk_lo=blk_lo, blk_hi=blk_hi,
+        blk_w_lo=blk_w_lo, blk_w_hi=blk_w_hi, n_blocks=layout.n_blocks,
+        n_segments=layout.n_segments, segment=layout.segment, low_bound=low_bound,
+        high_bound=high_bound, isa=isa(), row_repeat=repeat,
     )
     source_view = np.dtype(np.uint16) if half else (acc if parts == 2 else None)
     # float16/bfloat16: float32 results, a bounded piece at a time (whole rows, or whole

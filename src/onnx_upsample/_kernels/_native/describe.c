@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "pool.h"
 
 #define AXIS_FIELDS 8
@@ -197,16 +198,19 @@ static int check_sizes(Kernel *self, int n_outer, int64_t block, int64_t element
     return 0;
 }
 
-/* nearest_kernel(x_elements, unit, block, axes, scales, row_kind, repeat, n_blocks,
- *                n_segments, segment) */
-PyObject *nearest_kernel(PyObject *module, PyObject *args)
+/* nearest_kernel(x_elements=, unit=, block=, axes=, scales=, row_kind=, repeat=, n_blocks=,
+ *                n_segments=, segment=): the description by name (positions also work) */
+PyObject *nearest_kernel(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     (void)module;
+    static char *names[] = {"x_elements", "unit", "block", "axes", "scales", "row_kind",
+                            "repeat", "n_blocks", "n_segments", "segment", NULL};
     long long x_elements, block, repeat, n_blocks, n_segments, segment;
     int unit, row_kind;
     PyObject *axes_obj, *scales_obj;
-    if (!PyArg_ParseTuple(args, "LiLOOiLLLL", &x_elements, &unit, &block, &axes_obj,
-                          &scales_obj, &row_kind, &repeat, &n_blocks, &n_segments, &segment))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LiLOOiLLLL", names, &x_elements, &unit,
+                                     &block, &axes_obj, &scales_obj, &row_kind, &repeat,
+                                     &n_blocks, &n_segments, &segment))
         return NULL;
     Kernel *self = (Kernel *)KernelType.tp_alloc(&KernelType, 0);
     if (self == NULL)
@@ -255,21 +259,26 @@ fail:
 static const int src_acc_double[T_COUNT] = {0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1};
 static const int64_t element_bytes[T_COUNT] = {1, 1, 2, 2, 4, 4, 2, 8, 8, 4, 8};
 
-/* linear_kernel(x_elements, src, dst, lut, block, block_in, axes, scales, block_blend,
- *               blk_lo, blk_hi, blk_w_lo, blk_w_hi, n_blocks, n_segments, segment,
- *               low_bound, high_bound, isa, row_repeat) */
-PyObject *linear_kernel(PyObject *module, PyObject *args)
+/* linear_kernel(x_elements=, src=, dst=, lut=, block=, block_in=, axes=, scales=,
+ *               block_blend=, blk_lo=, blk_hi=, blk_w_lo=, blk_w_hi=, n_blocks=, n_segments=,
+ *               segment=, low_bound=, high_bound=, isa=, row_repeat=): by name */
+PyObject *linear_kernel(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     (void)module;
+    static char *names[] = {"x_elements", "src", "dst", "lut", "block", "block_in", "axes",
+                            "scales", "block_blend", "blk_lo", "blk_hi", "blk_w_lo",
+                            "blk_w_hi", "n_blocks", "n_segments", "segment", "low_bound",
+                            "high_bound", "isa", "row_repeat", NULL};
     long long x_elements, block, block_in, n_blocks, n_segments, segment, row_repeat;
     int src, dst, block_blend, isa;
     double low_bound, high_bound;
     PyObject *lut_obj, *axes_obj, *scales_obj;
     PyObject *blk_lo_obj, *blk_hi_obj, *blk_w_lo_obj, *blk_w_hi_obj;
-    if (!PyArg_ParseTuple(args, "LiiOLLOOiOOOOLLLddiL", &x_elements, &src, &dst, &lut_obj,
-                          &block, &block_in, &axes_obj, &scales_obj, &block_blend, &blk_lo_obj,
-                          &blk_hi_obj, &blk_w_lo_obj, &blk_w_hi_obj, &n_blocks, &n_segments,
-                          &segment, &low_bound, &high_bound, &isa, &row_repeat))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LiiOLLOOiOOOOLLLddiL", names, &x_elements,
+                                     &src, &dst, &lut_obj, &block, &block_in, &axes_obj,
+                                     &scales_obj, &block_blend, &blk_lo_obj, &blk_hi_obj,
+                                     &blk_w_lo_obj, &blk_w_hi_obj, &n_blocks, &n_segments,
+                                     &segment, &low_bound, &high_bound, &isa, &row_repeat))
         return NULL;
     Kernel *self = (Kernel *)KernelType.tp_alloc(&KernelType, 0);
     if (self == NULL)
@@ -305,7 +314,7 @@ PyObject *linear_kernel(PyObject *module, PyObject *args)
         }
         n_interp += self->axes[a].kind == AXIS_BLEND;
     }
-    if (n_interp > 20 || row->kind == AXIS_GATHER) {
+    if (n_interp > MAX_INTERP || row->kind == AXIS_GATHER) {
         bad("more than 20 interpolated outer axes, or a nearest row");
         goto fail;
     }
@@ -332,8 +341,8 @@ PyObject *linear_kernel(PyObject *module, PyObject *args)
     self->x_align = (int)element_bytes[src];
     self->out_align = (int)element_bytes[dst];
     /* the per-worker scratch (linear.c's scratch_layout) must be a sane size */
-    int64_t taps = (row->kind == AXIS_BLEND ? 2 : 1) * (block_blend ? 2 : 1);
-    int64_t per_element = taps * 12 + ((int64_t)2 << n_interp) * taps * 8 + 16;
+    int taps = (row->kind == AXIS_BLEND ? 2 : 1) * (block_blend ? 2 : 1);
+    int64_t per_element = (int64_t)linear_scratch_per_element(taps, n_interp, 1, 1);
     if (!mul_ok(segment, block, &segment_elements) || segment_elements > ((int64_t)1 << 40)
         || !mul_ok(segment_elements, per_element, &scratch) || scratch > ((int64_t)1 << 40)) {
         bad("scratch size");
@@ -366,7 +375,7 @@ PyObject *linear_kernel(PyObject *module, PyObject *args)
     job->segment = segment;
     job->low_bound = low_bound;
     job->high_bound = high_bound;
-    job->isa = isa == 1 && pool_cpu_has_avx2() ? 1 : 0;
+    job->isa = isa == 1 && cpu_has_avx2() ? 1 : 0;
     self->is_linear = 1;
     return (PyObject *)self;
 fail:

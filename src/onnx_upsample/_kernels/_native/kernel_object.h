@@ -29,8 +29,8 @@ typedef struct {
 extern PyTypeObject KernelType;
 
 /* nearest_kernel(...) and linear_kernel(...): see describe.c. */
-PyObject *nearest_kernel(PyObject *module, PyObject *args);
-PyObject *linear_kernel(PyObject *module, PyObject *args);
+PyObject *nearest_kernel(PyObject *module, PyObject *args, PyObject *kwargs);
+PyObject *linear_kernel(PyObject *module, PyObject *args, PyObject *kwargs);
 PyObject *repeat_factor(PyObject *module, PyObject *args);
 
 #endif

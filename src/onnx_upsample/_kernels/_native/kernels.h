@@ -28,6 +28,9 @@ static inline int64_t block_start(int64_t b, int64_t total, int64_t n_blocks)
 /* Outer axes at most (the canonical form merges neighbouring copy axes, and rank is at
  * most 64 in numpy). */
 #define MAX_OUTER 64
+/* Most axes a linear call interpolates (2**k corners per output): the kernels' tables are
+ * sized for it, and the argument checks refuse more (Python reads it as MAX_INTERP). */
+#define MAX_INTERP 20
 
 enum { ROW_COPY = 0, ROW_REPEAT = 1, ROW_GATHER = 2 };
 
@@ -83,5 +86,6 @@ typedef struct {
 
 int linear_item(void *job, int64_t item, int worker);
 size_t linear_scratch_bytes(const LinearJob *job);
+size_t linear_scratch_per_element(int taps, int n_interp, int acc_double, int stream);
 
 #endif

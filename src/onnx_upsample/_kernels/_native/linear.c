@@ -70,8 +70,6 @@ static const LinearOps *ops_for(int isa)
     return &linear_ops_base;
 }
 
-#define MAX_INTERP 62
-
 /* Bytes per element of each type code (T_HALF: its 16-bit pattern). */
 static const size_t element_size[T_COUNT] = {1, 1, 2, 2, 4, 4, 2, 8, 8, 4, 8};
 #define ALIGN 64
@@ -86,6 +84,18 @@ typedef struct {
 static int taps_of(const LinearJob *job)
 {
     return (job->row_blend ? 2 : 1) * (job->block_blend ? 2 : 1);
+}
+
+/* Scratch bytes per element of a segment: the one formula, laid out table by table in
+ * scratch_layout below, bounded by describe.c and used by Python to size segments. Per tap:
+ * an offset and a weight; per tap and cached row slot: an accumulator value; then the
+ * accumulator itself, and a staged result for streaming stores. */
+size_t linear_scratch_per_element(int taps, int n_interp, int acc_double, int stream)
+{
+    size_t acc = acc_double ? sizeof(double) : sizeof(float);
+    size_t slots = (size_t)2 << n_interp;
+    return (size_t)taps * (sizeof(int64_t) + sizeof(float)) + slots * (size_t)taps * acc + acc
+        + (stream ? sizeof(double) : 0);
 }
 
 static ScratchLayout scratch_layout(const LinearJob *job)

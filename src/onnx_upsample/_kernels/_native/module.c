@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 
+#include "cpu.h"
 #include "pool.h"
 
 static void kernel_dealloc(Kernel *self)
@@ -160,10 +161,23 @@ PyTypeObject KernelType = {
     .tp_doc = "A prepared Upsample kernel call: kernel(x, out, threads[, row_base]).",
 };
 
-static PyObject *cpu_has_avx2(PyObject *module, PyObject *unused)
+static PyObject *py_linear_scratch_per_element(PyObject *module, PyObject *args)
+{
+    (void)module;
+    int taps, n_interp, acc_double, stream;
+    if (!PyArg_ParseTuple(args, "iipp", &taps, &n_interp, &acc_double, &stream))
+        return NULL;
+    if (taps < 1 || taps > 4 || n_interp < 0 || n_interp > MAX_INTERP) {
+        PyErr_SetString(PyExc_ValueError, "taps must be 1-4 and n_interp 0-MAX_INTERP");
+        return NULL;
+    }
+    return PyLong_FromSize_t(linear_scratch_per_element(taps, n_interp, acc_double, stream));
+}
+
+static PyObject *py_cpu_has_avx2(PyObject *module, PyObject *unused)
 {
     (void)module, (void)unused;
-    return PyBool_FromLong(pool_cpu_has_avx2());
+    return PyBool_FromLong(cpu_has_avx2());
 }
 
 static PyObject *set_join_delay(PyObject *module, PyObject *arg)
@@ -177,11 +191,16 @@ static PyObject *set_join_delay(PyObject *module, PyObject *arg)
 }
 
 static PyMethodDef methods[] = {
-    {"nearest_kernel", nearest_kernel, METH_VARARGS, "Prepare a nearest gather."},
-    {"linear_kernel", linear_kernel, METH_VARARGS, "Prepare a linear blend."},
+    {"nearest_kernel", (PyCFunction)(void (*)(void))nearest_kernel,
+     METH_VARARGS | METH_KEYWORDS, "Prepare a nearest gather (see describe.c)."},
+    {"linear_kernel", (PyCFunction)(void (*)(void))linear_kernel,
+     METH_VARARGS | METH_KEYWORDS, "Prepare a linear blend (see describe.c)."},
+    {"linear_scratch_per_element", py_linear_scratch_per_element, METH_VARARGS,
+     "Scratch bytes per segment element of a linear kernel (taps, n_interp, acc_double, "
+     "stream)."},
     {"repeat_factor", repeat_factor, METH_VARARGS,
      "k when an axis reads input o // k at output o (an integer scale), else 0."},
-    {"cpu_has_avx2", cpu_has_avx2, METH_NOARGS, "True when this CPU runs AVX2."},
+    {"cpu_has_avx2", py_cpu_has_avx2, METH_NOARGS, "True when this CPU runs AVX2."},
     {"_set_join_delay", set_join_delay, METH_O,
      "Tests only: helpers wait this many seconds before joining a job."},
     {NULL, NULL, 0, NULL},
@@ -201,6 +220,7 @@ PyMODINIT_FUNC PyInit__native(void)
         return NULL;
     if (PyModule_AddIntConstant(module, "MAX_THREADS", pool_max_threads()) < 0
         || PyModule_AddIntConstant(module, "MAX_OUTER", MAX_OUTER) < 0
+        || PyModule_AddIntConstant(module, "MAX_INTERP", MAX_INTERP) < 0
         || PyModule_AddIntConstant(module, "AXIS_COPY", AXIS_COPY) < 0
         || PyModule_AddIntConstant(module, "AXIS_GATHER", AXIS_GATHER) < 0
         || PyModule_AddIntConstant(module, "AXIS_BLEND", AXIS_BLEND) < 0

@@ -316,12 +316,3 @@ static int run_shared(int64_t n_items, int64_t useful, int threads, pool_item_fn
 
 #endif
 
-int pool_cpu_has_avx2(void)
-{
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") ? 1 : 0;
-#else
-    return 0;
-#endif
-}

@@ -31,7 +31,4 @@ void pool_set_join_delay(double seconds);
 /* Most helper threads a job may use plus one: the pool's upper bound. */
 int pool_max_threads(void);
 
-/* The instruction set the linear kernels use: 0 baseline, 1 AVX2. */
-int pool_cpu_has_avx2(void);
-
 #endif
