@@ -256,8 +256,6 @@ fail:
     return NULL;
 }
 
-static const int src_acc_double[T_COUNT] = {0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1};
-static const int64_t element_bytes[T_COUNT] = {1, 1, 2, 2, 4, 4, 2, 8, 8, 4, 8};
 
 /* linear_kernel(x_elements=, src=, dst=, lut=, block=, block_in=, axes=, scales=,
  *               block_blend=, blk_lo=, blk_hi=, blk_w_lo=, blk_w_hi=, n_blocks=, n_segments=,
@@ -334,12 +332,14 @@ PyObject *linear_kernel(PyObject *module, PyObject *args, PyObject *kwargs)
         goto fail;
     }
     int64_t rows, segment_elements, scratch;
-    if (check_sizes(self, n, block, element_bytes[dst], n_blocks, n_segments, segment, &rows)
-        != 0 || !mul_ok(x_elements, element_bytes[src], &self->x_bytes)
+    const int64_t src_bytes = (int64_t)linear_element_size[src];
+    const int64_t dst_bytes = (int64_t)linear_element_size[dst];
+    if (check_sizes(self, n, block, dst_bytes, n_blocks, n_segments, segment, &rows)
+        != 0 || !mul_ok(x_elements, src_bytes, &self->x_bytes)
         || cache_outer_axes(self, n) != 0)
         goto fail;
-    self->x_align = (int)element_bytes[src];
-    self->out_align = (int)element_bytes[dst];
+    self->x_align = (int)src_bytes;
+    self->out_align = (int)dst_bytes;
     /* the per-worker scratch (linear.c's scratch_layout) must be a sane size */
     int taps = (row->kind == AXIS_BLEND ? 2 : 1) * (block_blend ? 2 : 1);
     int64_t per_element = (int64_t)linear_scratch_per_element(taps, n_interp, 1, 1);
@@ -350,7 +350,7 @@ PyObject *linear_kernel(PyObject *module, PyObject *args, PyObject *kwargs)
     }
     job->src = src;
     job->dst = dst;
-    job->acc_double = src_acc_double[src];
+    job->acc_double = src >= T_FIRST_DOUBLE;
     job->rows = rows;
     job->row_len = row->n_out;
     job->block = block;

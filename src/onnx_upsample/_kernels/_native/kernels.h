@@ -58,6 +58,10 @@ enum {
     T_INT64, T_UINT64, T_UINT32, T_FLOAT64,                         /* double accumulation */
     T_COUNT
 };
+/* The first element code that accumulates in double. */
+#define T_FIRST_DOUBLE T_INT64
+/* Bytes of one element of each code (T_HALF: its 16-bit pattern); defined in linear.c. */
+extern const size_t linear_element_size[T_COUNT];
 
 typedef struct {
     const char *x;

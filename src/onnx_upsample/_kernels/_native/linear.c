@@ -70,8 +70,7 @@ static const LinearOps *ops_for(int isa)
     return &linear_ops_base;
 }
 
-/* Bytes per element of each type code (T_HALF: its 16-bit pattern). */
-static const size_t element_size[T_COUNT] = {1, 1, 2, 2, 4, 4, 2, 8, 8, 4, 8};
+const size_t linear_element_size[T_COUNT] = {1, 1, 2, 2, 4, 4, 2, 8, 8, 4, 8};
 #define ALIGN 64
 
 static size_t round_up(size_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
@@ -200,8 +199,8 @@ int linear_item(void *context, int64_t item, int worker)
     const int64_t slots = 2 * combos;
     const size_t acc_size = job->acc_double ? sizeof(double) : sizeof(float);
     const size_t slot_bytes = (size_t)taps * (size_t)full_width * acc_size;
-    const size_t src_size = element_size[job->src];
-    const size_t dst_size = element_size[job->dst];
+    const size_t src_size = linear_element_size[job->src];
+    const size_t dst_size = linear_element_size[job->dst];
 
     flat_taps(job, j0, j1, off, weights, full_width);
     /* an integer scale on the row axis expands rows without a gather (j0 is a multiple) */
