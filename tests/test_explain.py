@@ -4,7 +4,8 @@ Outputs of the ONNX ``Resize`` conventions come from onnx's own reference evalua
 (``onnx.reference.ReferenceEvaluator`` on a one-node Resize model), never from the
 explainer's formulas; the PyTorch, TVM, integer-rounding and lerp conventions are built here
 from their definitions, each checked first to differ from Upsample so that no test passes
-because the convention happens to coincide with it.
+because the convention happens to coincide with it. Sizes, shapes, limits, the list of
+conventions and the arguments are tested in test_explain_sizes.py.
 """
 
 from __future__ import annotations
@@ -17,14 +18,7 @@ from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
 import onnx_upsample
-from onnx_upsample import UpsampleError
-from onnx_upsample.conformance import _explain
-from onnx_upsample.conformance._explain import (
-    Convention,
-    Explanation,
-    conventions,
-    explain,
-)
+from onnx_upsample.conformance._explain import Explanation, _search, explain
 
 f32 = np.float32
 RNG_SEED = 20240611
@@ -334,7 +328,7 @@ def test_complex_half_pixel_nearest() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Noise, near misses, shapes, sizes
+# Noise and near misses
 # ---------------------------------------------------------------------------------------------
 
 
@@ -379,22 +373,6 @@ def test_nan_payloads_are_equal_but_zero_signs_are_not() -> None:
     assert result.max_ulp == 1
 
 
-def test_shape_matching_no_size_rule() -> None:
-    x = np.ones((1, 1, 2, 2), dtype=np.float32)
-    result = explain(x, np.ones((1, 1, 5, 7), dtype=np.float32), [1, 1, 2, 2])
-    assert result.verdict == "none"
-    assert "(1, 1, 5, 7)" in result.summary
-    assert "matches no size rule tried" in result.summary
-
-
-def test_too_large_to_explain() -> None:
-    x = np.ones((1, 1, 2, 2), dtype=np.float32)
-    theirs = onnx_upsample.upsample(x, [1, 1, 2, 2])
-    result = explain(x, theirs, [1, 1, 2, 2], max_elements=15)
-    assert result.verdict == "none"
-    assert "too large" in result.summary
-
-
 def test_large_output_is_explained_quickly() -> None:
     # about a million outputs: the budget is a few seconds on two cores (generous bound here)
     rng = np.random.default_rng(RNG_SEED + 10)
@@ -418,98 +396,8 @@ def test_to_dict_is_json() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The list of conventions
+# Narrowed element types, TVM's rounding of indices
 # ---------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("mode", ["nearest", "linear"])
-def test_conventions_list(mode: str) -> None:
-    listed = conventions(mode)
-    assert listed[0] == Convention("Upsample", ())
-    names = [c.name for c in listed]
-    assert len(set(names)) == len(names)
-    assert all(c.departures for c in listed[1:])
-    assert [len(c.departures) for c in listed] == sorted(len(c.departures) for c in listed)
-    # one size rule is tried per call, integer rounding only for integer types
-    per_call = [c for c in listed if not any(d.startswith("size:") for d in c.departures)]
-    assert len(per_call) == (180 if mode == "nearest" else 240)
-    assert "Resize half_pixel + round_prefer_floor" in names or mode == "linear"
-    assert "Resize align_corners (linear)" in names or mode == "nearest"
-
-
-def test_evaluator_reproduces_upsample() -> None:
-    # explain takes Upsample's own output for Upsample; every other convention goes through
-    # the explainer's evaluator, so it must give Upsample bit for bit where they coincide
-    rng = np.random.default_rng(RNG_SEED + 11)
-    for dtype in ["float32", "float64", "float16", "bfloat16", "int8", "uint16", "int64",
-                  "complex128"]:
-        for shape, scales in [*UPSAMPLE_CASES, ((2, 2, 3, 2, 2), [1, 1.5, 2, 1, 1.4])]:
-            x = _any_type(shape, dtype, rng)
-            for mode in ("nearest", "linear"):
-                ours = onnx_upsample.upsample(x, scales, mode)
-                case = _explain._Case(x, ours, tuple(f32(s) for s in scales), mode,
-                                      _explain.element_type(x.dtype))
-                spec = _explain._Spec(mode)
-                ids, tables = case.tables(spec)
-                got = case.evaluate(spec, ids, tables, _explain._open_mesh(ours.shape), "full")
-                assert _explain._same(got, ours, case.floating).all(), (dtype, shape, mode)
-
-
-# ---------------------------------------------------------------------------------------------
-# Arguments
-# ---------------------------------------------------------------------------------------------
-
-X = np.ones((1, 1, 2, 3), dtype=np.float32)
-Y = np.ones((1, 1, 4, 6), dtype=np.float32)
-
-
-# docs/semantics.md §3: TypeError for arguments of the wrong kind, UpsampleError for wrong values
-@pytest.mark.parametrize(("kwargs", "message", "error"), [
-    ({"x": None}, "x is None", TypeError),
-    ({"x": [[1, 2], [3]]}, "x cannot be read", UpsampleError),
-    ({"x": np.zeros((1, 1, 2, 3), dtype="datetime64[s]")}, "x has element type", UpsampleError),
-    ({"theirs": None}, "theirs is None", TypeError),
-    ({"theirs": Y.astype(np.float64)}, "theirs has element type 'float64'", UpsampleError),
-    ({"scales": None}, "scales is None", TypeError),
-    ({"scales": "1122"}, "scales is '1122'", TypeError),
-    ({"scales": [2, 2]}, "scales has 2 value", UpsampleError),
-    ({"scales": [1, 1, True, 2]}, r"scales\[2\] is True", TypeError),
-    ({"scales": [1, 1, "2", 2]}, r"scales\[2\] is '2'", TypeError),
-    ({"scales": [1, 1, 2, 0.5]}, r"scales\[3\] is 0.5; expected a finite number >= 1",
-     UpsampleError),
-    ({"scales": [1, 1, 2, float("nan")]}, r"scales\[3\] is nan", UpsampleError),
-    ({"mode": "cubic"}, "mode is 'cubic'; expected 'nearest' or 'linear'", UpsampleError),
-    ({"mode": None}, "mode is None", UpsampleError),
-    ({"max_elements": -1}, "max_elements is -1", UpsampleError),
-    ({"max_elements": True}, "max_elements is True", TypeError),
-])
-def test_bad_arguments(kwargs: dict[str, object], message: str, error: type) -> None:
-    arguments: dict[str, object] = {"x": X, "theirs": Y, "scales": [1, 1, 2, 2],
-                                    "mode": "nearest"}
-    arguments.update(kwargs)
-    with pytest.raises(error, match=message) as raised:
-        explain(**arguments)  # type: ignore[arg-type]
-    assert type(raised.value) is error
-
-
-def test_linear_of_bool_is_refused() -> None:
-    x = np.ones((2, 3), dtype=bool)
-    with pytest.raises(UpsampleError, match="mode is 'linear' but x has element type bool"):
-        explain(x, np.ones((4, 6), dtype=bool), [2, 2], "linear")
-
-
-def test_conventions_of_a_bad_mode() -> None:
-    with pytest.raises(UpsampleError, match="mode is 'cubic'"):
-        conventions("cubic")
-
-
-def test_axes_left_unresized_are_named() -> None:
-    x = np.arange(12, dtype=np.float32).reshape(3, 4)
-    summary = explain(x, x.copy(), [1.5, 2.5], "linear").summary
-    assert "leaves axes [0, 1]" in summary and "batch and channel" in summary
-    four = np.zeros((1, 2, 3, 4), np.float32)
-    summary = explain(four, np.zeros((1, 2, 6, 4), np.float32), [1, 2, 2, 2], "linear").summary
-    assert "leaves axes [1, 3]" in summary and "batch" not in summary
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.int32, np.int64])
@@ -522,7 +410,7 @@ def test_wide_types_computed_in_float32_are_named(dtype: type) -> None:
     theirs = onnx_upsample.upsample(x.astype(np.float32), [1.5, 2.5]).astype(dtype)
     assert not np.array_equal(theirs, onnx_upsample.upsample(x, [1.5, 2.5]))
     result = explain(x, theirs, [1.5, 2.5])
-    assert result.verdict == "convention" and result.best == _explain.NARROWED
+    assert result.verdict == "convention" and result.best == _search.NARROWED
 
 
 def test_round_half_to_even_nearest_is_named() -> None:
@@ -541,4 +429,4 @@ def test_int64_squeezed_through_int32_is_named() -> None:
     theirs = onnx_upsample.upsample(x.astype(np.int32).astype(np.float32), [1.5, 2]).astype(
         np.int64)
     result = explain(x, theirs, [1.5, 2])
-    assert result.best == _explain.NARROWED_INT32, result
+    assert result.best == _search.NARROWED_INT32, result

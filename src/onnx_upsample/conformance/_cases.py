@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._api import output_shape
+from .._spec.dtypes import BY_NAME, ONNX_TYPES, TYPES
 from .._spec.rules import ort_linear_axes
 
 #: Bumped whenever a case is added, removed or changes its data; IDs never change meaning.
@@ -27,13 +28,16 @@ ORT_MEASURED = "1.32"
 # difference (docs/semantics.md §2), or refuses it (no kernel for the version, type, rank or axes).
 ORT_EXACT, ORT_DIFFERS, ORT_REFUSES = "exact", "differs", "refuses"
 
-# The spec's 15 element types of Upsample-7/9/10 (numpy names; "string" is ONNX STRING).
-SPEC_TYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-              "uint64", "float16", "float32", "float64", "complex64", "complex128", "string")
-NUMERIC_TYPES = tuple(t for t in SPEC_TYPES if t not in ("bool", "string"))
+# The spec's 15 element types of Upsample-7/9/10, in the element-type table's order (numpy
+# names; "string" is ONNX STRING, which numpy holds as str, bytes or object arrays).
+SPEC_TYPES = tuple(dict.fromkeys(
+    "string" if t.onnx == "tensor(string)" else t.name for t in TYPES if t.onnx in ONNX_TYPES))
+# The types linear mode is defined for.
+NUMERIC_TYPES = tuple(t for t in SPEC_TYPES if t in BY_NAME and BY_NAME[t].linear_ok)
 # Upsample-1 constrains T to these (its schema's list).
 V1_TYPES = ("bool", "int32", "int64", "float16", "float32", "float64")
-ORT_TYPES = ("float32", "float16", "int8", "uint8", "int32")
+# The types onnxruntime 1.32 has an Upsample kernel for.
+ORT_TYPES = tuple(t.name for t in TYPES if t.ort)
 
 FORMS = ("v1", "v7", "v9", "v9-input", "v9-computed", "v10")
 OPSET_OF_FORM = {"v1": 1, "v7": 7, "v9": 9, "v9-input": 9, "v9-computed": 9, "v10": 10}

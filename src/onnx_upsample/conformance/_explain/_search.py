@@ -1,0 +1,225 @@
+"""The search: which conventions reproduce an output exactly, which comes closest, and the
+narrowings a runtime without kernels for wide types applies.
+
+Conventions whose per-axis tables coincide give the same output, so they are grouped and
+each group is computed once. Every group is first computed on a sample of output positions;
+only the groups exact on the sample are computed in full, so that outputs of about a
+million elements take well under a few seconds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..._api import upsample
+from .._grade import equal_elements, max_ulp
+from ._conventions import SIZE_RULES, Recipe, output_length, recipes
+from ._resample import Array, Case, Positions, Tables, open_mesh
+
+__all__ = ["NARROWED", "NARROWED_INT32", "closest", "exact_matches", "narrowed_to_float32",
+           "same", "shape_summary", "size_rule"]
+
+# A sample this large catches a convention that differs in one output of a few thousand with
+# high probability; a miss costs only time (the full comparison rejects it).
+SAMPLE_SIZE = 4096
+EDGE_SAMPLES = 64
+# The largest gap, in ULP, for which the closest convention is reported ("close"): a
+# different order or formula of the float sum stays within it, a different coordinate
+# rule is off by far more.
+CLOSE_ULP = 32
+# Conventions computed in full when looking for the closest one (sorted by sampled gap).
+CLOSE_CANDIDATES = 8
+
+
+def same(a: Array, b: Array, floating: bool) -> Array:
+    """Elementwise equality: bitwise, except that any NaN equals any NaN (-0.0 != +0.0);
+    ``==`` for everything else (strings of any kind compare by value)."""
+    if not floating:
+        with np.errstate(all="ignore"):
+            return np.asarray(a == b, dtype=bool)
+    return equal_elements(a, b)
+
+
+# ---------------------------------------------------------------------------------------------
+# Output sizes
+# ---------------------------------------------------------------------------------------------
+
+
+def size_rule(x_shape: tuple[int, ...], scales: tuple[np.float32, ...],
+              shape: tuple[int, ...]) -> str | None:
+    """The simplest size rule giving ``shape``, or None."""
+    if len(shape) != len(x_shape):
+        return None
+    for rule in SIZE_RULES:
+        if tuple(output_length(rule, n, s) for n, s in zip(x_shape, scales, strict=True)) == shape:
+            return rule
+    return None
+
+
+def shape_summary(shape: tuple[int, ...], scales: tuple[np.float32, ...],
+                  theirs: tuple[int, ...]) -> str:
+    """Why no size rule gives ``theirs``; names the axes a runtime left unresized, the
+    usual cause (Resize kernels that treat the first two axes as batch and channel)."""
+    expected = tuple(output_length("trunc", n, s) for n, s in zip(shape, scales, strict=True))
+    if len(theirs) == len(shape):
+        kept = [a for a, (n, t, e) in enumerate(zip(shape, theirs, expected, strict=True))
+                if t == n != e]
+        resized_as_expected = all(t == e or (a in kept)
+                                  for a, (t, e) in enumerate(zip(theirs, expected, strict=True)))
+        if kept and resized_as_expected:
+            why = (" (a Resize kernel that resizes only spatial axes, taking the first ones "
+                   "for batch and channel)" if kept == list(range(len(kept))) else "")
+            return (f"output shape {theirs} leaves axes {kept} at the input's length: the "
+                    f"runtime does not resize them{why}")
+    return (f"output shape {theirs} matches no size rule tried ({', '.join(SIZE_RULES)}) for "
+            f"input shape {shape} and scales {[float(s) for s in scales]}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact and closest conventions
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Group:
+    """Conventions whose tables and blend coincide: they give the same output."""
+
+    recipes: list[Recipe]
+    ids: tuple[int, ...]
+    tables: Tables
+    sample_gap: int | None = None
+    sample_exact: bool = False
+
+
+def _groups(case: Case, rule: str) -> list[Group]:
+    groups: dict[tuple[object, ...], Group] = {}
+    for recipe in recipes(case.mode, rule, case.etype.is_integer):
+        ids, tables = case.tables(recipe)
+        key: tuple[object, ...] = (ids,) if case.mode == "nearest" else (
+            ids, recipe.combination, recipe.integers)
+        if key in groups:
+            groups[key].recipes.append(recipe)
+        else:
+            groups[key] = Group([recipe], ids, tables)
+    return list(groups.values())  # in order of each group's simplest recipe
+
+
+def _result(case: Case, group: Group, positions: Positions, where: str,
+            ours: Array | None, flat: Array | None) -> Array:
+    """A group's output: Upsample's own result for Upsample's group, else evaluated."""
+    if ours is not None and any(recipe.is_upsample for recipe in group.recipes):
+        return ours if flat is None else ours.reshape(-1)[flat]
+    return case.evaluate(group.recipes[0], group.ids, group.tables, positions, where)
+
+
+def _sample(shape: tuple[int, ...]) -> tuple[Array, Positions]:
+    """Flat indices of a sample of output positions, and the per-axis indices of each.
+
+    Random positions plus positions on the first and the last index of every axis, where
+    the conventions' clamps and edge weights differ.
+    """
+    size = math.prod(shape)
+    if not shape:
+        return np.zeros(1, dtype=np.int64), ()
+    if size <= SAMPLE_SIZE:
+        flat = np.arange(size, dtype=np.int64)
+    else:
+        rng = np.random.default_rng(0)
+        chunks = [rng.integers(0, size, SAMPLE_SIZE), np.array([0, size - 1])]
+        for axis, n in enumerate(shape):
+            for edge in (0, n - 1):
+                multi = list(np.unravel_index(rng.integers(0, size, EDGE_SAMPLES), shape))
+                multi[axis] = np.full(EDGE_SAMPLES, edge)
+                chunks.append(np.ravel_multi_index(tuple(multi), shape))
+        flat = np.unique(np.concatenate(chunks).astype(np.int64))
+    return flat, tuple(np.asarray(p, dtype=np.int64) for p in np.unravel_index(flat, shape))
+
+
+def _sampled_groups(case: Case, rule: str, ours: Array | None) -> list[Group]:
+    """Every group, with whether it is exact on the sample and its sampled ULP gap."""
+    groups = _groups(case, rule)
+    flat, positions = _sample(case.shape)
+    expected = case.theirs.reshape(-1)[flat]
+    for group in groups:
+        # flat like the sample: a rank-0 output is evaluated as a 0-d array
+        got = _result(case, group, positions, "sample", ours, flat).reshape(expected.shape)
+        group.sample_exact = bool(same(got, expected, case.floating).all())
+        if case.floating:
+            group.sample_gap = 0 if group.sample_exact else max_ulp(got, expected)
+    return groups
+
+
+def exact_matches(case: Case, rule: str,
+                  ours: Array | None) -> tuple[tuple[str, ...], list[Group]]:
+    """Names of every convention tried that reproduces ``theirs`` exactly, simplest first,
+    and every group with its gap (full where computed in full, else sampled)."""
+    groups = _sampled_groups(case, rule, ours)
+    mesh = open_mesh(case.shape)
+    found: list[Recipe] = []
+    # groups that differ only in integer rounding share one blend: evaluate them in a row
+    passing = sorted((g for g in groups if g.sample_exact),
+                     key=lambda g: (g.ids, g.recipes[0].combination))
+    for group in passing:
+        got = _result(case, group, mesh, "full", ours, None)
+        if same(got, case.theirs, case.floating).all():
+            found.extend(group.recipes)
+        elif case.floating:
+            group.sample_gap = max_ulp(got, case.theirs)  # now the full gap
+            group.sample_exact = False
+    found.sort(key=lambda recipe: recipe.rank)
+    return tuple(recipe.name for recipe in found), groups
+
+
+def closest(case: Case, groups: list[Group], ours: Array | None) -> tuple[str, int] | None:
+    """The convention with the smallest full ULP gap, if it is at most CLOSE_ULP."""
+    candidates = [g for g in groups if g.sample_gap is not None and g.sample_gap <= CLOSE_ULP]
+    candidates.sort(key=lambda g: (g.sample_gap, g.recipes[0].rank))
+    mesh = open_mesh(case.shape)
+    best: tuple[int, tuple[int, ...], str] | None = None
+    for group in candidates[:CLOSE_CANDIDATES]:
+        got = _result(case, group, mesh, "full", ours, None)
+        gap = max_ulp(got, case.theirs)
+        choice = (gap, group.recipes[0].rank, group.recipes[0].name)
+        if gap <= CLOSE_ULP and (best is None or choice < best):
+            best = choice
+    return None if best is None else (best[2], best[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# Narrowed element types
+# ---------------------------------------------------------------------------------------------
+
+NARROWED = "Upsample on the input rounded to float32 (the element type narrowed)"
+NARROWED_INT32 = ("Upsample on the input cast to int32 (wrapping), then to float32 (the "
+                  "element type narrowed)")
+# wider than float32: a runtime that computes them in float32 loses digits
+_NARROWABLE = frozenset("float64 int32 int64 uint32 uint64".split())
+
+
+def narrowed_to_float32(case: Case, rule: str) -> str | None:
+    """Runtimes without kernels for wide types convert them to float32 and back; some
+    first squeeze 64-bit integers into int32 (as TensorRT and OpenVINO do)."""
+    if rule != "trunc" or case.x.dtype.name not in _NARROWABLE:
+        return None
+    routes = [(NARROWED, case.x)]
+    if case.x.dtype.itemsize == 8 and case.x.dtype.kind in "iu":
+        routes.append((NARROWED_INT32, case.x.astype(np.int32)))
+    for name, source in routes:
+        if same(_through_float32(source, case), case.theirs, case.floating).all():
+            return name
+    return None
+
+
+def _through_float32(source: Array, case: Case) -> Array:
+    with np.errstate(invalid="ignore", over="ignore"):
+        narrow = upsample(source.astype(np.float32), [float(s) for s in case.scales],
+                          case.mode)
+        if case.x.dtype.kind in "iu":
+            info = np.iinfo(case.x.dtype)
+            # float32 cannot hold the type's max: clip below 2**bits, then convert
+            top = np.nextafter(np.float32(info.max), np.float32(0))
+            narrow = np.clip(narrow, np.float32(info.min), top)
+        return narrow.astype(case.x.dtype)

@@ -1,0 +1,225 @@
+""":func:`explain`: check the arguments, then search the conventions, then say what matched."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..._api import upsample
+from ..._errors import UpsampleError
+from ..._spec.call import Call, describe_call, scale_values
+from ..._spec.modes import mode_of
+from ._conventions import recipes
+from ._resample import Array, Case
+from ._search import (
+    closest,
+    exact_matches,
+    narrowed_to_float32,
+    same,
+    shape_summary,
+    size_rule,
+)
+
+__all__ = ["DEFAULT_MAX_ELEMENTS", "Explanation", "explain"]
+
+DEFAULT_MAX_ELEMENTS = 4_000_000
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """What reproduces a runtime's ``Upsample`` output.
+
+    Attributes
+    ----------
+    verdict : str
+        ``"upsample"`` (equal to ONNX ``Upsample`` bit for bit), ``"convention"`` (another
+        convention reproduces it exactly), ``"close"`` (no convention exact, the best within
+        32 ULP) or ``"none"``.
+    matches : tuple of str
+        Names of the conventions that reproduce the output exactly, simplest first.
+    best : str or None
+        The convention to report: the first of ``matches``, or the closest for ``"close"``.
+    max_ulp : int or None
+        For ``"close"``: the largest gap, in units in the last place of the output type,
+        between ``best`` and the runtime's output.
+    summary : str
+        One line for people.
+    """
+
+    verdict: str
+    matches: tuple[str, ...]
+    best: str | None
+    max_ulp: int | None
+    summary: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The explanation as plain JSON-able values (lists, strings, ints, None)."""
+        return {
+            "verdict": self.verdict,
+            "matches": list(self.matches),
+            "best": self.best,
+            "max_ulp": self.max_ulp,
+            "summary": self.summary,
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# Arguments (those of Upsample itself are checked by onnx_upsample._spec.call)
+# ---------------------------------------------------------------------------------------------
+
+
+def _array(value: object, name: str) -> Array:
+    if value is None:
+        raise TypeError(f"{name} is None; expected an array (anything numpy.asarray accepts)")
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError) as error:
+        raise UpsampleError(f"{name} cannot be read as an array ({error}); expected an "
+                            "array of one element type") from None
+    if array.dtype.kind not in "USO" and array.dtype.byteorder not in "=|":
+        array = array.astype(array.dtype.newbyteorder("="))
+    # not np.ascontiguousarray: it turns a rank-0 array into rank 1
+    return array if array.flags.c_contiguous else array.copy(order="C")
+
+
+def _max_elements(value: object) -> int:
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise TypeError(f"max_elements is {value!r}; expected an integer >= 0")
+    if value < 0:
+        raise UpsampleError(f"max_elements is {value!r}; expected an integer >= 0")
+    return int(value)
+
+
+def _check_output_type(x: Array, theirs: Array) -> None:
+    # text compares by value: runtimes return ONNX strings as str, bytes or object arrays
+    text = x.dtype.kind in "USO" and theirs.dtype.kind in "USO"
+    if theirs.dtype != x.dtype and not text:
+        raise UpsampleError(
+            f"theirs has element type {theirs.dtype.name!r} but x has {x.dtype.name!r}; "
+            "expected the runtime's output in x's element type (Upsample keeps it)"
+        )
+
+
+def _checked(x: object, theirs: object, scales: object, mode: object,
+             max_elements: object) -> tuple[Array, Array, Call, int]:
+    """Both arrays, Upsample's checked call and the element limit; kinds before values."""
+    x_array = _array(x, "x")
+    theirs_array = _array(theirs, "theirs")
+    values = scale_values(scales)
+    canonical_mode, _ = mode_of(mode)  # a legacy name is read as linear without a warning
+    limit = _max_elements(max_elements)
+    call = describe_call(values, canonical_mode, x_array.dtype, x_array.shape)
+    _check_output_type(x_array, theirs_array)
+    return x_array, theirs_array, call, limit
+
+
+# ---------------------------------------------------------------------------------------------
+# explain
+# ---------------------------------------------------------------------------------------------
+
+
+def explain(
+    x: npt.ArrayLike,
+    theirs: npt.ArrayLike,
+    scales: Sequence[float] | npt.NDArray[np.number[Any]],
+    mode: str = "nearest",
+    *,
+    max_elements: int = DEFAULT_MAX_ELEMENTS,
+) -> Explanation:
+    """Name the convention that reproduces a runtime's ONNX ``Upsample`` output.
+
+    ``theirs`` is compared with ONNX ``Upsample`` (versions 7, 9, 10) as onnxruntime 1.32
+    computes it (:func:`onnx_upsample.upsample`), then with the conventions of
+    :func:`conventions`: ONNX ``Resize`` coordinate transformations and nearest modes,
+    PyTorch's reciprocal multiply, float64 arithmetic, separable blends, other output-size
+    and integer-rounding rules. Only the size rule that gives ``theirs.shape`` is tried.
+
+    Equality is bitwise, except that any NaN equals any NaN (-0.0 and +0.0 differ); complex
+    numbers compare real and imaginary parts; strings, bools and objects compare with ``==``.
+
+    Parameters
+    ----------
+    x : array_like
+        The input given to the runtime.
+    theirs : array_like
+        The runtime's output, in x's element type.
+    scales : sequence of float or array
+        One scale per axis of x, each finite and >= 1 (converted to float32, as ONNX stores
+        them).
+    mode : {"nearest", "linear"}
+        ``"bilinear"`` and ``"trilinear"`` are read as ``"linear"``.
+    max_elements : int, optional
+        Outputs with more elements are not explained (verdict ``"none"``).
+
+    Returns
+    -------
+    Explanation
+        ``verdict`` is ``"upsample"`` when ``theirs`` equals Upsample, ``"convention"`` when
+        another convention reproduces it exactly, ``"close"`` when none does but one is within
+        32 ULP (floating types), else ``"none"``.
+
+    Raises
+    ------
+    TypeError
+        For arguments of the wrong kind: None for an array, scales that are not a sequence
+        of numbers (bools and text included), a ``max_elements`` that is not an integer.
+    UpsampleError
+        For wrong values: arrays numpy cannot read, an element type Upsample does not
+        define, ``theirs`` of another element type, a mode other than nearest/linear (or
+        linear for bool, str, bytes, object), scales that are not one finite number >= 1
+        per axis, a negative ``max_elements``. The messages about ``x``'s element type,
+        the mode and the scales are :func:`onnx_upsample.upsample`'s own.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.arange(20, dtype=np.float32).reshape(4, 5)
+    >>> theirs = x[[0, 0, 1, 2, 2, 3]][:, [0, 0, 1, 2, 2, 3, 3, 4]]
+    >>> explain(x, theirs, [1.5, 1.7]).summary
+    'matches Resize half_pixel + round_prefer_floor, not Upsample'
+    """
+    x_array, theirs_array, call, limit = _checked(x, theirs, scales, mode, max_elements)
+    if theirs_array.size > limit:
+        return Explanation("none", (), None, None,
+                           f"output has {theirs_array.size} elements, more than max_elements="
+                           f"{limit}: too large to explain; pass a crop or a larger "
+                           "max_elements")
+    rule = size_rule(x_array.shape, call.scales, theirs_array.shape)
+    if rule is None:
+        return Explanation("none", (), None, None, shape_summary(
+            x_array.shape, call.scales, theirs_array.shape))
+    if theirs_array.size == 0:
+        # nothing to compare: every convention with this size rule gives the same output
+        names = tuple(r.name for r in recipes(call.mode, rule, call.etype.is_integer))
+        verdict = "upsample" if rule == "trunc" else "convention"
+        summary = ("matches Upsample (onnxruntime 1.32) bit for bit (empty output)"
+                   if rule == "trunc" else f"matches {names[0]}, not Upsample (empty output)")
+        return Explanation(verdict, names, names[0], None, summary)
+    case = Case(x_array, theirs_array, call.scales, call.mode, call.etype)
+    ours: Array | None = None
+    if rule == "trunc":
+        ours = upsample(x_array, [float(s) for s in call.scales], call.mode)
+        if same(ours, theirs_array, case.floating).all():
+            names, _ = exact_matches(case, rule, ours)
+            return Explanation("upsample", names, names[0], None,
+                               "matches Upsample (onnxruntime 1.32) bit for bit")
+    names, groups = exact_matches(case, rule, ours)
+    if names:
+        return Explanation("convention", names, names[0], None,
+                           f"matches {names[0]}, not Upsample")
+    narrowed = narrowed_to_float32(case, rule)
+    if narrowed is not None:
+        return Explanation("convention", (narrowed,), narrowed, None,
+                           f"matches {narrowed}, not Upsample")
+    if case.floating:
+        close = closest(case, groups, ours)
+        if close is not None:
+            name, gap = close
+            return Explanation("close", (), name, gap,
+                               f"closest to {name}, within {gap} ULP; no convention tried "
+                               "reproduces it exactly")
+    return Explanation("none", (), None, None, "matches no convention tried (noise or a bug)")

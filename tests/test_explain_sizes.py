@@ -1,0 +1,246 @@
+"""The explainer's sizes, shapes and limits, its list of conventions, and its arguments.
+
+The size rules are checked against :func:`onnx_upsample.output_shape` (Upsample's own) and
+their definitions; the argument messages about Upsample's own arguments against
+:func:`onnx_upsample.upsample`'s, which they must be.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_explain import RNG_SEED, UPSAMPLE_CASES, _any_type, _random
+
+import onnx_upsample
+from onnx_upsample import UpsampleError
+from onnx_upsample._spec.dtypes import element_type
+from onnx_upsample.conformance._explain import (
+    Convention,
+    Explanation,
+    _conventions,
+    _resample,
+    _search,
+    conventions,
+    explain,
+)
+
+f32 = np.float32
+
+
+# ---------------------------------------------------------------------------------------------
+# Size rules and shapes
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("n_in", "scale", "sizes"), [
+    # rule order: trunc, floor, round, ceil
+    (5, 1.3, (6, 6, 7, 7)),  # f32(1.3) * 5 = 6.5
+    (5, 1.5, (7, 7, 8, 8)),  # 7.5 exactly
+    (4, 2.0, (8, 8, 8, 8)),
+    (7, 1.7, (11, 11, 12, 12)),  # 11.9
+])
+def test_size_rules(n_in: int, scale: float, sizes: tuple[int, ...]) -> None:
+    assert _conventions.SIZE_RULES == ("trunc", "floor", "round", "ceil")
+    got = tuple(_conventions.output_length(rule, n_in, f32(scale))
+                for rule in _conventions.SIZE_RULES)
+    assert got == sizes
+
+
+def test_trunc_size_rule_is_upsamples() -> None:
+    # "trunc" is Upsample's own rule: trunc(f32 * f32), exact from 2**24 on (it used to fall
+    # through to ceil, so that 5 x 1.3 gave 7)
+    for n_in in [0, 1, 5, 7, 300, 2**24 - 1, 2**24, 2**24 + 1, 3 * 2**25 + 5]:
+        for scale in [1.0, 1.3, 1.3333334, 1.5, 1.7, 2.1333334, 1000.5]:
+            expected = onnx_upsample.output_shape((n_in,), [scale])[0]
+            assert _conventions.output_length("trunc", n_in, f32(scale)) == expected
+
+
+def test_shape_matching_no_size_rule() -> None:
+    x = np.ones((1, 1, 2, 2), dtype=np.float32)
+    result = explain(x, np.ones((1, 1, 5, 7), dtype=np.float32), [1, 1, 2, 2])
+    assert result.verdict == "none"
+    assert "(1, 1, 5, 7)" in result.summary
+    assert "matches no size rule tried" in result.summary
+
+
+def test_too_large_to_explain() -> None:
+    x = np.ones((1, 1, 2, 2), dtype=np.float32)
+    theirs = onnx_upsample.upsample(x, [1, 1, 2, 2])
+    result = explain(x, theirs, [1, 1, 2, 2], max_elements=15)
+    assert result.verdict == "none"
+    assert "too large" in result.summary
+
+
+def test_axes_left_unresized_are_named() -> None:
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    summary = explain(x, x.copy(), [1.5, 2.5], "linear").summary
+    assert "leaves axes [0, 1]" in summary and "batch and channel" in summary
+    four = np.zeros((1, 2, 3, 4), np.float32)
+    summary = explain(four, np.zeros((1, 2, 6, 4), np.float32), [1, 2, 2, 2], "linear").summary
+    assert "leaves axes [1, 3]" in summary and "batch" not in summary
+
+
+def test_axes_left_unresized_against_upsamples_size() -> None:
+    # axis 0 is resized as Upsample resizes it (trunc(5 x 1.3) = 6, where ceil gives 7);
+    # axis 1 is left at its length
+    x = np.zeros((5, 5), np.float32)
+    summary = explain(x, np.zeros((6, 5), np.float32), [1.3, 2]).summary
+    assert "leaves axes [1]" in summary and "batch" not in summary
+    # an axis whose scale changes no length is not "left unresized": 2 x 1.4 truncates to 2
+    five = np.zeros((2, 2, 3, 2, 2), np.float32)
+    summary = explain(five, five.copy(), [1, 1.5, 2, 1, 1.4]).summary
+    assert "leaves axes [1, 2]" in summary
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "complex64"])
+def test_rank_0(dtype: str) -> None:
+    # one element, no axis: linear blends nothing (its separable variants used to crash)
+    x = np.asarray(3, dtype=dtype)
+    for mode in ("nearest", "linear"):
+        assert explain(x, x.copy(), [], mode).verdict == "upsample"
+        assert explain(x, x + 1, [], mode).verdict == "none"
+
+
+# ---------------------------------------------------------------------------------------------
+# How close is "close"
+# ---------------------------------------------------------------------------------------------
+
+
+def _nudged(gap: int) -> tuple[np.ndarray, np.ndarray, list[float]]:
+    """An input, and Upsample's linear output with a tenth of its elements ``gap`` ULP off."""
+    rng = np.random.default_rng(RNG_SEED + 13)
+    x = _random((1, 3, 16, 20), seed=13)
+    scales = [1, 1, 1.5, 1.7]
+    theirs = onnx_upsample.upsample(x, scales, "linear")
+    bits = theirs.view(np.int32)
+    bits[rng.random(theirs.shape) < 0.1] += gap  # away from zero on both signs
+    return x, theirs, scales
+
+
+@pytest.mark.parametrize("gap", [20, _search.CLOSE_ULP])
+def test_close_within_the_limit(gap: int) -> None:
+    x, theirs, scales = _nudged(gap)
+    result = explain(x, theirs, scales, "linear")
+    assert result.verdict == "close", result.summary
+    assert result.best == "Upsample" and result.max_ulp == gap
+
+
+def test_beyond_the_limit_is_none() -> None:
+    x, theirs, scales = _nudged(_search.CLOSE_ULP + 8)
+    assert explain(x, theirs, scales, "linear").verdict == "none"
+
+
+def test_documented_limit_is_the_code_limit() -> None:
+    # the docstrings said 4 ULP while the code allowed 32
+    assert _search.CLOSE_ULP == 32
+    for doc in (explain.__doc__, Explanation.__doc__):
+        assert f"within {_search.CLOSE_ULP} ULP" in " ".join(str(doc).split())
+
+
+# ---------------------------------------------------------------------------------------------
+# The list of conventions
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_conventions_list(mode: str) -> None:
+    listed = conventions(mode)
+    assert listed[0] == Convention("Upsample", ())
+    names = [c.name for c in listed]
+    assert len(set(names)) == len(names)
+    assert all(c.departures for c in listed[1:])
+    assert [len(c.departures) for c in listed] == sorted(len(c.departures) for c in listed)
+    # one size rule is tried per call, integer rounding only for integer types
+    per_call = [c for c in listed if not any(d.startswith("size:") for d in c.departures)]
+    assert len(per_call) == (180 if mode == "nearest" else 240)
+    assert "at most 180 nearest and 240 linear" in " ".join(str(conventions.__doc__).split())
+    assert "Resize half_pixel + round_prefer_floor" in names or mode == "linear"
+    assert "Resize align_corners (linear)" in names or mode == "nearest"
+
+
+def test_evaluator_reproduces_upsample() -> None:
+    # explain takes Upsample's own output for Upsample; every other convention goes through
+    # the explainer's evaluator, so it must give Upsample bit for bit where they coincide
+    rng = np.random.default_rng(RNG_SEED + 11)
+    for dtype in ["float32", "float64", "float16", "bfloat16", "int8", "uint16", "int64",
+                  "complex128"]:
+        for shape, scales in [*UPSAMPLE_CASES, ((2, 2, 3, 2, 2), [1, 1.5, 2, 1, 1.4])]:
+            x = _any_type(shape, dtype, rng)
+            for mode in ("nearest", "linear"):
+                ours = onnx_upsample.upsample(x, scales, mode)
+                case = _resample.Case(x, ours, tuple(f32(s) for s in scales), mode,
+                                      element_type(x.dtype))
+                recipe = _conventions.Recipe(mode)
+                ids, tables = case.tables(recipe)
+                got = case.evaluate(recipe, ids, tables, _resample.open_mesh(ours.shape), "full")
+                assert _search.same(got, ours, case.floating).all(), (dtype, shape, mode)
+
+
+# ---------------------------------------------------------------------------------------------
+# Arguments
+# ---------------------------------------------------------------------------------------------
+
+X = np.ones((1, 1, 2, 3), dtype=np.float32)
+Y = np.ones((1, 1, 4, 6), dtype=np.float32)
+
+
+# docs/semantics.md §3: TypeError for arguments of the wrong kind, UpsampleError for wrong values
+@pytest.mark.parametrize(("kwargs", "message", "error"), [
+    ({"x": None}, "x is None", TypeError),
+    ({"x": [[1, 2], [3]]}, "x cannot be read", UpsampleError),
+    ({"x": np.zeros((1, 1, 2, 3), dtype="datetime64[s]")}, "x has element type", UpsampleError),
+    ({"theirs": None}, "theirs is None", TypeError),
+    ({"theirs": Y.astype(np.float64)}, "theirs has element type 'float64'", UpsampleError),
+    ({"scales": None}, "scales is None", TypeError),
+    ({"scales": "1122"}, "scales is '1122'", TypeError),
+    ({"scales": [2, 2]}, "scales has 2 value", UpsampleError),
+    ({"scales": [1, 1, True, 2]}, r"scales\[2\] is True", TypeError),
+    ({"scales": [1, 1, "2", 2]}, r"scales\[2\] is '2'", TypeError),
+    ({"scales": [1, 1, 2, 0.5]}, r"scales\[3\] is 0.5; Upsample only enlarges", UpsampleError),
+    ({"scales": [1, 1, 2, float("nan")]}, r"scales\[3\] is nan", UpsampleError),
+    # an integer beyond float used to escape as OverflowError
+    ({"scales": [1, 1, 2, 2**2000]}, r"scales\[3\] is .*beyond float32's range", UpsampleError),
+    ({"mode": "cubic"}, "mode is 'cubic'; expected 'nearest' or 'linear'", UpsampleError),
+    ({"mode": None}, "mode is None", UpsampleError),
+    ({"max_elements": -1}, "max_elements is -1", UpsampleError),
+    ({"max_elements": True}, "max_elements is True", TypeError),
+])
+def test_bad_arguments(kwargs: dict[str, object], message: str, error: type) -> None:
+    arguments: dict[str, object] = {"x": X, "theirs": Y, "scales": [1, 1, 2, 2],
+                                    "mode": "nearest"}
+    arguments.update(kwargs)
+    with pytest.raises(error, match=message) as raised:
+        explain(**arguments)  # type: ignore[arg-type]
+    assert type(raised.value) is error
+
+
+@pytest.mark.parametrize(("x", "scales", "mode"), [
+    (X, [2, 2], "nearest"),
+    (X, [1, 1, True, 2], "nearest"),
+    (X, [1, 1, 2, 0.5], "nearest"),
+    (X, [1, 1, 2, float("inf")], "nearest"),
+    (X, 2, "nearest"),
+    (X, [1, 1, 2, 2], "cubic"),
+    (np.zeros((1, 1, 2, 3), dtype="datetime64[s]"), [1, 1, 2, 2], "nearest"),
+    (X.astype(bool), [1, 1, 2, 2], "linear"),
+    (X.astype(str), [1, 1, 2, 2], "linear"),
+])
+def test_messages_are_upsamples(x: np.ndarray, scales: object, mode: str) -> None:
+    # the arguments Upsample itself takes are checked by its own rules, with its words
+    with pytest.raises((TypeError, UpsampleError)) as by_upsample:
+        onnx_upsample.upsample(x, scales, mode)  # type: ignore[arg-type]
+    with pytest.raises(type(by_upsample.value)) as by_explain:
+        explain(x, x, scales, mode)  # type: ignore[arg-type]
+    assert str(by_explain.value) == str(by_upsample.value)
+
+
+def test_linear_of_bool_is_refused() -> None:
+    x = np.ones((2, 3), dtype=bool)
+    with pytest.raises(UpsampleError, match="mode 'linear' is not defined for element type bool"):
+        explain(x, np.ones((4, 6), dtype=bool), [2, 2], "linear")
+
+
+def test_conventions_of_a_bad_mode() -> None:
+    with pytest.raises(UpsampleError, match="mode is 'cubic'"):
+        conventions("cubic")
+    assert conventions("bilinear") == conventions("trilinear") == conventions("linear")
