@@ -247,7 +247,7 @@ def goal_beyond_memory(out_bytes: int, budget: int, workdir: Path, distributed: 
 
 # what the command line loads before any data: its peak RSS is the floor of any budget
 _IMPORTS_ONLY = (
-    "import numpy as np, zarr, dask.array, onnx_upsample.dask, onnx_upsample._files; "
+    "import numpy as np, zarr, dask.array, onnx_upsample.dask, onnx_upsample.io.apply; "
     "from onnx_upsample import upsample; "
     "upsample(np.zeros((2, 2, 2), np.float32), [2, 2, 2], 'linear')"
 )

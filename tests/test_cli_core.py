@@ -1,22 +1,27 @@
-"""The core command line: ``demo`` and ``apply``, in-process and as a process.
+"""The core command line: ``demo`` and ``apply``, in-process and as a process, and the one
+error path of ``main``.
 
 Conventions checked: numbers are space separated; errors are one line on stderr with no
-traceback; exit 0 on success, 2 for bad arguments or input; a failed ``apply`` creates no
-output file (and does not replace an existing one).
+traceback; exit 0 on success, 2 for bad arguments or input, 130 when interrupted; a failed
+``apply`` creates no output file (and does not replace an existing one); a bug is a
+traceback, not a "bad input" line.
 """
 
 from __future__ import annotations
 
+import argparse
 import re
 import subprocess
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import onnx_upsample
-from onnx_upsample.cli import main
+from onnx_upsample import cli
+from onnx_upsample.cli import arrays, main
 
 X = np.array([[[[1, 3], [3, 5]]], [[[3, 5], [7, 9]]]], dtype=np.float32)
 
@@ -253,3 +258,75 @@ def test_bad_arguments_as_a_process(tmp_path: Path) -> None:
     assert "scales[2]" in result.stderr
     assert result.stdout == ""
     assert not output.exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# the one error path
+# ---------------------------------------------------------------------------------------------
+
+
+def _handler_raising(monkeypatch: pytest.MonkeyPatch, error: BaseException) -> None:
+    """Make ``demo``'s handler raise ``error`` (handlers are looked up when the parser is built)."""
+    def handler(args: argparse.Namespace) -> int:
+        raise error
+
+    monkeypatch.setattr(arrays, "_cmd_demo", handler)
+
+
+def test_a_bug_is_not_dressed_as_bad_input(monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """A TypeError from the code itself is a traceback, not "error: ...", exit 2."""
+    _handler_raising(monkeypatch, TypeError("f() takes no keyword arguments"))
+    with pytest.raises(TypeError, match="no keyword arguments"):
+        main(["demo"])
+    assert capsys.readouterr().err == ""
+
+
+def test_user_errors_are_one_line(monkeypatch: pytest.MonkeyPatch,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    _handler_raising(monkeypatch, onnx_upsample.UpsampleError("scales[0] is 0.5; fix it"))
+    assert main(["demo"]) == cli.EXIT_BAD_INPUT == 2
+    assert capsys.readouterr().err == "onnx-upsample: error: scales[0] is 0.5; fix it\n"
+
+
+def test_ctrl_c_is_exit_130(monkeypatch: pytest.MonkeyPatch,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    _handler_raising(monkeypatch, KeyboardInterrupt())
+    assert main(["demo"]) == 130
+    assert capsys.readouterr().err == "onnx-upsample: interrupted\n"
+
+
+@pytest.mark.parametrize(("module", "install"), [
+    ("zarr.core", "this command needs zarr, which is not installed: "
+                  "pip install 'onnx-upsample[dask]'"),
+    ("PIL", "this command needs Pillow, which is not installed: "
+            "pip install 'onnx-upsample[images]'"),
+    ("google.protobuf", "this command needs protobuf, which is not installed: "
+                        "pip install 'onnx-upsample[onnx]'"),
+    ("onnxruntime", "this command needs onnxruntime, which is not installed: "
+                    "pip install 'onnxruntime==1.32.*'"),
+])
+def test_a_missing_extra_is_one_line(monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str], module: str,
+                                     install: str) -> None:
+    _handler_raising(monkeypatch, ModuleNotFoundError(f"No module named {module!r}",
+                                                      name=module))
+    assert main(["demo"]) == 2
+    assert capsys.readouterr().err == f"onnx-upsample: error: {install}\n"
+
+
+def test_a_missing_module_no_extra_brings_is_a_bug(monkeypatch: pytest.MonkeyPatch) -> None:
+    _handler_raising(monkeypatch, ModuleNotFoundError("No module named 'nope'", name="nope"))
+    with pytest.raises(ModuleNotFoundError, match="nope"):
+        main(["demo"])
+
+
+def test_the_exit_codes() -> None:
+    assert (cli.EXIT_OK, cli.EXIT_FINDINGS, cli.EXIT_BAD_INPUT) == (0, 1, 2)
+    assert cli.fail is cli._common.fail
+
+
+def test_the_console_script_is_main() -> None:
+    (script,) = entry_points(group="console_scripts", name="onnx-upsample")
+    assert script.value == "onnx_upsample.cli:main"
+    assert script.load() is main

@@ -1,19 +1,25 @@
-"""The command line without optional dependencies, and --version (issue 9).
+"""The command line without optional dependencies, --version (issue 9), and the ONNX commands'
+exit codes and messages.
 
 A missing extra is one line naming the pip install to run, exit 2: checked by hiding the
-module in a child process (``sys.modules[name] = None`` makes its import fail).
+module in a child process (``sys.modules[name] = None`` makes its import fail). The other
+commands run in-process; onnxruntime's native log is checked in a child process, since it
+writes to the file descriptor itself.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import onnx_upsample
+from onnx_upsample.cli import main
 
 RUN_HIDDEN = (
     "import sys\n"
@@ -29,11 +35,11 @@ def _run_without(module: str, argv: list[str], cwd: Path) -> subprocess.Complete
                           timeout=120, cwd=cwd)
 
 
-def test_version() -> None:
-    result = subprocess.run([sys.executable, "-m", "onnx_upsample", "--version"],
-                            capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == f"onnx-upsample {onnx_upsample.__version__}"
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out.strip() == f"onnx-upsample {onnx_upsample.__version__}"
 
 
 @pytest.mark.parametrize(("module", "argv", "install"), [
@@ -62,6 +68,31 @@ def test_missing_extra_is_one_line_naming_the_install(
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "yolo_head_opset9.onnx"
 
 
+class Ran:
+    """What a command did: exit code, stdout, stderr."""
+
+    def __init__(self, returncode: int, stdout: str, stderr: str) -> None:
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> Callable[..., Ran]:
+    """``cli(*argv)`` runs ``main`` in-process in ``tmp_path`` and returns a :class:`Ran`."""
+    monkeypatch.chdir(tmp_path)
+
+    def run(*argv: str) -> Ran:
+        capsys.readouterr()
+        try:
+            code = main(list(argv))
+        except SystemExit as stop:
+            code = int(stop.code) if isinstance(stop.code, int) else 2
+        captured = capsys.readouterr()
+        return Ran(code, captured.out, captured.err)
+
+    return run
+
+
 def _cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "onnx_upsample", *argv], capture_output=True,
                           text=True, timeout=120, cwd=cwd)
@@ -69,38 +100,44 @@ def _cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("content", [b"hello, this is text\n", bytes(range(256)) * 8],
                          ids=["text", "binary"])
-def test_a_file_that_is_not_onnx_is_one_line(tmp_path: Path, content: bytes) -> None:
+def test_a_file_that_is_not_onnx_is_one_line(tmp_path: Path, cli, content: bytes) -> None:
     pytest.importorskip("onnx")
     (tmp_path / "x.onnx").write_bytes(content)
-    result = _cli("inspect", "x.onnx", cwd=tmp_path)
+    result = cli("inspect", "x.onnx")
     assert result.returncode == 2
     assert result.stderr.strip() == ("onnx-upsample: error: 'x.onnx' is not an ONNX model "
                                      "(its bytes are not an ONNX ModelProto); give a .onnx file")
 
 
-def test_upgrade_into_a_directory_is_a_bad_argument(tmp_path: Path) -> None:
+def test_upgrade_into_a_directory_is_a_bad_argument(tmp_path: Path, cli) -> None:
     pytest.importorskip("onnx")
     (tmp_path / "out").mkdir()
-    result = _cli("upgrade", str(EXAMPLE), "-o", "out", cwd=tmp_path)
+    result = cli("upgrade", str(EXAMPLE), "-o", "out")
     assert result.returncode == 2  # not 1, the "verification failed" code
     assert "Traceback" not in result.stderr and "is a directory" in result.stderr
     assert list((tmp_path / "out").iterdir()) == []
 
 
-def test_written_files_follow_the_umask(tmp_path: Path) -> None:
+@pytest.fixture
+def umask_027() -> Iterator[None]:
+    previous = os.umask(0o027)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+def test_written_files_follow_the_umask(tmp_path: Path, cli, umask_027: None) -> None:
     """upgrade -o and run --output-dir wrote 0600 files (mkstemp), apply 0644."""
     pytest.importorskip("onnx")
     rng = np.random.default_rng(0)
     np.save(tmp_path / "feature.npy", rng.standard_normal((1, 32, 13, 13)).astype(np.float32))
     np.save(tmp_path / "route.npy", rng.standard_normal((1, 16, 26, 26)).astype(np.float32))
-    code = ("import os, sys; os.umask(0o027); from onnx_upsample.cli import main;"
-            "sys.exit(main(sys.argv[1:]))")
     for argv in (["upgrade", str(EXAMPLE), "-o", "up.onnx"],
                  ["run", str(EXAMPLE), "--input", "feature=feature.npy", "--input",
                   "route=route.npy", "--output-dir", "."],
                  ["apply", "route.npy", "big.npy", "--scales", "1", "1", "2", "2"]):
-        result = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True,
-                                text=True, timeout=120, cwd=tmp_path)
+        result = cli(*argv)
         assert result.returncode == 0, result.stderr
     for name in ("up.onnx", "detections.npy", "big.npy"):
         assert (tmp_path / name).stat().st_mode & 0o777 == 0o640, name
@@ -137,10 +174,9 @@ def test_python_tools_take_paths(tmp_path: Path) -> None:
 def test_a_failed_verification_writes_nothing(tmp_path: Path, monkeypatch, capsys) -> None:
     """upgrade --verify wrote the output model before the verification failed."""
     pytest.importorskip("onnxruntime")
-    from onnx_upsample import _cli_onnx
-    from onnx_upsample.cli import main
+    from onnx_upsample.cli import models
 
-    monkeypatch.setattr(_cli_onnx, "_verify", lambda *args: _cli_onnx.EXIT_FINDINGS)
+    monkeypatch.setattr(models, "_verify", lambda *args: models.EXIT_FINDINGS)
     output = tmp_path / "up.onnx"
     assert main(["upgrade", str(EXAMPLE), "-o", str(output), "--verify"]) == 1
     assert not output.exists()
@@ -176,7 +212,7 @@ def _onnx_model(tmp_path: Path, name: str, nodes: list, inputs: list, initialize
     return path
 
 
-def test_check_command_exit_codes_and_json(tmp_path: Path) -> None:
+def test_check_command_exit_codes_and_json(tmp_path: Path, cli) -> None:
     import json
 
     from onnx import TensorProto, helper
@@ -185,29 +221,30 @@ def test_check_command_exit_codes_and_json(tmp_path: Path) -> None:
     trt_style = helper.make_node("Upsample", ["X"], ["Y"], name="upsample_86",
                                  scales=[1.0, 1.0, 2.0, 2.0])  # the v7 form in an opset-9 model
     _onnx_model(tmp_path, "trt.onnx", [trt_style], [x])
-    result = _cli("check", "trt.onnx", "--json", cwd=tmp_path)
+    result = cli("check", "trt.onnx", "--json")
     assert result.returncode == 1, result.stderr
     findings = json.loads(result.stdout)
     assert [(f["severity"], f["node"], f["code"]) for f in findings] == [
         ("error", "upsample_86", "form-opset")]
     assert findings[0]["fix"]
-    plain = _cli("check", str(EXAMPLE), cwd=tmp_path)
+    plain = cli("check", str(EXAMPLE))
     assert plain.returncode == 0 and "0 error(s), 0 warning(s)" in plain.stdout
 
 
-def test_downgrade_command_matches_the_python_tool(tmp_path: Path) -> None:
+def test_downgrade_command_matches_the_python_tool(tmp_path: Path, cli) -> None:
     onnx = pytest.importorskip("onnx")
     from onnx_upsample.onnx import downgrade, upgrade
 
     onnx.save(upgrade(EXAMPLE), tmp_path / "up.onnx")
-    result = _cli("downgrade", "up.onnx", "-o", "down.onnx", cwd=tmp_path)
+    result = cli("downgrade", "up.onnx", "-o", "down.onnx")
     assert result.returncode == 0, result.stderr
     assert "1 Resize node(s) became Upsample" in result.stdout
     written = onnx.load(tmp_path / "down.onnx")
     assert written.SerializeToString() == downgrade(tmp_path / "up.onnx").SerializeToString()
 
 
-def test_fold_command_says_what_it_could_not_fold(tmp_path: Path) -> None:
+@pytest.mark.filterwarnings("ignore::onnx_upsample.UpsampleWarning")  # it says so on stdout
+def test_fold_command_says_what_it_could_not_fold(tmp_path: Path, cli) -> None:
     from onnx import TensorProto, helper, numpy_helper
 
     x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 2, 2])
@@ -216,33 +253,31 @@ def test_fold_command_says_what_it_could_not_fold(tmp_path: Path) -> None:
     computed = [helper.make_node("Mul", ["ones", "twos"], ["s"]),
                 helper.make_node("Upsample", ["X", "s"], ["Y"], name="up")]
     _onnx_model(tmp_path, "static.onnx", computed, [x], [ones, twos])
-    result = _cli("fold", "static.onnx", "-o", "folded.onnx", cwd=tmp_path)
+    result = cli("fold", "static.onnx", "-o", "folded.onnx")
     assert result.returncode == 0, result.stderr
     assert "1 of 1 computed scales folded" in result.stdout
     runtime = [helper.make_node("Upsample", ["X", "S"], ["Y"], name="up")]
     s = helper.make_tensor_value_info("S", TensorProto.FLOAT, [4])
     _onnx_model(tmp_path, "dynamic.onnx", runtime, [x, s])
-    result = _cli("fold", "dynamic.onnx", "-o", "folded2.onnx", cwd=tmp_path)
+    result = cli("fold", "dynamic.onnx", "-o", "folded2.onnx")
     assert result.returncode == 0, result.stderr
     assert "0 of 1 computed scales folded" in result.stdout
     assert "not folded: up:" in result.stdout and "--input-shape" in result.stdout
 
 
-def test_run_checks_inputs_against_the_model(tmp_path: Path) -> None:
+def test_run_checks_inputs_against_the_model(tmp_path: Path, cli) -> None:
     np.save(tmp_path / "f64.npy", np.zeros((1, 32, 13, 13)))
     np.save(tmp_path / "small.npy", np.zeros((1, 32, 12, 13), np.float32))
-    wrong_type = _cli("run", str(EXAMPLE), "--input", "feature=f64.npy", "--random",
-                      cwd=tmp_path)
+    wrong_type = cli("run", str(EXAMPLE), "--input", "feature=f64.npy", "--random")
     assert wrong_type.returncode == 2
     assert "input 'feature' is float64[1, 32, 13, 13]; the model declares feature " \
            "float32[1, 32, 13, 13]" in wrong_type.stderr
-    wrong_shape = _cli("run", str(EXAMPLE), "--input", "feature=small.npy", "--random",
-                       cwd=tmp_path)
+    wrong_shape = cli("run", str(EXAMPLE), "--input", "feature=small.npy", "--random")
     assert wrong_shape.returncode == 2 and "float32[1, 32, 12, 13]" in wrong_shape.stderr
-    wrong_name = _cli("run", str(EXAMPLE), "--input", "feat=f64.npy", cwd=tmp_path)
+    wrong_name = cli("run", str(EXAMPLE), "--input", "feat=f64.npy")
     assert wrong_name.returncode == 2
     assert "route float32[1, 16, 26, 26]" in wrong_name.stderr
-    random = _cli("run", str(EXAMPLE), "--random", cwd=tmp_path)
+    random = cli("run", str(EXAMPLE), "--random")
     assert random.returncode == 0, random.stderr
     line = random.stdout.strip()
     assert line.startswith("detections: float32 [1, 18, 26, 26], min ")

@@ -11,14 +11,14 @@ import pytest
 Image = pytest.importorskip("PIL.Image")
 
 from onnx_upsample import upsample  # noqa: E402
-from onnx_upsample._cli_files import (  # noqa: E402
+from onnx_upsample._spec.rules import nearest_indices  # noqa: E402
+from onnx_upsample.cli import main  # noqa: E402
+from onnx_upsample.cli.compare import (  # noqa: E402
     compare,
     opencv_indices,
     render,
     torch_indices,
 )
-from onnx_upsample._spec.rules import nearest_indices  # noqa: E402
-from onnx_upsample.cli import main  # noqa: E402
 
 
 def run(argv: list[object]) -> int:

@@ -14,12 +14,8 @@ import pytest
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
-from onnx_upsample import (  # noqa: E402
-    UpsampleError,
-    UpsampleWarning,
-    _cli_onnx,
-)
-from onnx_upsample.cli import main  # noqa: E402
+from onnx_upsample import UpsampleError, UpsampleWarning  # noqa: E402
+from onnx_upsample.cli import main, models  # noqa: E402
 from onnx_upsample.onnx import downgrade  # noqa: E402
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "make_legacy_corpus.py"
@@ -71,6 +67,6 @@ def test_corpus_model_end_to_end(written, name: str, tmp_path: Path, capsys) -> 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UpsampleWarning)
         lowered = downgrade(tmp_path / "opset13" / "model.onnx", opset=9)
-    assert _cli_onnx._verify(lowered, _cli_onnx._with_all_data(
+    assert models._verify(lowered, models._with_all_data(
         upgraded, str(tmp_path / "opset13" / "model.onnx")), {}, 1) == 0, capsys.readouterr()
     assert not any(n.op_type == "Resize" for n in lowered.graph.node)

@@ -32,10 +32,10 @@ import numpy as np
 
 from ._backends import BUILTIN as BACKENDS
 from ._cases import SUITE_VERSION
-from ._runner import BackendResult, CaseResult
-from ._suite import Suite, export, load
 from ._explain import Explanation
 from ._explain import explain as _explain_arrays
+from ._runner import BackendResult, CaseResult
+from ._suite import Suite, export, load
 
 __all__ = ["BACKENDS", "SUITE_VERSION", "BackendResult", "CaseResult", "Explanation", "Suite",
            "explain", "export", "load", "run"]

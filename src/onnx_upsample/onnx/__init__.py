@@ -12,6 +12,8 @@ Needs the ``onnx`` extra (``pip install onnx-upsample[onnx]``). Every function t
 - :func:`upgrade`: every Upsample becomes a Resize with bit-identical outputs, the rest of
   the model goes through onnx's version converter.
 - :func:`downgrade`: Upsample-equivalent Resize nodes become Upsample, in an opset-9 model.
+- :mod:`onnx_upsample.onnx.verify` (imported on its own; needs onnxruntime): run a model and
+  its conversion on the same inputs and compare the outputs bit for bit.
 
 Example::
 
@@ -27,9 +29,9 @@ Example::
 from __future__ import annotations
 
 from ._check import Finding, check
-from ._convert import downgrade, upgrade
 from ._evaluator import Upsample
 from ._fold import fold_scales
 from ._infer import infer_shapes
+from .convert import downgrade, upgrade
 
 __all__ = ["Finding", "Upsample", "check", "downgrade", "fold_scales", "infer_shapes", "upgrade"]

@@ -12,21 +12,20 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
-import tempfile
 from typing import Literal
 
 import onnx
-from onnx import TensorProto
+from onnx import ModelProto, TensorProto
 from onnx.external_data_helper import (
     ExternalDataInfo,
     _get_all_tensors,
+    load_external_data_for_model,
     load_external_data_for_tensor,
     uses_external_data,
 )
 
 from .._errors import UpsampleError
-from .._files import _set_default_permissions
+from ..io.atomic import copy_atomically
 
 # protobuf cannot parse a message of 2 GiB or more: such models must use external data
 PROTOBUF_LIMIT = 2**31 - 1
@@ -46,18 +45,18 @@ def _nbytes(tensor: TensorProto, info: ExternalDataInfo) -> int:
     return math.prod(tensor.dims) * itemsize
 
 
-def external_tensors(model: onnx.ModelProto) -> list[TensorProto]:
+def external_tensors(model: ModelProto) -> list[TensorProto]:
     """Every tensor (initializers, Constant attributes, subgraphs) stored outside the file."""
     return [tensor for tensor in _get_all_tensors(model) if uses_external_data(tensor)]
 
 
-def without_data(model: onnx.ModelProto) -> onnx.ModelProto:
+def without_data(model: ModelProto) -> ModelProto:
     """``model``, or a copy whose external tensors are empty stand-ins: onnx's checker looks
     for external files relative to the working directory, which says nothing about a model
     read from elsewhere (its files were checked when it was read)."""
     if not external_tensors(model):
         return model
-    copy = onnx.ModelProto()
+    copy = ModelProto()
     copy.CopyFrom(model)
     for tensor in external_tensors(copy):
         del tensor.external_data[:]
@@ -67,7 +66,7 @@ def without_data(model: onnx.ModelProto) -> onnx.ModelProto:
     return copy
 
 
-def check_locations(model: onnx.ModelProto, base: str) -> int:
+def check_locations(model: ModelProto, base: str) -> int:
     """Refuse external data outside ``base`` or beyond its files; returns the total bytes."""
     total = 0
     root = os.path.realpath(base)
@@ -96,7 +95,16 @@ def check_locations(model: onnx.ModelProto, base: str) -> int:
     return total
 
 
-def load(path: str, which: Which = "small") -> onnx.ModelProto:
+def with_all_data(model: ModelProto, base: str) -> ModelProto:
+    """A copy of ``model`` with every external tensor (relative to the folder ``base``, whose
+    files :func:`check_locations` has checked) loaded into it, to run it from memory."""
+    copy = ModelProto()
+    copy.CopyFrom(model)
+    load_external_data_for_model(copy, base)
+    return copy
+
+
+def load(path: str, which: Which = "small") -> ModelProto:
     """Read the model at ``path`` safely; load its small external tensors, or all of them."""
     from .._resources import format_bytes, memory_limit
 
@@ -121,9 +129,10 @@ def load(path: str, which: Which = "small") -> onnx.ModelProto:
     return model
 
 
-def save(model: onnx.ModelProto, path: str, source_base: str | None) -> None:
+def save(model: ModelProto, path: str, source_base: str | None) -> None:
     """Write ``model`` to ``path``; tensors it still keeps outside (relative to
-    ``source_base``) are copied beside ``path`` when that is another folder."""
+    ``source_base``) are copied beside ``path`` when that is another folder, each through
+    the package's one atomic writer (io.atomic)."""
     target_base = os.path.dirname(os.path.abspath(path))
     files = sorted({ExternalDataInfo(tensor).location for tensor in external_tensors(model)})
     if files and source_base is None:
@@ -137,22 +146,9 @@ def save(model: onnx.ModelProto, path: str, source_base: str | None) -> None:
                     f"the model's external data {name!r} would replace the file of that name "
                     f"in {target_base!r}; write the model to another folder")
         for name in files:
-            _copy_atomically(os.path.join(source_base, name), os.path.join(target_base, name))
+            copy_atomically(os.path.join(source_base, name), os.path.join(target_base, name))
     if model.ByteSize() > PROTOBUF_LIMIT:
         raise UpsampleError("the model is beyond protobuf's 2 GiB in memory; keep its large "
                             "tensors as external data")
     onnx.save(model, path)
 
-
-def _copy_atomically(source: str, target: str) -> None:
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=".onnx-upsample-", dir=os.path.dirname(target))
-    os.close(handle)
-    try:
-        shutil.copyfile(source, temporary)
-        _set_default_permissions(temporary, directory=False)
-        os.replace(temporary, target)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise

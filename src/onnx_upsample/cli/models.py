@@ -1,14 +1,15 @@
 """``onnx-upsample inspect | check | upgrade | downgrade | fold | run``: ONNX models with
 Upsample, from the command line.
 
-onnx (and, for ``upgrade --verify``, onnxruntime) is imported inside the handlers only, so
-``onnx-upsample --help`` and the core commands work without the ``onnx`` extra.
+The commands parse their arguments, call onnx_upsample.onnx (``verify`` for ``upgrade
+--verify``, ``_feeds`` for the inputs of ``run``) and print. onnx (and, for ``upgrade
+--verify``, onnxruntime) is imported inside the handlers only, so ``onnx-upsample --help`` and
+the core commands work without the ``onnx`` extra.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import warnings
@@ -17,16 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._errors import UpsampleError, UpsampleWarning
-from .cli import EXIT_FINDINGS, EXIT_OK, fail
+from .._errors import UpsampleError, UpsampleWarning
+from ._common import EXIT_FINDINGS, EXIT_OK, fail
 
 if TYPE_CHECKING:
-    import onnx
+    from ..onnx._external import ModelProto
 
 __all__ = ["register"]
-
-# Size given to symbolic dimensions of graph inputs by ``upgrade --verify``.
-FREE_DIMENSION = 8
 
 
 def register(subparsers: Any) -> None:
@@ -112,10 +110,10 @@ class _BadInputError(Exception):
     """A command-line problem reported as one line and exit code 2."""
 
 
-def _load_model(path: str, which: str = "small") -> onnx.ModelProto:
+def _load_model(path: str, which: str = "small") -> ModelProto:
     """The model at ``path``, read safely (see onnx/_external.py): its small external
     tensors loaded (``which="all"``: every tensor, to run it)."""
-    from .onnx import _external
+    from ..onnx import _external
 
     if not os.path.exists(path):
         raise _BadInputError(f"model file {path!r} does not exist")
@@ -138,13 +136,10 @@ def _load_model(path: str, which: str = "small") -> onnx.ModelProto:
     return model
 
 
-def _with_all_data(model: onnx.ModelProto, source: str) -> onnx.ModelProto:
+def _with_all_data(model: ModelProto, source: str) -> ModelProto:
     """A copy of ``model`` with every external tensor (relative to ``source``'s folder)
     loaded, for onnxruntime; refused when the whole would pass protobuf's 2 GiB."""
-    import onnx
-    from onnx.external_data_helper import load_external_data_for_model
-
-    from .onnx import _external
+    from ..onnx import _external
 
     if not _external.external_tensors(model):
         return model
@@ -154,10 +149,7 @@ def _with_all_data(model: onnx.ModelProto, source: str) -> onnx.ModelProto:
         raise _BadInputError("the model with its external data passes protobuf's 2 GiB, which "
                              "onnxruntime cannot take from memory: leave out --verify (the "
                              "upgrade itself does not need to load the data)")
-    copy = onnx.ModelProto()
-    copy.CopyFrom(model)
-    load_external_data_for_model(copy, base)
-    return copy
+    return _external.with_all_data(model, base)
 
 
 def _read_inputs(items: Sequence[str]) -> dict[str, np.ndarray]:
@@ -176,11 +168,6 @@ def _read_inputs(items: Sequence[str]) -> dict[str, np.ndarray]:
             raise _BadInputError(f"--input {name}: cannot read {path!r} as a .npy array: "
                             f"{error}") from None
     return feeds
-
-
-def _graph_inputs(model: onnx.ModelProto) -> list[Any]:
-    initializers = {tensor.name for tensor in model.graph.initializer}
-    return [value for value in model.graph.input if value.name not in initializers]
 
 
 def _warning_lines(caught: list[warnings.WarningMessage]) -> None:
@@ -216,9 +203,9 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 @_guard
 def _cmd_inspect(args: argparse.Namespace) -> int:
-    from .onnx import check
-    from .onnx._graphs import default_opset
-    from .onnx._report import upsample_rows
+    from ..onnx import check
+    from ..onnx._graphs import default_opset
+    from ..onnx._report import upsample_rows
 
     model = _load_model(args.model)
     findings = check(model)
@@ -257,12 +244,12 @@ def _check_output_path(path: str) -> str:
     return directory
 
 
-def _save_model(model: onnx.ModelProto, path: str, source: str | None = None) -> None:
-    """Write ``model`` atomically (the one writer of the command line, _files.atomic_path);
+def _save_model(model: ModelProto, path: str, source: str | None = None) -> None:
+    """Write ``model`` atomically (through io.atomic, the package's one atomic writer);
     its external data (relative to ``source``'s folder) is copied beside ``path`` where that
     is another folder."""
-    from ._files import atomic_path
-    from .onnx import _external
+    from ..io.atomic import atomic_path
+    from ..onnx import _external
 
     _check_output_path(path)
     source_base = None if source is None else os.path.dirname(os.path.abspath(source))
@@ -270,195 +257,25 @@ def _save_model(model: onnx.ModelProto, path: str, source: str | None = None) ->
         _external.save(model, temporary, source_base)
 
 
-def _runnable_original(model: onnx.ModelProto) -> tuple[onnx.ModelProto, str]:
-    """The original in a form onnxruntime loads (opset 7 or 9 Upsample), and how it was made."""
-    from .onnx import check, downgrade
-    from .onnx._graphs import default_opset, is_upsample, walk
-
-    if not any(is_upsample(node) for site in walk(model) for node in site.owner.node):
-        return model, ""
-    opset = default_opset(model.opset_import) or 9
-    codes = {finding.code for finding in check(model)}
-    if opset <= 6:
-        target = 7
-    elif opset >= 10:
-        target = 9
-    elif codes & {"form-opset", "mode"}:
-        target = opset
-    else:
-        return model, ""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UpsampleWarning)
-        rewritten = downgrade(model, opset=target)
-    note = (f"onnxruntime cannot load the original (opset {opset}); it runs as the equivalent "
-            f"opset-{target} Upsample model written by downgrade()")
-    return rewritten, note
-
-
-def _random_value(value: Any, rng: np.random.Generator, scales_inputs: dict[str, int],
-                  ) -> np.ndarray:
-    from onnx import helper
-
-    tensor = value.type.tensor_type
-    if not value.type.HasField("tensor_type") or not tensor.elem_type:
-        raise _BadInputError(f"input {value.name!r} is not a tensor with a known element type; "
-                        "give it with --input NAME=FILE.npy")
-    dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.elem_type))
-    dims = [d.dim_value if d.HasField("dim_value") else FREE_DIMENSION
-            for d in tensor.shape.dim]
-    if value.name in scales_inputs:
-        rank = dims[0] if dims else scales_inputs[value.name]
-        pattern = [1.0] * max(rank - 2, 0) + [1.5, 2.5][: min(rank, 2)]
-        return np.array(pattern, dtype=dtype).reshape(dims)
-    # np.asarray: a rank-0 input must be a 0-d array, not a numpy scalar
-    if dtype.kind == "f":
-        return np.asarray(rng.standard_normal(dims), dtype=dtype)
-    if dtype.kind in "iu":
-        return np.asarray(rng.integers(0, 100, dims), dtype=dtype)
-    if dtype.kind == "b":
-        return np.asarray(rng.random(dims) < 0.5)
-    raise _BadInputError(f"input {value.name!r} has element type {dtype}; give it with --input "
-                    "NAME=FILE.npy")
-
-
-def _session(model: onnx.ModelProto, which: str) -> Any:
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    # errors come back as one line of ours; ORT's own log would print them again, in colour
-    options.log_severity_level = 4
-    ort.set_default_logger_severity(4)
-    try:
-        return ort.InferenceSession(model.SerializeToString(), options,
-                                    providers=["CPUExecutionProvider"])
-    except Exception as error:
-        first = str(error).strip().splitlines()[0]
-        raise _BadInputError(f"onnxruntime cannot load the {which} model: {first}") from None
-
-
-def _bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.dtype.kind in "OUS":
-        return bool(np.array_equal(a, b))
-    return bool(np.array_equal(np.ascontiguousarray(a).view(np.uint8),
-                               np.ascontiguousarray(b).view(np.uint8)))
-
-
-def _difference(a: np.ndarray, b: np.ndarray) -> float:
-    if a.shape != b.shape:
-        return float("inf")
-    if a.size == 0 or a.dtype.kind not in "biufc":
-        return 0.0 if np.array_equal(a, b) else float("inf")
-    with np.errstate(invalid="ignore", over="ignore"):
-        diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
-    same_nan = np.isnan(a.astype(np.float64)) & np.isnan(b.astype(np.float64))
-    diff = np.where(same_nan, 0.0, diff)
-    return float(np.nanmax(np.where(np.isnan(diff), np.inf, diff)))
-
-
-def _has_mode_case_variants(model: onnx.ModelProto) -> bool:
-    """True if an Upsample writes its mode in upper or mixed case ('NEAREST')."""
-    from .onnx._graphs import is_upsample, walk
-    from .onnx._node import case_variant
-
-    return any(
-        attribute.name == "mode" and case_variant(attribute.s.decode("utf-8", "replace"))
-        for site in walk(model) for node in site.owner.node if is_upsample(node)
-        for attribute in node.attribute
-    )
-
-
-def _check_tensor_sizes(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> None:
-    """Refuse, before onnxruntime allocates it, a model whose largest tensor for these
-    inputs cannot fit in the memory this process may use (shapes as ORT makes them)."""
-    import onnx
-
-    from ._resources import format_bytes, memory_limit
-    from .onnx import infer_shapes
-
-    available, source = memory_limit()
-    if available is None:
-        return
-    sized = onnx.ModelProto()
-    sized.CopyFrom(model)
-    for value in sized.graph.input:
-        if value.name in feeds and value.type.HasField("tensor_type"):
-            shape = value.type.tensor_type.shape
-            shape.ClearField("dim")
-            for n in feeds[value.name].shape:
-                shape.dim.add().dim_value = n
-    try:
-        typed = infer_shapes(sized)
-    except Exception:  # shapes unknown: ORT will report what it cannot do
-        return
-    for value in [*typed.graph.value_info, *typed.graph.output]:
-        tensor = value.type.tensor_type
-        if not tensor.HasField("shape") or not all(
-            d.HasField("dim_value") for d in tensor.shape.dim
-        ):
-            continue
-        dims = [int(d.dim_value) for d in tensor.shape.dim]
-        try:
-            itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type).itemsize
-        except (KeyError, TypeError, ValueError):
-            continue
-        n_bytes = math.prod(dims) * itemsize
-        if n_bytes > available:
-            raise _BadInputError(
-                f"running the model needs tensor {value.name!r} of shape {tuple(dims)}, "
-                f"which takes {format_bytes(n_bytes)}, more than {source} "
-                f"({format_bytes(available)}); give smaller inputs with --input"
-            )
-
-
-def _verify(original: onnx.ModelProto, upgraded: onnx.ModelProto, given: dict[str, np.ndarray],
+def _verify(original: ModelProto, upgraded: ModelProto, given: dict[str, np.ndarray],
             seed: int) -> int:
+    """Run ``original`` and ``upgraded`` on the same inputs (onnx_upsample.onnx.verify) and
+    print the comparison; EXIT_OK if every output is bit-identical, else EXIT_FINDINGS."""
+    from ..onnx import _feeds, verify
+
     try:
-        import onnxruntime  # noqa: F401
+        verify.import_onnxruntime()
     except ImportError:
         raise _BadInputError("--verify needs onnxruntime: pip install onnxruntime") from None
-    from .onnx._graphs import is_upsample
-
-    legacy = _has_mode_case_variants(original)
-    if legacy:
-        # ORT refuses the original's modes: it runs in onnx-upsample's evaluator instead
-        reference = original
-        print("the original writes modes in upper or mixed case, which onnxruntime refuses: "
-              "it runs in onnx-upsample's evaluator (legacy_modes), the upgrade in onnxruntime")
-    else:
-        reference, note = _runnable_original(original)
-        if note:
-            print(note)
-    scales_inputs = {node.input[1]: 0 for node in original.graph.node
-                     if is_upsample(node) and len(node.input) > 1}
-    rng = np.random.default_rng(seed)
-    feeds = {}
-    for value in _graph_inputs(reference):
-        feeds[value.name] = given[value.name] if value.name in given else _random_value(
-            value, rng, scales_inputs)
-    unknown = sorted(set(given) - set(feeds))
-    if unknown:
-        raise _BadInputError(f"--input names {unknown}, which are not inputs of the model")
-    _check_tensor_sizes(reference, feeds)
-    if legacy:
-        from .onnx._evaluator import reference_evaluator
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UpsampleWarning)
-            before = reference_evaluator(original, legacy_modes=True).run(None, feeds)
-    else:
-        before = _session(reference, "original").run(None, feeds)
-    after = _session(upgraded, "upgraded").run(None, feeds)
-    names = [value.name for value in upgraded.graph.output]
-    rows = []
-    identical = True
-    for name, a, b in zip(names, before, after, strict=True):
-        a, b = np.asarray(a), np.asarray(b)
-        same = _bits_equal(a, b)
-        identical &= same
-        rows.append((name, "x".join(map(str, b.shape)) or "scalar", f"{_difference(a, b):g}",
-                     "yes" if same else "NO"))
+    runnable = verify.runnable_original(original)
+    if runnable.note:
+        print(runnable.note)
+    feeds = _feeds.verification_feeds(runnable.model, original, given, seed)
+    _feeds.check_tensor_sizes(runnable.model, feeds)
+    outputs = verify.compare(runnable, upgraded, feeds, labels=("original", "upgraded"))
+    rows = [(output.name, "x".join(map(str, output.shape)) or "scalar", f"{output.largest:g}",
+             "yes" if output.identical else "NO") for output in outputs]
+    identical = all(output.identical for output in outputs)
     print(_table(("output", "shape", "largest difference", "bit-identical"), rows))
     print("verified: outputs are bit-identical" if identical else
           "verification FAILED: the upgraded model gives different outputs")
@@ -467,8 +284,8 @@ def _verify(original: onnx.ModelProto, upgraded: onnx.ModelProto, given: dict[st
 
 @_guard
 def _cmd_upgrade(args: argparse.Namespace) -> int:
-    from .onnx import upgrade
-    from .onnx._graphs import default_opset, is_upsample, walk
+    from ..onnx import upgrade
+    from ..onnx._graphs import default_opset, is_upsample, walk
 
     _check_output_path(args.output)
     model = _load_model(args.model)
@@ -505,7 +322,7 @@ def _cmd_upgrade(args: argparse.Namespace) -> int:
 def _cmd_check(args: argparse.Namespace) -> int:
     import json
 
-    from .onnx import check
+    from ..onnx import check
 
     findings = check(_load_model(args.model))
     errors = sum(f.severity == "error" for f in findings)
@@ -521,8 +338,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 @_guard
 def _cmd_downgrade(args: argparse.Namespace) -> int:
-    from .onnx import downgrade
-    from .onnx._graphs import default_opset
+    from ..onnx import downgrade
+    from ..onnx._graphs import default_opset
 
     _check_output_path(args.output)
     model = _load_model(args.model)
@@ -556,8 +373,8 @@ def _parse_shapes(items: Sequence[str]) -> dict[str, list[int]]:
 
 @_guard
 def _cmd_fold(args: argparse.Namespace) -> int:
-    from .onnx import fold_scales
-    from .onnx._graphs import is_upsample, walk
+    from ..onnx import fold_scales
+    from ..onnx._graphs import is_upsample, walk
 
     _check_output_path(args.output)
     model = _load_model(args.model)
@@ -594,7 +411,7 @@ def _cmd_fold(args: argparse.Namespace) -> int:
 
 def _save_npy(path: str, array: np.ndarray) -> None:
     """Write ``array`` atomically: never a half-written output."""
-    from ._files import atomic_path
+    from ..io.atomic import atomic_path
 
     if os.path.isdir(path):
         raise _BadInputError(f"output {path!r} is a directory")
@@ -607,59 +424,6 @@ def _file_name(name: str) -> str:
     return (safe or "output") + ".npy"
 
 
-def _signature(value: Any) -> str:
-    """``X float32[1, 3, 'N', 8]``: a graph input as the model declares it."""
-    from onnx import helper
-
-    tensor = value.type.tensor_type
-    if not value.type.HasField("tensor_type"):
-        return f"{value.name} (not a tensor)"
-    try:
-        name = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.elem_type)).name
-    except (KeyError, TypeError, ValueError):
-        name = f"elem_type {tensor.elem_type}"
-    if not tensor.HasField("shape"):
-        return f"{value.name} {name}[any shape]"
-    dims = [str(d.dim_value) if d.HasField("dim_value") else repr(d.dim_param or "?")
-            for d in tensor.shape.dim]
-    return f"{value.name} {name}[{', '.join(dims)}]"
-
-
-def _check_feeds(inputs: list[Any], feeds: dict[str, np.ndarray]) -> None:
-    """Input names, element types and shapes against the model's declarations."""
-    from onnx import helper
-
-    listing = "; ".join(_signature(value) for value in inputs)
-    expected = [value.name for value in inputs]
-    unknown = sorted(set(feeds) - set(expected))
-    if unknown:
-        raise _BadInputError(f"--input names {unknown}, which are not inputs of the model "
-                             f"(its inputs: {listing})")
-    missing = [name for name in expected if name not in feeds]
-    if missing:
-        raise _BadInputError(f"the model needs input(s) {missing}; give each with --input "
-                             f"NAME=FILE.npy, or pass --random (its inputs: {listing})")
-    for value in inputs:
-        array, tensor = feeds[value.name], value.type.tensor_type
-        if not value.type.HasField("tensor_type"):
-            continue
-        try:
-            dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.elem_type))
-        except (KeyError, TypeError, ValueError):
-            continue
-        given = f"{array.dtype.name}{list(array.shape)}"
-        if array.dtype.newbyteorder("=") != dtype and not (
-                dtype.kind == "O" and array.dtype.kind in "OUS"):
-            raise _BadInputError(f"input {value.name!r} is {given}; the model declares "
-                                 f"{_signature(value)} (convert the .npy with astype)")
-        if tensor.HasField("shape"):
-            dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
-            if len(dims) != array.ndim or any(
-                    d is not None and d != n for d, n in zip(dims, array.shape, strict=False)):
-                raise _BadInputError(f"input {value.name!r} is {given}; the model declares "
-                                     f"{_signature(value)}")
-
-
 def _describe(array: np.ndarray) -> str:
     """dtype, shape and range, numbers in the array's own precision (float32 digits)."""
     line = f"{array.dtype} {list(array.shape)}"
@@ -670,20 +434,15 @@ def _describe(array: np.ndarray) -> str:
 
 @_guard
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .onnx._evaluator import reference_evaluator
-    from .onnx._graphs import is_upsample
+    from ..onnx import _feeds
+    from ..onnx._evaluator import reference_evaluator
 
     model = _load_model(args.model, "all")
     feeds = _read_inputs(args.input)
-    inputs = _graph_inputs(model)
+    inputs = _feeds.graph_inputs(model)
     if args.random:
-        scales_inputs = {node.input[1]: 0 for node in model.graph.node
-                         if is_upsample(node) and len(node.input) > 1}
-        rng = np.random.default_rng(args.seed)
-        for value in inputs:
-            if value.name not in feeds:
-                feeds[value.name] = _random_value(value, rng, scales_inputs)
-    _check_feeds(inputs, feeds)
+        feeds |= _feeds.random_feeds(inputs, feeds, _feeds.scales_inputs(model), args.seed)
+    _feeds.check_feeds(inputs, feeds)
     if args.output_dir is not None and not os.path.isdir(args.output_dir):
         raise _BadInputError(f"--output-dir {args.output_dir!r} is not a directory")
     with warnings.catch_warnings(record=True) as caught:

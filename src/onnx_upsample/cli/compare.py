@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from ._errors import UpsampleError
+from .._errors import UpsampleError
+from ._common import EXIT_OK
 
 __all__ = ["register"]
 
@@ -59,7 +60,7 @@ def register(subparsers: Any) -> None:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from . import _files
+    from ..io import formats
 
     if len(args.scale) not in (1, 2):
         raise UpsampleError(
@@ -68,7 +69,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         )
     if args.zoom is not None and not 1 <= args.zoom <= 64:
         raise UpsampleError(f"--zoom is {args.zoom}; expected 1 to 64")
-    if _files.kind_of(args.output, "output") != "image" or not args.output.lower().endswith(
+    if formats.kind_of(args.output, "output") != "image" or not args.output.lower().endswith(
         ".png"
     ):
         raise UpsampleError(f"output {args.output!r} must be a .png file")
@@ -76,17 +77,17 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     scales = [float(s) for s in args.scale] * (2 // len(args.scale))
     comparison = compare(image, scales)
     picture = render(image, comparison, zoom=args.zoom)
-    _files.save_image(args.output, picture)
+    formats.save_image(args.output, picture)
     if not args.quiet:
         print(comparison.text())
         print(f"wrote {args.output}")
-    return 0
+    return EXIT_OK
 
 
 def _load(path: str) -> np.ndarray:
-    from . import _files
+    from ..io import formats
 
-    source = _files.read(path)
+    source = formats.read(path)
     if source.kind == "zarr" or len(source.shape) not in (2, 3):
         raise UpsampleError(
             f"input {path!r} has shape {source.shape}; compare takes an image or a 2-D "
@@ -183,7 +184,7 @@ class Comparison:
 
 def compare(image: np.ndarray, scales: list[float]) -> Comparison:
     """ONNX nearest and linear results of ``image`` and the three nearest index maps."""
-    from ._api import upsample
+    from .._api import upsample
 
     h, w = image.shape[:2]
     full = [*scales, 1.0] if image.ndim == 3 else list(scales)

@@ -1,4 +1,5 @@
-"""The ``conformance`` and ``explain`` subcommands of the ``onnx-upsample`` command line."""
+"""``onnx-upsample conformance export | run`` and ``explain``: the conformance suite, the
+grader of runtimes, and the explainer of another runtime's output."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ._errors import UpsampleError
-from .cli import EXIT_BAD_INPUT, EXIT_OK, _Parser
+from .._errors import UpsampleError
+from ._common import EXIT_BAD_INPUT, EXIT_OK, _Parser, fail
 
 
 def register(subparsers: Any) -> None:
@@ -101,7 +102,7 @@ class _Progress:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from . import conformance
+    from .. import conformance
 
     suite = conformance.export(args.directory, full=args.full,
                                check_ort=not args.no_ort_check,
@@ -127,8 +128,9 @@ def _writable(path: str | None) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from . import _files, conformance
-    from .conformance import _report
+    from .. import conformance
+    from ..conformance import _report
+    from ..io.atomic import atomic_path
 
     for path in (args.json, args.markdown, args.html):
         _writable(path)
@@ -168,20 +170,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
                        (args.markdown, _report.markdown(runs, suite.manifest)),
                        (args.html, _report.to_html(runs, suite.manifest))):
         if path is not None:
-            with _files.atomic_path(path) as temporary:
+            with atomic_path(path) as temporary:
                 Path(temporary).write_text(text)
             print(f"wrote {path}")
-    for message in unavailable:
-        print(f"onnx-upsample: error: {message}", file=sys.stderr)
+    for message in unavailable:  # after the reports: the runs that did work are kept
+        fail(message)
     return EXIT_BAD_INPUT if unavailable else EXIT_OK
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    from . import _files
-    from .conformance import explain
+    from ..conformance import explain
+    from ..io.formats import read_npy
 
-    x = _files._read_npy(args.input)
-    theirs = _files._read_npy(args.theirs)
+    x = read_npy(args.input)
+    theirs = read_npy(args.theirs)
     explanation = explain(x, theirs, args.scales, args.mode)
     if args.json:
         print(json.dumps(explanation.to_dict(), indent=1))

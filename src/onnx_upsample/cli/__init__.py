@@ -1,0 +1,109 @@
+"""The ``onnx-upsample`` command line (also ``python -m onnx_upsample``).
+
+Conventions (docs/semantics.md §4): numbers are space separated (``--scales 1 1 2 2``);
+errors are one line on stderr, with no traceback; exit 0 on success, 1 for findings or a
+failed check, 2 for bad arguments or input, 130 when interrupted. :func:`main` is the one
+error path; each group of commands is a module with ``register(subparsers)`` that imports its
+heavy dependencies (onnx, dask, Pillow) only inside its handlers, and every file a command
+writes goes through one atomic writer (:mod:`onnx_upsample.io.atomic`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from .._errors import UpsampleError
+
+# The command modules import ._common, never this package, so importing them here makes no
+# cycle (the ONNX commands, which still import this package, are imported in build_parser).
+from . import arrays, compare, conformance, models
+from ._common import (
+    EXIT_BAD_INPUT,
+    EXIT_FINDINGS,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    PROG,
+    _Parser,
+    fail,
+)
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_INTERRUPTED", "EXIT_OK", "build_parser",
+           "fail", "main"]
+
+# Optional dependencies and the extra that brings each (one line when one is missing).
+EXTRAS = {
+    "onnx": "onnx", "onnxruntime": "test", "ml_dtypes": "onnx", "google": "onnx",
+    "dask": "dask", "distributed": "dask", "zarr": "dask", "numcodecs": "dask",
+    "PIL": "images",
+}
+PACKAGE_NAMES = {"PIL": "Pillow", "google": "protobuf"}
+
+
+def _missing_extra(error: ModuleNotFoundError) -> str:
+    """The one line naming what to install; a module no extra brings is re-raised (a bug)."""
+    top = (error.name or "").split(".")[0]
+    extra = EXTRAS.get(top)
+    if extra is None:
+        raise error
+    package = PACKAGE_NAMES.get(top, top)
+    if top == "onnxruntime":
+        return ("this command needs onnxruntime, which is not installed: "
+                "pip install 'onnxruntime==1.32.*'")
+    return (f"this command needs {package}, which is not installed: "
+            f"pip install 'onnx-upsample[{extra}]'")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("onnx-upsample")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "unknown (not installed)"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand."""
+    parser = _Parser(prog=PROG, description="The ONNX Upsample operator, exact.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    # the groups of commands, in the order --help lists them
+    for module in (arrays, compare, models, conformance):
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments after the program name (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        :data:`EXIT_OK`, :data:`EXIT_FINDINGS`, :data:`EXIT_BAD_INPUT` or
+        :data:`EXIT_INTERRUPTED`. argparse's own exits (``--help``, ``--version``, usage
+        errors) raise ``SystemExit`` as usual.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    try:
+        return handler(args)
+    # Bad arguments or input: one line, no traceback. A TypeError is not caught: the public
+    # API raises it for arguments of the wrong kind, which the commands never pass (argparse
+    # types every value, and files are read as arrays), so one reaching here is a bug and
+    # keeps its traceback. Where a user's file could make a library raise TypeError, the
+    # command or reader turns it into an UpsampleError that says what is wrong with the file.
+    except UpsampleError as error:
+        return fail(str(error))
+    except ModuleNotFoundError as error:  # an optional dependency (extra) is missing
+        return fail(_missing_extra(error))
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED

@@ -1,0 +1,172 @@
+"""The one atomic writer: every file the package writes goes through this module.
+
+A writer gets a hidden temporary path beside its target and the temporary is renamed onto the
+target only once it is complete, so an interrupted or failed run never leaves a half-written
+output under the target's name. The temporary is created private (``mkstemp``); before the
+rename it is given the permissions a plain ``open`` would have given it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from .._errors import UpsampleError
+
+__all__ = ["ZARR_MARKERS", "atomic_path", "copy_atomically", "reason",
+           "set_default_permissions"]
+
+# The files that make a directory a zarr store. They live here, not in formats.py, because
+# the writer must recognise a store before it replaces a directory with a new one, and
+# formats.py imports this module (never the other way round).
+ZARR_MARKERS = ("zarr.json", ".zarray", ".zgroup")
+
+
+def reason(error: BaseException) -> str:
+    """An exception as one line: its message, or its class name when it has none.
+
+    Parameters
+    ----------
+    error : BaseException
+        The exception to describe.
+
+    Returns
+    -------
+    str
+        The message with its whitespace collapsed, or the exception's class name.
+    """
+    text = " ".join(str(error).split())
+    return text or type(error).__name__
+
+
+@contextlib.contextmanager
+def atomic_path(target: str, directory: bool = False) -> Iterator[str]:
+    """A hidden temporary path beside ``target``, renamed to it only if the block succeeds.
+
+    Parameters
+    ----------
+    target : str
+        The file (or, with ``directory``, the zarr store directory) to write.
+    directory : bool
+        Create a temporary directory rather than a file; it may replace an existing zarr
+        store but nothing else.
+
+    Yields
+    ------
+    str
+        The temporary path to write to.
+
+    Raises
+    ------
+    UpsampleError
+        The target's folder does not exist, the temporary cannot be created, or the target
+        cannot be replaced. On any failure (an exception, Ctrl-C) the temporary file or
+        directory is removed and ``target`` is left as it was.
+    """
+    target_path = Path(target).absolute()
+    parent = target_path.parent
+    if not parent.is_dir():
+        raise UpsampleError(
+            f"output {target!r}: the folder {str(parent)!r} does not exist; create it first"
+        )
+    prefix = f".{target_path.name}.onnx-upsample-"
+    try:
+        if directory:
+            temporary = tempfile.mkdtemp(prefix=prefix, suffix=".tmp", dir=parent)
+        else:
+            handle, temporary = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=parent)
+            os.close(handle)
+    except OSError as error:
+        raise UpsampleError(f"cannot write {target!r}: {reason(error)}") from None
+    try:
+        yield temporary
+        set_default_permissions(temporary, directory)
+        _replace(temporary, target_path, directory)
+    except BaseException:
+        _remove(temporary)
+        raise
+
+
+def copy_atomically(source: str, target: str) -> None:
+    """Copy the file ``source`` to ``target`` through a hidden temporary beside ``target``.
+
+    The target's folder is created when missing. Errors (``OSError`` and the like) propagate
+    as they are, after the temporary is removed; the caller words them.
+
+    Parameters
+    ----------
+    source : str
+        The file to copy.
+    target : str
+        Where the copy goes; an existing file there is replaced only once the copy is whole.
+    """
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=".onnx-upsample-", dir=os.path.dirname(target))
+    os.close(handle)
+    try:
+        shutil.copyfile(source, temporary)
+        set_default_permissions(temporary, directory=False)
+        os.replace(temporary, target)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def set_default_permissions(path: str, directory: bool) -> None:
+    """Give ``path`` the permissions a plain ``open`` (or ``mkdir``) would under the umask.
+
+    ``mkstemp`` and ``mkdtemp`` make their files private (0o600, 0o700); an output should not
+    be. A failure to change them is ignored: the file is still complete and usable.
+
+    Parameters
+    ----------
+    path : str
+        The file or directory.
+    directory : bool
+        Whether ``path`` is a directory (0o777 before the umask rather than 0o666).
+    """
+    umask = os.umask(0)
+    os.umask(umask)
+    with contextlib.suppress(OSError):
+        os.chmod(path, (0o777 if directory else 0o666) & ~umask)
+
+
+def _replace(temporary: str, target: Path, directory: bool) -> None:
+    """Move the finished output into place (a directory replaces an old zarr store only)."""
+    try:
+        if not directory:
+            if target.is_dir():
+                raise UpsampleError(f"output {str(target)!r} is a directory; give a file name")
+            os.replace(temporary, target)
+            return
+        if target.exists() or target.is_symlink():
+            if not (target.is_dir()
+                    and any((target / marker).exists() for marker in ZARR_MARKERS)):
+                raise UpsampleError(
+                    f"output {str(target)!r} exists and is not a zarr store; remove it or "
+                    "choose another name"
+                )
+            # the old store is moved aside first so that the new one takes its name in one
+            # rename; it is deleted only once the new one is in place
+            aside = f"{temporary}.old"
+            os.replace(target, aside)
+            os.replace(temporary, target)
+            shutil.rmtree(aside, ignore_errors=True)
+        else:
+            os.replace(temporary, target)
+    except OSError as error:
+        raise UpsampleError(f"cannot write {str(target)!r}: {reason(error)}") from None
+
+
+def _remove(path: str) -> None:
+    """Delete a temporary file or directory, ignoring what is already gone."""
+    if os.path.isdir(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            os.unlink(path)

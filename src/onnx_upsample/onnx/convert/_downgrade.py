@@ -1,0 +1,215 @@
+"""``downgrade``: every Upsample-equivalent Resize becomes Upsample, in an opset 7-9 model.
+
+A Resize means exactly Upsample when it maps output pixel o to input o / scale
+(``asymmetric``), rounds down for nearest (``floor``) and takes scales (>= 1 where they
+are constant) and nothing else (no sizes, axes, antialias); every other Resize is refused
+with the reason. Nodes onnx has no down adapter for move down unchanged where they mean the same
+(``_bridge``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx
+from onnx import TypeProto
+
+from ..._errors import UpsampleError
+from .._graphs import ModelLike, Site, default_opset, is_upsample, model_of, node_label, walk
+from .._versions import DEFAULT_DOMAINS
+from ._pipeline import (
+    Job,
+    as_text,
+    attribute_value,
+    convert_rest,
+    each_node,
+    finish_job,
+    require_opset,
+    scales_input,
+    set_pending,
+    start_job,
+    upsample_info,
+)
+
+__all__ = ["downgrade"]
+
+
+def _constant_or_none(site: Site, node: onnx.NodeProto, position: int) -> np.ndarray | None:
+    if len(node.input) <= position or not node.input[position]:
+        return None
+    return site.scope.constant(node.input[position])
+
+
+def _resize_as_upsample(site: Site, node: onnx.NodeProto, label: str) -> tuple[str, str]:
+    """Mode and scales name of a Resize that means exactly Upsample, or UpsampleError."""
+    opset = site.opset or 10
+
+    def refuse(why: str, fix: str) -> UpsampleError:
+        return UpsampleError(f"Resize node {label!r} is not an Upsample: {why}; {fix}")
+
+    mode = as_text(attribute_value(node, "mode", b"nearest"))
+    if mode not in ("nearest", "linear"):
+        raise refuse(f"mode is {mode!r} (Upsample has nearest and linear)",
+                     "keep this model at its opset")
+    if opset == 10:
+        if len(node.input) != 2 or not node.input[1]:
+            raise refuse("Resize-10 needs inputs X and scales", "fix the node")
+        scales_position = 1
+    else:
+        ctm = as_text(attribute_value(node, "coordinate_transformation_mode",
+                                      b"half_pixel"))
+        if ctm != "asymmetric":
+            raise refuse(f"coordinate_transformation_mode is {ctm!r}; Upsample maps output "
+                         "pixel o to input o / scale ('asymmetric')",
+                         "only Resize nodes with coordinate_transformation_mode='asymmetric' "
+                         "become Upsample")
+        if mode == "nearest":
+            nearest_mode = as_text(attribute_value(node, "nearest_mode",
+                                                   b"round_prefer_floor"))
+            if nearest_mode != "floor":
+                raise refuse(f"nearest_mode is {nearest_mode!r}; Upsample rounds down "
+                             "('floor')", "only nearest_mode='floor' becomes Upsample")
+        for name, default in (("antialias", 0), ("exclude_outside", 0)):
+            value = attribute_value(node, name, default)
+            if value != default:
+                raise refuse(f"{name} is {value!r}", f"set {name} to {default}")
+        if attribute_value(node, "axes", None) is not None:
+            raise refuse("it has the axes attribute", "give one scale per axis instead")
+        if len(node.input) > 3 and node.input[3]:
+            sizes = _constant_or_none(site, node, 3)
+            if sizes is None or sizes.size:
+                raise refuse("it takes output sizes; Upsample takes scales",
+                             "compute the scales (fold them into a constant) first")
+        if len(node.input) < 3 or not node.input[2]:
+            raise refuse("it has no scales input", "give the scales")
+        scales_position = 2
+    scales = _constant_or_none(site, node, scales_position)
+    if scales is not None:
+        values = [float(v) for v in np.asarray(scales).reshape(-1)]
+        if not values:
+            raise refuse("its scales are empty", "give one scale per axis")
+        for axis, value in enumerate(values):
+            if not math.isfinite(value) or value < 1:
+                raise refuse(f"scales[{axis}] is {value!r}; Upsample only enlarges "
+                             "(scales must be finite and >= 1)", "keep this model at its opset")
+        if np.asarray(scales).dtype != np.float32:
+            raise refuse(f"its scales have element type {np.asarray(scales).dtype}",
+                         "store the scales as float32")
+    return mode, node.input[scales_position]
+
+
+def _check_ops_exist(model: onnx.ModelProto, target: int) -> None:
+    for site in walk(model):
+        for index, node in enumerate(site.owner.node):
+            if node.domain not in DEFAULT_DOMAINS:
+                continue
+            try:
+                onnx.defs.get_schema(node.op_type, target)
+            except onnx.defs.SchemaError:
+                raise UpsampleError(
+                    f"node {node_label(site, node, index)!r} is a {node.op_type}, which opset "
+                    f"{target} does not have; a model with it cannot be brought to opset "
+                    f"{target}") from None
+
+
+def downgrade(model: ModelLike, opset: int = 9) -> onnx.ModelProto:
+    """Turn every Upsample-equivalent ``Resize`` into ``Upsample``, in a model at opset 9.
+
+    For runtimes that know ``Upsample`` but not ``Resize`` (old TensorRT, OpenVINO, ncnn,
+    CoreML converters). A ``Resize`` means exactly Upsample when it gives scales (no sizes, no
+    axes), scales that are >= 1 where constant, mode ``nearest`` with
+    ``coordinate_transformation_mode="asymmetric"`` and ``nearest_mode="floor"`` or mode
+    ``linear`` with ``asymmetric`` (Resize-10 always is), no antialias. Every ``Upsample``
+    already in the model (versions 1, 7, 9, 10) is rewritten in the target's form too, and
+    every other node goes through onnx's version converter.
+
+    Parameters
+    ----------
+    model : onnx.ModelProto or str or os.PathLike
+        The model, or the path of its .onnx file (read safely: external data must lie in
+        its folder; tensors over 1 MiB stay on disk); it is not modified.
+    opset : {9, 8, 7}
+        The target opset: 9 writes Upsample-9 (scales as an input); 7 and 8 write
+        Upsample-7 (a scales attribute, so the scales must be constant).
+
+    Returns
+    -------
+    onnx.ModelProto
+        A new model at ``opset`` that passes ``onnx.checker.check_model``; onnxruntime gives
+        bit-identical outputs.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is not a ModelProto or ``opset`` not an integer.
+    UpsampleError
+        Naming the node: a Resize that is not Upsample-equivalent, scales computed at run
+        time into opset 7 or 8, a node that does not exist at ``opset`` or that onnx's
+        converter cannot bring there.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onnx import TensorProto, helper, numpy_helper
+    >>> x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 2, 2])
+    >>> y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 1, 4, 4])
+    >>> s = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s")
+    >>> node = helper.make_node("Resize", ["X", "", "s"], ["Y"], mode="nearest",
+    ...                         coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    >>> new = downgrade(helper.make_model(helper.make_graph([node], "g", [x], [y], [s]),
+    ...                                   opset_imports=[helper.make_opsetid("", 13)]))
+    >>> [(n.op_type, list(n.input)) for n in new.graph.node], new.opset_import[0].version
+    ([('Upsample', ['X', 's'])], 9)
+    """
+    model = model_of(model)
+    target = require_opset(opset, 7, 9, "downgrade() writes Upsample-7 (opsets 7 and 8) or "
+                            "Upsample-9 (opset 9); use upgrade() for Resize")
+    source = default_opset(model.opset_import)
+    if source is None:
+        raise UpsampleError("the model imports no default-domain ('' or 'ai.onnx') opset; "
+                            "add one with onnx.helper.make_opsetid('', N)")
+    job = start_job(model)
+
+    def pending_upsample(site: Site, node: onnx.NodeProto, label: str, mode: str,
+                         scales_name: str, constant: np.ndarray | None) -> None:
+        if target >= 9:
+            set_pending(node, "Upsample", [node.input[0], scales_name], {"mode": mode})
+            return
+        if constant is None:
+            raise UpsampleError(
+                f"cannot downgrade node {label!r} to opset {target}: its scales are computed "
+                f"at run time ({site.scope.origin(scales_name)}) and Upsample-7 takes them as "
+                "an attribute; fix: onnx_upsample.onnx.fold_scales(model) first, or use "
+                "opset=9")
+        values = np.asarray(constant, dtype=np.float32).reshape(-1)
+        job.orphans.update(name for name in node.input[1:] if name)
+        set_pending(node, "Upsample", [node.input[0]],
+                    {"mode": mode, "scales": [float(v) for v in values]})
+
+    def visit(site: Site, index: int, node: onnx.NodeProto,
+              types: dict[str, TypeProto]) -> None:
+        label = node_label(site, node, index)
+        if is_upsample(node):
+            info = upsample_info(site, index, node, types, f"downgrade to opset {target}")
+            assert info.mode is not None
+            if target >= 9:
+                scales_name = scales_input(job, site, info)
+                pending_upsample(site, node, label, info.mode, scales_name, info.scales)
+            else:
+                pending_upsample(site, node, label, info.mode, info.scales_input or "",
+                                 info.scales)
+        elif node.op_type == "Resize" and node.domain in DEFAULT_DOMAINS:
+            mode, scales_name = _resize_as_upsample(site, node, label)
+            constant = site.scope.constant(scales_name)
+            pending_upsample(site, node, label, mode, scales_name, constant)
+
+    each_node(job, visit)
+    job.flush()
+    _check_ops_exist(job.model, target)
+    converted = convert_rest(job, source, target)
+
+    def build(site: Site, node: onnx.NodeProto, job: Job) -> None:
+        node.domain = ""
+
+    return finish_job(converted, model, target, build, job)

@@ -1,0 +1,229 @@
+"""``upgrade``: every Upsample becomes a Resize with the same outputs.
+
+onnx's 10->11 Resize adapter would give an Upsample-equivalent Resize the new defaults
+(``half_pixel``, ``round_prefer_floor``) and change its results (docs/peers.md §6); the Resize
+nodes written here carry ``coordinate_transformation_mode="asymmetric"`` and
+``nearest_mode="floor"`` instead, which onnxruntime runs bit-identically.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import onnx
+from onnx import TypeProto
+
+from ..._errors import UpsampleError, UpsampleWarning
+from .._graphs import ModelLike, Site, default_opset, is_upsample, model_of, node_label, walk
+from .._infer import rank_of
+from .._node import case_variant
+from .._versions import DEFAULT_DOMAINS
+from ._pipeline import (
+    Job,
+    as_text,
+    attribute_value,
+    convert_rest,
+    each_node,
+    finish_job,
+    newest_opset,
+    require_opset,
+    scales_input,
+    set_pending,
+    start_job,
+    upsample_info,
+)
+
+__all__ = ["DEFAULT_UPGRADE_OPSET", "upgrade"]
+
+
+def _resize10_nearest_mode(site: Site, node: onnx.NodeProto, label: str) -> str:
+    """``floor`` or ``ceil``: how onnxruntime's Resize-10 picks nearest pixels here."""
+    scales = site.scope.constant(node.input[1]) if len(node.input) > 1 else None
+    if scales is None:
+        raise UpsampleError(
+            f"cannot upgrade Resize-10 node {label!r}: its scales are computed at run time, "
+            "and onnxruntime's Resize-10 rounds nearest indices down when a scale is >= 1 and "
+            "up when it is below 1, which no single nearest_mode of Resize-11 expresses "
+            "without knowing the scales; fix: fold the scales into a constant "
+            "(onnx_upsample.onnx.fold_scales handles Upsample only) or convert this node by "
+            "hand")
+    values = [float(v) for v in np.asarray(scales).reshape(-1)]
+    if all(v >= 1 for v in values):
+        return "floor"
+    if all(v <= 1 for v in values):
+        return "ceil"
+    raise UpsampleError(
+        f"cannot upgrade Resize-10 node {label!r}: its scales {values} enlarge some axes and "
+        "shrink others; onnxruntime's Resize-10 rounds nearest indices down on the first and "
+        "up on the second, which no single nearest_mode of Resize-11 expresses; fix: split it "
+        "into two Resize nodes (one enlarging, one shrinking) first")
+
+
+# The default target of upgrade(): an opset that the runtimes in use load (onnxruntime since
+# 1.14, TensorRT 8.6+, OpenVINO 2023+), not the newest one onnx knows.
+DEFAULT_UPGRADE_OPSET = 18
+
+
+def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET) -> onnx.ModelProto:
+    """Replace every ``Upsample`` by a ``Resize`` with the same outputs, at opset ``opset``.
+
+    Every ``Upsample`` node (versions 1, 7, 9, 10; in the main graph, in ``If``/``Loop``/
+    ``Scan`` subgraphs and in model-local functions) becomes a ``Resize`` node that
+    onnxruntime runs bit-identically: ``coordinate_transformation_mode="asymmetric"``,
+    ``nearest_mode="floor"`` for nearest, ``mode="linear"`` for linear (also for version 1's
+    ``bilinear``), the scales copied bit for bit (attribute scales become a float32
+    initializer; a scales input stays as it is, constant or computed). Every other node goes
+    through onnx's version converter. ``Resize-10`` nodes already in an opset-10 model get the
+    same treatment (the converter's 10->11 step would change their results, docs/peers.md §6).
+
+    Parameters
+    ----------
+    model : onnx.ModelProto or str or os.PathLike
+        The model, or the path of its .onnx file (read safely: external data must lie in
+        its folder; tensors over 1 MiB stay on disk); it is not modified.
+    opset : int, optional
+        The target default-domain opset, from 10 to the newest onnx knows; 18 by default
+        (loaded by the runtimes in use), None for the newest.
+
+    Returns
+    -------
+    onnx.ModelProto
+        A new model at ``opset`` that passes ``onnx.checker.check_model``, with the names,
+        doc strings, metadata and declared graph outputs of the original.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is not a ModelProto or ``opset`` not an integer.
+    UpsampleError
+        If an Upsample cannot be expressed as a Resize with the same outputs (no inputs,
+        missing attributes, an unknown mode, constant scales below 1 or not finite, version
+        1 on input that is not 4-D), if ``opset`` is below 10, above the newest opset onnx
+        knows or below the model's, or if onnx's converter fails on another node. The
+        message names the node and says why.
+
+    Notes
+    -----
+    ``ai.onnx`` Resize, versions 10, 11, 13, 18 and 19; Upsample versions 1, 7, 9, 10.
+    Scales computed at run time are kept: Resize takes them too, but where they fall below
+    1 at run time Resize shrinks while Upsample fails.
+
+    Examples
+    --------
+    >>> from onnx import TensorProto, helper
+    >>> x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 2, 2])
+    >>> y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 1, 4, 4])
+    >>> node = helper.make_node("Upsample", ["X"], ["Y"], scales=[1.0, 1, 2, 2])
+    >>> old = helper.make_model(helper.make_graph([node], "g", [x], [y]),
+    ...                         opset_imports=[helper.make_opsetid("", 7)])
+    >>> new = upgrade(old, opset=13)
+    >>> [(n.op_type, n.input[1] == "") for n in new.graph.node]
+    [('Resize', True)]
+    """
+    model = _normalise_mode_case(model_of(model))
+    newest = newest_opset()
+    target = newest if opset is None else require_opset(
+        opset, 10, newest,
+        f"upgrade() writes Resize, which needs opset 10 or later, and the installed onnx "
+        f"knows opsets up to {newest}; use downgrade() for opsets 7-9")
+    source = default_opset(model.opset_import)
+    if source is None:
+        raise UpsampleError("the model imports no default-domain ('' or 'ai.onnx') opset; "
+                            "add one with onnx.helper.make_opsetid('', N)")
+    if source > target:
+        raise UpsampleError(
+            f"the model imports opset {source}, above the target opset {target}; upgrade() "
+            f"never lowers the opset: use opset={source} or later")
+    job = start_job(model)
+
+    def visit(site: Site, index: int, node: onnx.NodeProto,
+              types: dict[str, TypeProto]) -> None:
+        if is_upsample(node):
+            info = upsample_info(site, index, node, types, f"upgrade to opset {target}")
+            if info.scales is not None and info.scales.size == 0:
+                # a rank-0 X: Upsample copies it, and Resize cannot say so (ORT refuses an
+                # empty scales tensor at run time): an Identity is the same, at any opset
+                del node.input[1:]
+                del node.attribute[:]
+                node.op_type, node.domain = "Identity", ""
+                return
+            if info.form == 1 and rank_of(types.get(node.input[0])) is None:
+                warnings.warn(
+                    f"Upsample node {info.label!r}: the rank of X is unknown; Upsample-1 is "
+                    "4-D only, so the Resize gets the scales [1, 1, height_scale, "
+                    "width_scale]", UpsampleWarning, stacklevel=3)
+            scales = scales_input(job, site, info)
+            assert info.mode is not None
+            set_pending(node, "Resize", [node.input[0], scales],
+                        {"mode": info.mode, "nearest_mode": "floor"})
+        elif (node.op_type == "Resize" and node.domain in DEFAULT_DOMAINS
+              and site.opset == 10 and target > 10):
+            label = node_label(site, node, index)
+            mode = as_text(attribute_value(node, "mode", b"nearest"))
+            if mode not in ("nearest", "linear") or len(node.input) != 2:
+                return  # invalid Resize-10: let the converter report it
+            nearest_mode = "floor" if mode == "linear" else _resize10_nearest_mode(
+                site, node, label)
+            set_pending(node, "Resize", list(node.input),
+                        {"mode": mode, "nearest_mode": nearest_mode})
+
+    each_node(job, visit)
+    job.flush()
+    converted = convert_rest(job, source, target)
+    roi_names: dict[int, str] = {}
+
+    def build(site: Site, node: onnx.NodeProto, job: Job) -> None:
+        mode = as_text(attribute_value(node, "mode", b"nearest"))
+        nearest_mode = as_text(attribute_value(node, "nearest_mode", b"floor"))
+        x, scales = node.input[0], node.input[1]
+        if target == 10:
+            inputs = [x, scales]
+            attributes: dict[str, object] = {"mode": mode}
+        else:
+            if target >= 13:
+                roi = ""
+            else:
+                key = id(site.owner)
+                if key not in roi_names:
+                    roi_names[key] = job.add_constant(site, "upsample_roi",
+                                                      np.zeros(0, np.float32))
+                roi = roi_names[key]
+            inputs = [x, roi, scales]
+            attributes = {"mode": mode, "coordinate_transformation_mode": "asymmetric"}
+            if mode == "nearest":
+                attributes["nearest_mode"] = nearest_mode
+        set_pending(node, "Resize", inputs, attributes)
+        node.domain = ""
+
+    return finish_job(converted, model, target, build, job)
+
+
+def _normalise_mode_case(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model``, or a copy whose Upsample modes written in the case old converters wrote
+    ('NEAREST', 'BILINEAR') are in lower case, with a warning for each."""
+    found = [(site, index, node, attribute)
+             for site in walk(model) for index, node in enumerate(site.owner.node)
+             if is_upsample(node) for attribute in node.attribute
+             if attribute.name == "mode" and attribute.type == onnx.AttributeProto.STRING
+             and case_variant(attribute.s.decode("utf-8", "replace")) is not None]
+    if not found:
+        return model
+    for site, index, node, attribute in found:
+        name = attribute.s.decode("utf-8", "replace")
+        warnings.warn(
+            f"Upsample node {node_label(site, node, index)!r}: mode {name!r} (the case old "
+            f"converters wrote, which onnx's checker and onnxruntime refuse) is written "
+            f"{case_variant(name)!r}", UpsampleWarning, stacklevel=3)
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    for site in walk(copy):
+        for node in site.owner.node:
+            if not is_upsample(node):
+                continue
+            for attribute in node.attribute:
+                if attribute.name == "mode" and attribute.type == onnx.AttributeProto.STRING:
+                    lower = case_variant(attribute.s.decode("utf-8", "replace"))
+                    if lower is not None:
+                        attribute.s = lower.encode()
+    return copy
