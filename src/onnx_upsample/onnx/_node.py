@@ -19,7 +19,7 @@ from onnx import AttributeProto
 
 from .._errors import UpsampleError
 from .._spec.call import scale_value_problems
-from .._spec.modes import LEGACY_LINEAR_NAMES
+from .._spec.modes import LEGACY_LINEAR_NAMES, MODES, VERSION_MODE_NAMES
 from ._graphs import Scope
 from ._versions import VERSIONS, form_of_opset, version_for_opset
 
@@ -216,16 +216,14 @@ def _read_attributes(info: UpsampleNode, attributes: dict[str, AttributeProto]) 
             info.scales_origin = "the scales attribute"
 
 
-# The mode names each form defines (Upsample-1 calls linear 'bilinear'). Old converters
-# also wrote them in upper or mixed case ('NEAREST', 'BILINEAR'), which onnx's checker and
-# onnxruntime refuse; see case_variant().
-FORM_MODES = {1: ("nearest", "bilinear"), 7: ("nearest", "linear"), 9: ("nearest", "linear")}
-
-
 def case_variant(name: str) -> str | None:
-    """The lower-case mode name that ``name`` spells in other case ('NEAREST'), or None."""
+    """The lower-case mode name that ``name`` spells in other case ('NEAREST'), or None.
+
+    Old converters wrote mode names in upper or mixed case ('NEAREST', 'BILINEAR'), which
+    onnx's checker and onnxruntime refuse.
+    """
     lower = name.lower()
-    known = {*FORM_MODES[1], *FORM_MODES[7], *LEGACY_LINEAR_NAMES}
+    known = {*(n for names in VERSION_MODE_NAMES.values() for n in names), *LEGACY_LINEAR_NAMES}
     return lower if lower != name and lower in known else None
 
 
@@ -241,8 +239,8 @@ def _read_mode(info: UpsampleNode, legacy_modes: bool = False) -> None:
                  f"write mode={lower!r} (onnx-upsample upgrade does it)")
         info.mode_name = name = lower
     if info.form == 1:
-        if name in ("nearest", "bilinear"):
-            info.mode = "nearest" if name == "nearest" else "linear"
+        if name in VERSION_MODE_NAMES[1]:
+            info.mode = MODES[VERSION_MODE_NAMES[1].index(name)]
             return
         if name == "linear":
             info.mode = "linear"
@@ -252,8 +250,8 @@ def _read_mode(info: UpsampleNode, legacy_modes: bool = False) -> None:
             return
         expected = "'nearest' (the default) or 'bilinear'"
     else:
-        if name in ("nearest", "linear"):
-            info.mode = name  # type: ignore[assignment]
+        if name in MODES:
+            info.mode = name
             return
         if name in LEGACY_LINEAR_NAMES:
             info.mode = "linear"
