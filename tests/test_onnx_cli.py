@@ -225,3 +225,32 @@ def test_legacy_model_is_what_the_script_makes(tmp_path: Path) -> None:
     script.write_inputs(str(tmp_path))  # type: ignore[attr-defined]
     assert np.load(tmp_path / "route.npy").shape == (1, 16, 26, 26)
     _ = (TensorProto, helper)
+
+
+def test_fold_refuses_a_dimension_beyond_int64_in_one_line(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = _run(capsys, "fold", str(EXAMPLE), "-o", str(tmp_path / "f.onnx"),
+                        "--input-shape", "feature=99999999999999999999,1,1,1")
+    assert code == 2 and "below 2**63" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "f.onnx").exists()
+
+
+def test_fold_a_model_with_a_local_function(capsys: pytest.CaptureFixture[str],
+                                            tmp_path: Path) -> None:
+    """A model-local function has no initializers: fold's report must not assume them."""
+    scales = helper.make_tensor("s", TensorProto.FLOAT, [4], [1, 1, 2, 2])
+    function = helper.make_function(
+        "local", "Up", ["x"], ["y"],
+        [helper.make_node("Constant", [], ["s"], value=scales),
+         helper.make_node("Upsample", ["x", "s"], ["y"], mode="nearest")],
+        opset_imports=[helper.make_opsetid("", 9)])
+    graph = helper.make_graph(
+        [helper.make_node("Up", ["x"], ["y"], domain="local")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 4, 4])])
+    model = helper.make_model(graph, functions=[function], opset_imports=[
+        helper.make_opsetid("", 9), helper.make_opsetid("local", 1)])
+    model.ir_version = 8
+    source = _save(model, tmp_path / "local.onnx")
+    code, out, err = _run(capsys, "fold", source, "-o", str(tmp_path / "f.onnx"))
+    assert code == 0 and "folded" in out, (out, err)

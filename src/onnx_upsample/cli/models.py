@@ -364,9 +364,10 @@ def _parse_shapes(items: Sequence[str]) -> dict[str, list[int]]:
             dims = [int(d) for d in text.split(",")] if text else []
         except ValueError:
             dims = [-1]
-        if not sep or not name or any(d < 0 for d in dims):
+        # a dimension is an int64 in ONNX: larger ones are refused here, not deep in onnx
+        if not sep or not name or any(d < 0 or d >= 2**63 for d in dims):
             raise _BadInputError(f"--input-shape {item!r}: expected NAME=D0,D1,... with "
-                                 "whole numbers >= 0")
+                                 "whole numbers >= 0 and below 2**63")
         shapes[name] = dims
     return shapes
 
@@ -389,7 +390,9 @@ def _cmd_fold(args: argparse.Namespace) -> int:
     def computed(m: Any) -> list[str]:
         names = []
         for site in walk(m):
-            constants = {t.name for t in site.owner.initializer} | {
+            # a model-local function has no initializers: its constants are Constant nodes
+            initializers = getattr(site.owner, "initializer", ())
+            constants = {t.name for t in initializers} | {
                 o for n in site.owner.node if n.op_type == "Constant" for o in n.output}
             for index, node in enumerate(site.owner.node):
                 if is_upsample(node) and len(node.input) > 1 and node.input[1] not in constants:
