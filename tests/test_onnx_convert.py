@@ -417,3 +417,21 @@ def test_upgrade_and_downgrade_inside_scan() -> None:
         assert 'op_type: "Upsample"' not in str(upgraded)
         assert bits_equal(ort_run(upgraded, {"X": x})[0], expected)
         assert bits_equal(ort_run(downgrade(upgraded), {"X": x})[0], expected)
+
+
+def test_downgrade_of_a_rank_0_upsample_to_the_scales_attribute_form() -> None:
+    """A rank-0 input has no scales: the v7 form gets an empty FLOATS attribute (an empty
+    list has no type for onnx to infer), and the result still computes the copy."""
+    from onnx_upsample.onnx import downgrade
+
+    scales = helper.make_tensor("s", TensorProto.FLOAT, [0], [])
+    graph = helper.make_graph(
+        [helper.make_node("Upsample", ["x", "s"], ["y"], mode="nearest")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])], initializer=[scales])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
+    lowered = downgrade(model, opset=7)
+    (node,) = [n for n in lowered.graph.node if n.op_type == "Upsample"]
+    (attribute,) = [a for a in node.attribute if a.name == "scales"]
+    assert attribute.type == onnx.AttributeProto.FLOATS and list(attribute.floats) == []
+    onnx.checker.check_model(lowered)

@@ -137,7 +137,9 @@ def set_pending(node: onnx.NodeProto, op_type: str, inputs: list[str],
     node.input.extend(inputs)
     del node.attribute[:]
     for key, value in attributes.items():
-        node.attribute.append(helper.make_attribute(key, value))
+        # an empty list has no type to infer (the scales of a rank-0 input): floats it is
+        kind = onnx.AttributeProto.FLOATS if isinstance(value, list | tuple) and not value else None
+        node.attribute.append(helper.make_attribute(key, value, attr_type=kind))
 
 
 def each_node(job: Job, visit: Callable[[Site, int, onnx.NodeProto,
