@@ -50,7 +50,8 @@ lint: $(STAMP)
 # The differential suites run once more on the baseline instruction set (the default run
 # takes AVX2 where the CPU has it) and with streaming stores for every output (the default
 # streams only outputs of 16 MiB and more): every variant must give the same bits.
-DIFFERENTIAL := tests/test_ort.py tests/test_ort_large.py tests/test_fast_vs_reference.py
+DIFFERENTIAL := tests/test_ort.py tests/test_ort_differences.py tests/test_ort_large.py \
+	tests/test_fast_vs_reference.py tests/test_fuzz.py
 
 test: lint
 	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest

@@ -1,14 +1,13 @@
-"""The default path ``onnx_upsample.upsample`` against the slow reference, bit for bit.
+"""The default path ``onnx_upsample.upsample`` against the slow reference, bit for bit, on
+fixed cases of every element type.
 
 Both implement the same contract (§2) independently; here every element type the library
 accepts is compared: bool, int8-64, uint8-64, float16/32/64, complex64/128, bfloat16
 (``ml_dtypes``), and for nearest also numpy ``str``, ``bytes`` and object arrays (whose
-elements must be the very same objects). Ranks 0-6, every axis may be scaled (batch and
-channel included), values include each type's extremes and, for floats, arbitrary bit
-patterns (NaN payloads, signalling NaNs, infinities, -0.0, denormals).
-
-The reference loops over output elements in Python, so outputs stay small: at most
-``NEAREST_BUDGET`` elements for nearest, and ``LINEAR_BUDGET`` element-corners for linear.
+elements must be the very same objects), at ranks 0-6 with scaled batch and channel axes,
+values with each type's extremes and special bit patterns (NaN payloads, signalling NaNs,
+infinities, -0.0, denormals). The drawn cases (hypothesis) are in ``test_fuzz.py``, which
+takes its comparisons and type tables from here.
 """
 
 from __future__ import annotations
@@ -18,8 +17,6 @@ import math
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from onnx_upsample import reference, upsample
 
@@ -30,9 +27,6 @@ NUMERIC_TYPES = (
 TEXT_TYPES = ("str", "bytes", "object")
 ALL_TYPES = NUMERIC_TYPES + TEXT_TYPES
 LINEAR_TYPES = tuple(name for name in NUMERIC_TYPES if name != "bool")
-FIXED_SCALES = (1.0, 2.0, 3.0, 1.1, 1.3333334, 1.5, 1.7, 2.7)
-NEAREST_BUDGET = 2000
-LINEAR_BUDGET = 8000  # output elements x corners per element (2**interpolated axes)
 
 # Bit patterns of each float width worth forcing into the data.
 FLOAT_SPECIAL_BITS = {
@@ -131,135 +125,11 @@ def check(x: np.ndarray, scales: list[float], mode: str) -> None:
     assert_identical(buffer, got, "out=, " + context)
 
 
-# --- value generation ------------------------------------------------------------------
-
-def values_strategy(name: str, n: int) -> st.SearchStrategy[np.ndarray]:
-    """``n`` values of type ``name`` (1-D), extremes and special bit patterns included."""
-    dtype = dtype_of(name)
-    if name == "bool":
-        return st.lists(st.booleans(), min_size=n, max_size=n).map(
-            lambda v: np.array(v, dtype=bool))
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        edges = [int(info.min), int(info.max), 0, 1, int(info.max) - 1]
-        if info.min < 0:
-            edges += [-1, int(info.min) + 1]
-        ints = st.one_of(st.sampled_from(edges), st.integers(int(info.min), int(info.max)))
-        return st.lists(ints, min_size=n, max_size=n).map(
-            lambda v: np.array(v, dtype=object).astype(dtype))
-    if name == "bfloat16":
-        return _bits_strategy(16, BFLOAT16_SPECIAL_BITS, n).map(
-            lambda b: b.view(ml_dtypes.bfloat16))
-    if dtype.kind == "f":
-        width = 8 * dtype.itemsize
-        return _bits_strategy(width, FLOAT_SPECIAL_BITS[width], n).map(
-            lambda b: b.view(dtype))
-    if dtype.kind == "c":
-        width = 4 * dtype.itemsize
-        return _bits_strategy(width, FLOAT_SPECIAL_BITS[width], 2 * n).map(
-            lambda b: b.view(dtype))
-    if name == "str":
-        text = st.text(alphabet=st.sampled_from("aZ é\u20ac\U0001f600"), max_size=4)
-        return st.lists(text, min_size=n, max_size=n).map(lambda v: np.array(v, dtype="<U4"))
-    if name == "bytes":
-        raw = st.binary(max_size=3)
-        return st.lists(raw, min_size=n, max_size=n).map(lambda v: np.array(v, dtype="S3"))
-    pool = st.sampled_from([None, "text", b"raw", 7, 2.5, (1, 2)])
-    objects = st.one_of(pool, st.builds(list, st.lists(st.integers(), max_size=2)),
-                        st.builds(lambda: np.arange(2)))
-    return st.lists(objects, min_size=n, max_size=n).map(_object_array)
-
-
 def _object_array(items: list[object]) -> np.ndarray:
     array = np.empty(len(items), dtype=object)
     for i, item in enumerate(items):
         array[i] = item  # element by element: numpy would unpack lists and arrays
     return array
-
-
-def _bits_strategy(width: int, specials: list[int], n: int) -> st.SearchStrategy[np.ndarray]:
-    float_type = {16: np.float16, 32: np.float32, 64: np.float64}[width]
-    unsigned = {16: np.uint16, 32: np.uint32, 64: np.uint64}[width]
-
-    def bits_of_float(value: float) -> int:
-        return int(np.array([value], dtype=float_type).view(unsigned)[0])
-
-    element = st.one_of(
-        st.sampled_from(specials),
-        st.integers(0, 2**width - 1),
-        st.floats(width=width, allow_nan=False).map(bits_of_float),
-        st.floats(-100, 100, width=width).map(bits_of_float),
-    )
-    return st.lists(element, min_size=n, max_size=n).map(
-        lambda bits: np.array(bits, dtype=np.uint64).astype(unsigned))
-
-
-# --- shapes and scales ------------------------------------------------------------------
-
-def interpolated_axes(scales: list[float]) -> int:
-    """How many axes linear mode blends (docs/semantics.md §2, "which axes interpolate")."""
-    rank = len(scales)
-    unit = [np.float32(s) == 1 for s in scales]
-    if rank in (2, 3):
-        return rank
-    if rank == 4 and unit[0] and (unit[1] or unit[3]):
-        return 2
-    if rank == 5 and unit[0] and unit[1]:
-        return 3
-    return rank - sum(unit)
-
-
-def output_elements(shape: list[int], scales: list[float]) -> int:
-    return math.prod(int(np.float32(n) * np.float32(s)) for n, s in zip(shape, scales,
-                                                                         strict=True))
-
-
-def fit(shape: list[int], scales: list[float], mode: str) -> list[int]:
-    """Shrink the largest axis until the reference's work fits the budget."""
-    shape = list(shape)
-    cost = 1 if mode == "nearest" else 2 ** interpolated_axes(scales)
-    budget = NEAREST_BUDGET if mode == "nearest" else LINEAR_BUDGET
-    while output_elements(shape, scales) * cost > budget:
-        shape[int(np.argmax(shape))] -= 1
-    return shape
-
-
-scale_strategy = st.one_of(
-    st.just(1.0),
-    st.sampled_from(FIXED_SCALES),
-    st.floats(1.0, 4.0, width=32, exclude_max=True),
-)
-
-
-@st.composite
-def cases(draw: st.DrawFn, types: tuple[str, ...], modes: tuple[str, ...] = ("nearest", "linear"),
-          ranks: tuple[int, int] = (0, 6)) -> tuple[np.ndarray, list[float], str]:
-    name = draw(st.sampled_from(types))
-    mode = draw(st.sampled_from([m for m in modes if m == "nearest" or name in LINEAR_TYPES]))
-    rank = draw(st.integers(*ranks))
-    scales = [draw(scale_strategy) for _ in range(rank)]
-    smallest = 0 if draw(st.integers(0, 9)) == 0 else 1  # sometimes an empty axis
-    shape = fit([draw(st.integers(smallest, 5)) for _ in range(rank)], scales, mode)
-    values = draw(values_strategy(name, math.prod(shape)))
-    return values.reshape(shape), scales, mode
-
-
-@given(cases(NUMERIC_TYPES))
-def test_numeric_types(case: tuple[np.ndarray, list[float], str]) -> None:
-    """Every numeric element type, both modes, ranks 0-6, any axis scaled."""
-    check(*case)
-
-
-@given(cases(TEXT_TYPES))
-def test_text_and_object_types(case: tuple[np.ndarray, list[float], str]) -> None:
-    """str, bytes and object arrays (nearest only): the same characters, the same objects."""
-    check(*case)
-
-
-@given(cases(("float32", "float16", "bfloat16", "float64", "complex64"), ("linear",), (2, 5)))
-def test_float_linear(case: tuple[np.ndarray, list[float], str]) -> None:
-    """Linear on floats with arbitrary bit patterns (NaN payloads meet in the sums)."""
-    check(*case)
 
 
 # --- deterministic coverage of every type -------------------------------------------------
@@ -301,8 +171,8 @@ def _fixed_values(name: str, shape: tuple[int, ...]) -> np.ndarray:
                          ).reshape(shape)
 
 
-FIXED_CASES = [
-    pytest.param((), [], id="rank0"),
+# Cases that reach a kernel: every type runs each of them.
+KERNEL_CASES = [
     pytest.param((7,), [2.7], id="rank1"),
     pytest.param((4, 5), [1.5, 1.3333334], id="rank2"),
     pytest.param((2, 3, 4), [1.7, 1.0, 2.0], id="rank3"),
@@ -311,19 +181,44 @@ FIXED_CASES = [
     pytest.param((1, 2, 3, 2), [1.0, 1.5, 2.0, 1.0], id="rank4-nhwc"),
     pytest.param((2, 1, 2, 2, 3), [1.0, 1.0, 2.0, 1.5, 1.3], id="rank5"),
     pytest.param((2, 1, 2, 1, 2, 2), [1.5, 3.0, 1.0, 2.0, 1.0, 1.7], id="rank6"),
-    pytest.param((3, 4), [1.1, 1.2], id="no-resize-copy"),
-    pytest.param((0, 3), [2.0, 1.5], id="empty"),
+]
+# Cases that reach no kernel: a scalar and the global no-resize rule are one copy of x
+# (``numpy.copyto`` in the fast path), an empty output is nothing to write. Each type runs
+# one of them, in turn, and each of them runs a third of the types.
+COPY_CASES = [
+    ((), [], "rank0"),
+    ((3, 4), [1.1, 1.2], "no-resize-copy"),
+    ((0, 3), [2.0, 1.5], "empty"),
 ]
 
 
-@pytest.mark.parametrize(("shape", "scales"), FIXED_CASES)
-@pytest.mark.parametrize("name", ALL_TYPES)
+# Linear sums over more blended axes (outer axes NI, taps per row position T = row x block):
+# the kernel's sum has a loop per (NI, T) and accumulator (float32 or float64), and a generic
+# one beyond. Each linear type runs one of them, in turn; each runs both accumulators.
+SUM_CASES = [
+    ((2, 2, 1, 2, 3), [1.5, 1.5, 2.0, 1.7, 1.3], "sum-generic"),  # NI 3, T 4: the generic sum
+    ((2, 2, 3, 12), [1.5, 1.5, 1.7, 1.0], "sum-ni2-row"),  # NI 2, T 2: 12 channels ride along
+    ((2, 2, 2, 3), [1.5, 1.5, 2.0, 1.7], "sum-ni2-row-block"),  # NI 2, T 4: blended channels
+]
+
+
+def _cases(names: tuple[str, ...], *in_turn: list[tuple[object, ...]]) -> list[object]:
+    """Every type runs every kernel case, and one case of each list in ``in_turn``."""
+    cases = [pytest.param(name, *case.values, id=f"{name}-{case.id}")
+             for name in names for case in KERNEL_CASES]
+    for turns in in_turn:
+        for i, name in enumerate(names):
+            shape, scales, case_id = turns[i % len(turns)]
+            cases.append(pytest.param(name, shape, scales, id=f"{name}-{case_id}"))
+    return cases
+
+
+@pytest.mark.parametrize(("name", "shape", "scales"), _cases(ALL_TYPES, COPY_CASES))
 def test_every_type_nearest(name: str, shape: tuple[int, ...], scales: list[float]) -> None:
     check(_fixed_values(name, shape), scales, "nearest")
 
 
-@pytest.mark.parametrize(("shape", "scales"), FIXED_CASES)
-@pytest.mark.parametrize("name", LINEAR_TYPES)
+@pytest.mark.parametrize(("name", "shape", "scales"), _cases(LINEAR_TYPES, COPY_CASES, SUM_CASES))
 def test_every_type_linear(name: str, shape: tuple[int, ...], scales: list[float]) -> None:
     check(_fixed_values(name, shape), scales, "linear")
 

@@ -1,10 +1,18 @@
 """Memory layout and byte order never change the result (docs/semantics.md §3).
 
-For every layout of the same values (C and Fortran order, strided slices, negative strides,
-read-only, big- and little-endian, unaligned, 0-stride broadcast views, and combinations)
-``upsample`` returns the bits it returns for the C-contiguous native copy, for several
-element types and both modes. The result is always a new C-contiguous, native-byte-order,
-writable array that shares no memory with x, also under the no-resize copy.
+For every layout of the same values (Fortran order, strided slices, negative strides,
+read-only, the other byte order, unaligned, 0-stride broadcast views, and a combination)
+``upsample`` returns the bits it returns for the C-contiguous native copy, for every kind of
+element the kernels handle differently and both modes. The result is always a new
+C-contiguous, native-byte-order, writable array that shares no memory with x, also under the
+no-resize copy.
+
+Layouts meet element types pairwise, not in the full product: what a layout changes is the
+copy made before the kernels run (numpy's) and whether the kernels read x in place, which
+depends on the element's size, on whether numpy knows its type (bfloat16 is a foreign one),
+and on the path it takes (object arrays are gathered by numpy; linear mode views half floats
+and complex numbers as other words). Each such kind of element meets every layout, with the
+kind's types taking turns, and each call shape meets both.
 """
 
 from __future__ import annotations
@@ -76,10 +84,8 @@ def _readonly(x: np.ndarray) -> np.ndarray:
     return y
 
 
-def _byteorder(order: str) -> Callable[[np.ndarray], np.ndarray]:
-    def convert(x: np.ndarray) -> np.ndarray:
-        return x.astype(x.dtype.newbyteorder(order))
-    return convert
+def _byte_swapped(x: np.ndarray) -> np.ndarray:
+    return x.astype(x.dtype.newbyteorder("S"))
 
 
 def _unaligned(x: np.ndarray) -> np.ndarray:
@@ -89,34 +95,31 @@ def _unaligned(x: np.ndarray) -> np.ndarray:
     return y
 
 
-def _big_endian_fortran_strided(x: np.ndarray) -> np.ndarray:
-    return _strided(np.asfortranarray(_byteorder(">")(x)))
+def _swapped_fortran_strided(x: np.ndarray) -> np.ndarray:
+    return _strided(np.asfortranarray(_byte_swapped(x)))
 
 
-def _transposed(x: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(x.T).T
-
-
+# The C-contiguous native layout itself is the expectation, never a case; the other byte
+# order is the one that is not native (on any machine).
 LAYOUTS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "c": lambda x: x,
     "fortran": np.asfortranarray,
     "strided": _strided,
     "negative-strides": _negative,
     "read-only": _readonly,
-    "big-endian": _byteorder(">"),
-    "little-endian": _byteorder("<"),
+    "byte-swapped": _byte_swapped,
     "unaligned": _unaligned,
-    "transposed": _transposed,
-    "big-endian-fortran-strided": _big_endian_fortran_strided,
-    "read-only-negative": lambda x: _readonly(_negative(x))[...],
+    "byte-swapped-fortran-strided": _swapped_fortran_strided,
 }
 
+
 def applicable(name: str, layout: str) -> bool:
-    """Byte-order variants need a dtype with a byte order numpy can swap (bfloat16's
-    swapped dtype is raw void); object arrays hold references and cannot be unaligned."""
-    if "endian" in layout and name in ("bfloat16", "object"):
+    """A layout that leaves x as it is is no case: 1-byte types have no byte order and are
+    never unaligned; bfloat16's swapped dtype is raw void; object arrays hold references,
+    with no byte order and never unaligned."""
+    if "byte-swapped" in layout and (dtype_of(name).itemsize == 1 or name in
+                                     ("bfloat16", "object")):
         return False
-    return not (layout == "unaligned" and name == "object")
+    return not (layout == "unaligned" and (dtype_of(name).alignment == 1 or name == "object"))
 
 
 def variant(name: str, layout: str, x: np.ndarray) -> np.ndarray:
@@ -124,34 +127,80 @@ def variant(name: str, layout: str, x: np.ndarray) -> np.ndarray:
     assert y.shape == x.shape
     if x.dtype.hasobject:
         assert all(a is b for a, b in zip(x.reshape(-1), y.reshape(-1), strict=True))
-    else:  # premise: the variant holds the same bits
+    else:  # premise: the variant holds the same bits, in another layout
         native = np.array(y, dtype=y.dtype.newbyteorder("="), order="C", copy=True)
         assert native.tobytes() == x.tobytes(), f"premise: {layout} changed the values"
+        assert not (y.flags.c_contiguous and y.flags.aligned and y.dtype.isnative
+                    and y.flags.writeable), f"premise: {layout} is x's own layout"
     return y
 
 
-CASES = [
-    ("nearest", (2, 3, 4), [1.5, 2.0, 1.3333334], "nearest-3d"),
-    ("nearest", (3, 1, 2, 3), [2.0, 1.0, 2.7, 1.7], "nearest-4d"),
-    ("linear", (3, 4), [1.7, 2.5], "linear-2d"),
-    ("linear", (1, 3, 2, 3), [1.0, 1.0, 2.0, 1.5], "linear-nchw"),
-    ("linear", (2, 3, 2, 2), [2.0, 1.0, 1.5, 1.0], "linear-batch-scaled"),
-]
-LAYOUT_CASES = [
-    pytest.param(mode, shape, scales, name, layout, id=f"{case_id}-{name}-{layout}")
-    for mode, shape, scales, case_id in CASES
-    for name in (TYPES if mode == "nearest" else LINEAR_TYPES)
-    for layout in LAYOUTS
-    if applicable(name, layout)
-]
-COPY_CASES = [
-    pytest.param(mode, scales, name, layout, id=f"{mode}-{scales_id}-{name}-{layout}")
-    for mode in ("nearest", "linear")
-    for scales, scales_id in (([1.0, 1.0, 1.0], "all-ones"), ([1.1, 1.2, 1.3], "same-lengths"))
-    for name in (TYPES if mode == "nearest" else LINEAR_TYPES)
-    for layout in LAYOUTS
-    if applicable(name, layout)
-]
+# The kinds of element, as the layout glue sees them, each with the types that take turns.
+NEAREST_KINDS = {
+    "1-byte": ("int8", "bool"),
+    "2-byte": ("float16", "uint16"),
+    "foreign 2-byte": ("bfloat16",),
+    "4-byte": ("float32",),
+    "8-byte": ("float64", "int64"),
+    "two 8-byte parts": ("complex128",),
+    "three 4-byte parts": ("str",),
+    "references": ("object",),
+}
+LINEAR_KINDS = {
+    "read as is": ("float32", "int8", "float64", "uint16", "int64"),
+    "half float": ("float16", "bfloat16"),
+    "complex": ("complex128",),
+}
+CALLS = {
+    "nearest": [
+        ((2, 3, 4), [1.5, 2.0, 1.3333334], "nearest-3d"),
+        ((3, 1, 2, 3), [2.0, 1.0, 2.7, 1.7], "nearest-4d"),
+    ],
+    "linear": [
+        ((3, 4), [1.7, 2.5], "linear-2d"),
+        ((1, 3, 2, 3), [1.0, 1.0, 2.0, 1.5], "linear-nchw"),
+        ((2, 3, 2, 2), [2.0, 1.0, 1.5, 1.0], "linear-batch-scaled"),
+    ],
+}
+
+
+def _pairwise(mode: str, kinds: dict[str, tuple[str, ...]]) -> list[object]:
+    """Every (layout, kind) pair once: the kind's types take turns over the layouts (one
+    that does not apply gives way to the next), and the calls over the pairs."""
+    cases = []
+    for i, layout in enumerate(LAYOUTS):
+        for j, names in enumerate(kinds.values()):
+            turn = [names[(i + k) % len(names)] for k in range(len(names))]
+            name = next((n for n in turn if applicable(n, layout)), None)
+            if name is None:
+                continue
+            shape, scales, call = CALLS[mode][(i + j) % len(CALLS[mode])]
+            cases.append(pytest.param(mode, shape, scales, name, layout,
+                                      id=f"{call}-{name}-{layout}"))
+    return cases
+
+
+LAYOUT_CASES = _pairwise("nearest", NEAREST_KINDS) + _pairwise("linear", LINEAR_KINDS)
+
+
+def _copy_cases() -> list[object]:
+    """The no-resize copy is one ``numpy.copyto`` whatever the call: every type once and
+    every layout at least once, both modes, and both ways to keep every length (all
+    scales 1, or scales whose products truncate back to the lengths)."""
+    cases = []
+    layouts = list(LAYOUTS)
+    for i, name in enumerate(TYPES):
+        layout = next(layouts[(i + k) % len(layouts)] for k in range(len(layouts))
+                      if applicable(name, layouts[(i + k) % len(layouts)]))
+        mode = "linear" if name in LINEAR_TYPES and i % 2 else "nearest"
+        scales, scales_id = ([1.0, 1.0, 1.0], "all-ones") if i % 3 else (
+            [1.1, 1.2, 1.3], "same-lengths")
+        cases.append(pytest.param(mode, scales, name, layout,
+                                  id=f"{mode}-{scales_id}-{name}-{layout}"))
+    return cases
+
+
+COPY_CASES = _copy_cases()
 
 
 def assert_fresh_result(result: np.ndarray, x: np.ndarray) -> None:
@@ -187,7 +236,7 @@ def test_layout_gives_same_bits(mode: str, shape: tuple[int, ...], scales: list[
     assert_fresh_result(result, y)
 
 
-@pytest.mark.parametrize("layout", ["fortran", "negative-strides", "big-endian", "strided"])
+@pytest.mark.parametrize("layout", ["fortran", "negative-strides", "byte-swapped", "strided"])
 @pytest.mark.parametrize("name", ["float32", "int64", "str"])
 def test_layout_matches_reference(name: str, layout: str) -> None:
     """Independent of our own output: a layout variant against the reference."""

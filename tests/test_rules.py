@@ -179,6 +179,7 @@ def test_nearest_reference_past_2_24_is_exact_and_clamped() -> None:
     assert ref.nearest_index(2**24 + 1, 2**24, s) == ((2**24 + 1) * 2) // 3
 
 
+@pytest.mark.slow  # whole axes of 16-30 million indices
 def test_nearest_fast_past_2_24_clamp_fires() -> None:
     """ORT's output length for 10000001 x 3 is 30000004; its last index clamps to in-1."""
     idx = fast.nearest_indices(10000001, 30000004, f32(3))
@@ -189,6 +190,7 @@ def test_nearest_fast_past_2_24_clamp_fires() -> None:
     assert idx.max() == 10000000
 
 
+@pytest.mark.slow  # whole axes of 16-30 million indices
 def test_nearest_fast_past_2_24_is_an_exact_repeat_for_integer_scale() -> None:
     """in=2**23, s=3: every index is floor(o/3) (ORT differs at 1,398,101 places,
     docs/peers.md §2)."""
@@ -326,6 +328,7 @@ def test_linear_taps_reference_past_2_24() -> None:
     assert _bits([w for _, w in last]) == _bits([0.5, 0.5])
 
 
+@pytest.mark.slow  # whole axes of 16-30 million indices
 def test_linear_taps_fast_past_2_24() -> None:
     n_in, s = 2**23, 3.0
     n_out = 2**24 + 4
