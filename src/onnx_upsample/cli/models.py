@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._errors import UpsampleError, UpsampleWarning
-from ._common import EXIT_FINDINGS, EXIT_OK, fail
+from ._common import EXIT_FINDINGS, EXIT_OK, warn
 
 if TYPE_CHECKING:
     from ..onnx._external import ModelProto
@@ -106,32 +106,28 @@ def register(subparsers: Any) -> None:
     run.set_defaults(handler=_cmd_run)
 
 
-class _BadInputError(Exception):
-    """A command-line problem reported as one line and exit code 2."""
-
-
 def _load_model(path: str, which: str = "small") -> ModelProto:
     """The model at ``path``, read safely (see onnx/_external.py): its small external
     tensors loaded (``which="all"``: every tensor, to run it)."""
     from ..onnx import _external
 
     if not os.path.exists(path):
-        raise _BadInputError(f"model file {path!r} does not exist")
+        raise UpsampleError(f"model file {path!r} does not exist")
     if os.path.isdir(path):
-        raise _BadInputError(f"model {path!r} is a directory; give the .onnx file")
+        raise UpsampleError(f"model {path!r} is a directory; give the .onnx file")
     try:
         model = _external.load(path, which)  # type: ignore[arg-type]
     except UpsampleError:
         raise
     except Exception as error:  # protobuf DecodeError, unreadable files, ...
         if type(error).__name__ == "DecodeError":
-            raise _BadInputError(f"{path!r} is not an ONNX model (its bytes are not an ONNX "
+            raise UpsampleError(f"{path!r} is not an ONNX model (its bytes are not an ONNX "
                                  "ModelProto); give a .onnx file") from None
         first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        raise _BadInputError(f"cannot read {path!r} as an ONNX model: "
+        raise UpsampleError(f"cannot read {path!r} as an ONNX model: "
                         f"{type(error).__name__} {first}".rstrip()) from None
     if not model.graph.node and not model.graph.input and not model.opset_import:
-        raise _BadInputError(f"{path!r} is not an ONNX model (it holds no graph and no "
+        raise UpsampleError(f"{path!r} is not an ONNX model (it holds no graph and no "
                              "opset); give a .onnx file")
     return model
 
@@ -146,7 +142,7 @@ def _with_all_data(model: ModelProto, source: str) -> ModelProto:
     base = os.path.dirname(os.path.abspath(source))
     total = _external.check_locations(model, base) + model.ByteSize()
     if total > _external.PROTOBUF_LIMIT:
-        raise _BadInputError("the model with its external data passes protobuf's 2 GiB, which "
+        raise UpsampleError("the model with its external data passes protobuf's 2 GiB, which "
                              "onnxruntime cannot take from memory: leave out --verify (the "
                              "upgrade itself does not need to load the data)")
     return _external.with_all_data(model, base)
@@ -157,36 +153,23 @@ def _read_inputs(items: Sequence[str]) -> dict[str, np.ndarray]:
     for item in items:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
-            raise _BadInputError(f"--input {item!r}: expected NAME=FILE.npy")
+            raise UpsampleError(f"--input {item!r}: expected NAME=FILE.npy")
         if name in feeds:
-            raise _BadInputError(f"--input gives {name!r} twice")
+            raise UpsampleError(f"--input gives {name!r} twice")
         try:
             feeds[name] = np.load(path, allow_pickle=False)
         except FileNotFoundError:
-            raise _BadInputError(f"--input {name}: file {path!r} does not exist") from None
+            raise UpsampleError(f"--input {name}: file {path!r} does not exist") from None
         except (OSError, ValueError) as error:
-            raise _BadInputError(f"--input {name}: cannot read {path!r} as a .npy array: "
+            raise UpsampleError(f"--input {name}: cannot read {path!r} as a .npy array: "
                             f"{error}") from None
     return feeds
 
 
 def _warning_lines(caught: list[warnings.WarningMessage]) -> None:
-    seen = set()
-    for item in caught:
-        text = str(item.message)
-        if text not in seen:
-            seen.add(text)
-            print(f"onnx-upsample: warning: {text}", file=sys.stderr)
-
-
-def _guard(handler: Any) -> Any:
-    def wrapped(args: argparse.Namespace) -> int:
-        try:
-            return int(handler(args))
-        except _BadInputError as error:
-            return fail(str(error))
-    wrapped.__doc__ = handler.__doc__
-    return wrapped
+    """Each distinct warning once, as the command line words warnings."""
+    for text in dict.fromkeys(str(item.message) for item in caught):
+        warn(text)
 
 
 # --------------------------------------------------------------------------- inspect
@@ -201,7 +184,6 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-@_guard
 def _cmd_inspect(args: argparse.Namespace) -> int:
     from ..onnx import check
     from ..onnx._graphs import default_opset
@@ -237,9 +219,9 @@ def _check_output_path(path: str) -> str:
     """The folder that will hold output ``path``; a bad path is refused before any work."""
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
-        raise _BadInputError(f"output directory {directory!r} does not exist")
+        raise UpsampleError(f"output directory {directory!r} does not exist")
     if os.path.isdir(path):
-        raise _BadInputError(f"output {path!r} is a directory; give a file name such as "
+        raise UpsampleError(f"output {path!r} is a directory; give a file name such as "
                              f"{os.path.join(path, 'model.onnx')!r}")
     return directory
 
@@ -266,7 +248,7 @@ def _verify(original: ModelProto, upgraded: ModelProto, given: dict[str, np.ndar
     try:
         verify.import_onnxruntime()
     except ImportError:
-        raise _BadInputError("--verify needs onnxruntime: pip install onnxruntime") from None
+        raise UpsampleError("--verify needs onnxruntime: pip install onnxruntime") from None
     runnable = verify.runnable_original(original)
     if runnable.note:
         print(runnable.note)
@@ -282,7 +264,6 @@ def _verify(original: ModelProto, upgraded: ModelProto, given: dict[str, np.ndar
     return EXIT_OK if identical else EXIT_FINDINGS
 
 
-@_guard
 def _cmd_upgrade(args: argparse.Namespace) -> int:
     from ..onnx import upgrade
     from ..onnx._graphs import default_opset, is_upsample, walk
@@ -291,7 +272,7 @@ def _cmd_upgrade(args: argparse.Namespace) -> int:
     model = _load_model(args.model)
     given = _read_inputs(args.input) if args.verify else {}
     if args.input and not args.verify:
-        raise _BadInputError("--input is used by --verify only")
+        raise UpsampleError("--input is used by --verify only")
     count = sum(is_upsample(node) for site in walk(model) for node in site.owner.node)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UpsampleWarning)
@@ -318,7 +299,6 @@ def _cmd_upgrade(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- check, fold
 
 
-@_guard
 def _cmd_check(args: argparse.Namespace) -> int:
     import json
 
@@ -336,7 +316,6 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if errors else EXIT_OK
 
 
-@_guard
 def _cmd_downgrade(args: argparse.Namespace) -> int:
     from ..onnx import downgrade
     from ..onnx._graphs import default_opset
@@ -366,13 +345,12 @@ def _parse_shapes(items: Sequence[str]) -> dict[str, list[int]]:
             dims = [-1]
         # a dimension is an int64 in ONNX: larger ones are refused here, not deep in onnx
         if not sep or not name or any(d < 0 or d >= 2**63 for d in dims):
-            raise _BadInputError(f"--input-shape {item!r}: expected NAME=D0,D1,... with "
+            raise UpsampleError(f"--input-shape {item!r}: expected NAME=D0,D1,... with "
                                  "whole numbers >= 0 and below 2**63")
         shapes[name] = dims
     return shapes
 
 
-@_guard
 def _cmd_fold(args: argparse.Namespace) -> int:
     from ..onnx import fold_scales
     from ..onnx._graphs import is_upsample, walk
@@ -382,7 +360,7 @@ def _cmd_fold(args: argparse.Namespace) -> int:
     shapes = _parse_shapes(args.input_shape)
     unknown = sorted(set(shapes) - {value.name for value in model.graph.input})
     if unknown:
-        raise _BadInputError(f"--input-shape names {unknown}, which are not inputs of the "
+        raise UpsampleError(f"--input-shape names {unknown}, which are not inputs of the "
                              "model")
     folded = fold_scales(model, input_shapes=shapes or None)
     _save_model(folded, args.output, args.model)
@@ -417,7 +395,7 @@ def _save_npy(path: str, array: np.ndarray) -> None:
     from ..io.atomic import atomic_path
 
     if os.path.isdir(path):
-        raise _BadInputError(f"output {path!r} is a directory")
+        raise UpsampleError(f"output {path!r} is a directory")
     with atomic_path(path) as temporary, open(temporary, "wb") as stream:
         np.save(stream, array, allow_pickle=array.dtype.kind == "O")
 
@@ -435,7 +413,6 @@ def _describe(array: np.ndarray) -> str:
     return line
 
 
-@_guard
 def _cmd_run(args: argparse.Namespace) -> int:
     from ..onnx import _feeds
     from ..onnx._evaluator import reference_evaluator
@@ -447,7 +424,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         feeds |= _feeds.random_feeds(inputs, feeds, _feeds.scales_inputs(model), args.seed)
     _feeds.check_feeds(inputs, feeds)
     if args.output_dir is not None and not os.path.isdir(args.output_dir):
-        raise _BadInputError(f"--output-dir {args.output_dir!r} is not a directory")
+        raise UpsampleError(f"--output-dir {args.output_dir!r} is not a directory")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UpsampleWarning)
         try:
@@ -457,7 +434,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             raise
         except Exception as error:
             first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-            raise _BadInputError(
+            raise UpsampleError(
                 f"the model failed to run: {type(error).__name__}: {first}") from None
     _warning_lines(caught)
     for name, value in zip(session.output_names, results, strict=True):
