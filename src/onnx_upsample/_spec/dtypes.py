@@ -59,26 +59,27 @@ class ElementType:
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 
-#: Every element type, in the order the messages list them.
+#: Every element type, in the order of the ONNX schema's type constraint (bfloat16, which
+#: the schema does not allow, last).
 TYPES: tuple[ElementType, ...] = (
-    ElementType("bool", "tensor(bool)", None),
-    ElementType("int8", "tensor(int8)", _F32, kernel="INT8", ort=True),
-    ElementType("int16", "tensor(int16)", _F32, kernel="INT16"),
-    ElementType("int32", "tensor(int32)", _F32, kernel="INT32", ort=True),
-    ElementType("int64", "tensor(int64)", _F64, kernel="INT64"),
     ElementType("uint8", "tensor(uint8)", _F32, kernel="UINT8", ort=True),
     ElementType("uint16", "tensor(uint16)", _F32, kernel="UINT16"),
     ElementType("uint32", "tensor(uint32)", _F64, kernel="UINT32"),
     ElementType("uint64", "tensor(uint64)", _F64, kernel="UINT64"),
+    ElementType("int8", "tensor(int8)", _F32, kernel="INT8", ort=True),
+    ElementType("int16", "tensor(int16)", _F32, kernel="INT16"),
+    ElementType("int32", "tensor(int32)", _F32, kernel="INT32", ort=True),
+    ElementType("int64", "tensor(int64)", _F64, kernel="INT64"),
     ElementType("float16", "tensor(float16)", _F32, kernel="HALF", ort=True),
     ElementType("float32", "tensor(float)", _F32, kernel="FLOAT32", ort=True),
     ElementType("float64", "tensor(double)", _F64, kernel="FLOAT64"),
-    ElementType("complex64", "tensor(complex64)", _F32, parts=2, kernel="FLOAT32"),
-    ElementType("complex128", "tensor(complex128)", _F64, parts=2, kernel="FLOAT64"),
-    ElementType("bfloat16", "tensor(bfloat16)", _F32, kernel="HALF"),
     ElementType("str", "tensor(string)", None),
     ElementType("bytes", "tensor(string)", None),
     ElementType("object", "tensor(string)", None),
+    ElementType("bool", "tensor(bool)", None),
+    ElementType("complex64", "tensor(complex64)", _F32, parts=2, kernel="FLOAT32"),
+    ElementType("complex128", "tensor(complex128)", _F64, parts=2, kernel="FLOAT64"),
+    ElementType("bfloat16", "tensor(bfloat16)", _F32, kernel="HALF"),
 )
 BY_NAME = {t.name: t for t in TYPES}
 

@@ -1,4 +1,4 @@
-"""Modes of ONNX ``Upsample``: names, legacy aliases, names per version, taps per mode.
+"""Modes of ONNX ``Upsample``: names, legacy aliases, names per version, the mode message.
 
 Upsample has two modes. ``nearest`` reads one input element per output element; ``linear``
 blends the two neighbours along every interpolated axis (``2**k`` taps for ``k`` axes).
@@ -21,14 +21,6 @@ LEGACY_LINEAR_NAMES = ("bilinear", "trilinear")
 VERSION_MODE_NAMES: dict[int, tuple[str, ...]] = {
     1: ("nearest", "bilinear"), 7: MODES, 9: MODES, 10: MODES,
 }
-#: Input elements one output element reads along each resized axis.
-TAPS_PER_AXIS: dict[Mode, int] = {"nearest": 1, "linear": 2}
-
-
-def version_mode_name(mode: Mode, version: int) -> str:
-    """How a node of ``version`` spells the canonical ``mode``."""
-    return VERSION_MODE_NAMES[version][MODES.index(mode)]
-
 
 def mode_of(mode: object) -> tuple[Mode, str | None]:
     """Canonical mode name and, for a legacy alias, the warning to give."""

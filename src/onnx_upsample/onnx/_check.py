@@ -10,11 +10,12 @@ import numpy as np
 from onnx import ModelProto, TensorProto, TypeProto
 
 from .._errors import UpsampleError
+from .._spec.dtypes import ORT_ONNX_TYPES
 from .._spec.rules import ort_linear_axes
 from ._graphs import ModelLike, default_opset, is_upsample, model_of, node_label
 from ._infer import infer_shapes, output_type, rank_of, site_type_maps
 from ._node import UpsampleNode, describe
-from ._versions import ORT_ELEMENT_TYPES, VERSIONS
+from ._versions import VERSIONS
 
 __all__ = ["Finding", "check"]
 
@@ -92,7 +93,7 @@ def _check_types(out: _Findings, info: UpsampleNode, x_type: TypeProto | None) -
                 "onnxruntime reject it",
                 "Cast X to an allowed type (float) before the node and back after it; "
                 "onnx-upsample's evaluator runs every type")
-    elif name not in ORT_ELEMENT_TYPES:
+    elif name not in ORT_ONNX_TYPES:
         out.add("warning", info.label, "ort-element-type",
                 f"onnxruntime 1.32 has no Upsample kernel for {name} ('Could not find an "
                 "implementation for Upsample'); it has float, float16, int8, uint8 and int32",

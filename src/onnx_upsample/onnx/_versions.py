@@ -4,8 +4,6 @@ One table says, per version, where the scales come from, which inputs and attrib
 has, which modes and element types the schema allows, the rank rule and whether the version is
 deprecated. ``tests/test_onnx_versions.py`` checks it against ``onnx.defs.get_schema``.
 
-It also holds what onnxruntime 1.32 can run (docs/peers.md §3-§4), which the checks report
-as warnings.
 No onnx import here: this module is plain data and small helpers.
 """
 
@@ -14,9 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from .._spec.dtypes import ONNX_TYPES
+from .._spec.modes import VERSION_MODE_NAMES
+
 __all__ = [
     "DEFAULT_DOMAINS",
-    "ORT_ELEMENT_TYPES",
     "VERSIONS",
     "ScalesSource",
     "UpsampleVersion",
@@ -28,18 +28,6 @@ ScalesSource = Literal["height_width_attributes", "scales_attribute", "scales_in
 
 #: The names of ONNX's default operator set in ``opset_import`` and ``NodeProto.domain``.
 DEFAULT_DOMAINS = ("", "ai.onnx")
-
-_ALL_TENSOR_TYPES = (
-    "tensor(uint8)", "tensor(uint16)", "tensor(uint32)", "tensor(uint64)",
-    "tensor(int8)", "tensor(int16)", "tensor(int32)", "tensor(int64)",
-    "tensor(float16)", "tensor(float)", "tensor(double)", "tensor(string)", "tensor(bool)",
-    "tensor(complex64)", "tensor(complex128)",
-)
-
-#: Element types onnxruntime 1.32 has an Upsample kernel for (float16 through inserted Casts).
-ORT_ELEMENT_TYPES = ("tensor(float)", "tensor(float16)", "tensor(int8)", "tensor(uint8)",
-                     "tensor(int32)")
-
 
 @dataclass(frozen=True)
 class UpsampleVersion:
@@ -102,7 +90,7 @@ VERSIONS: dict[int, UpsampleVersion] = {
         required_attributes=("height_scale", "width_scale"),
         optional_attributes=("mode",),
         attribute_types={"height_scale": "FLOAT", "width_scale": "FLOAT", "mode": "STRING"},
-        modes=("nearest", "bilinear"),
+        modes=VERSION_MODE_NAMES[1],
         element_types=("tensor(bool)", "tensor(int32)", "tensor(int64)", "tensor(float16)",
                        "tensor(float)", "tensor(double)"),
         rank=4,
@@ -117,8 +105,8 @@ VERSIONS: dict[int, UpsampleVersion] = {
         required_attributes=("scales",),
         optional_attributes=("mode",),
         attribute_types={"scales": "FLOATS", "mode": "STRING"},
-        modes=("nearest", "linear"),
-        element_types=_ALL_TENSOR_TYPES,
+        modes=VERSION_MODE_NAMES[7],
+        element_types=ONNX_TYPES,
         rank=None,
         deprecated=False,
         experimental=False,
@@ -131,8 +119,8 @@ VERSIONS: dict[int, UpsampleVersion] = {
         required_attributes=(),
         optional_attributes=("mode",),
         attribute_types={"mode": "STRING"},
-        modes=("nearest", "linear"),
-        element_types=_ALL_TENSOR_TYPES,
+        modes=VERSION_MODE_NAMES[9],
+        element_types=ONNX_TYPES,
         rank=None,
         deprecated=False,
         experimental=False,
@@ -145,8 +133,8 @@ VERSIONS: dict[int, UpsampleVersion] = {
         required_attributes=(),
         optional_attributes=("mode",),
         attribute_types={"mode": "STRING"},
-        modes=("nearest", "linear"),
-        element_types=_ALL_TENSOR_TYPES,
+        modes=VERSION_MODE_NAMES[10],
+        element_types=ONNX_TYPES,
         rank=None,
         deprecated=True,
         experimental=False,
