@@ -23,14 +23,30 @@ import onnx_upsample
 from onnx_upsample import UpsampleError, UpsampleWarning, upsample
 
 
-def _strided(x: np.ndarray) -> np.ndarray:
+# Memory layouts of an array's values (tests/test_layouts.py uses them too): each returns
+# the same values in a layout that is not C-contiguous, native, aligned and writable.
+def strided(x: np.ndarray) -> np.ndarray:
     padded = np.zeros(tuple(2 * n + 1 for n in x.shape), dtype=x.dtype)
     view = padded[tuple(slice(1, None, 2) for _ in x.shape)]
     view[...] = x
     return view
 
 
-def _unaligned(x: np.ndarray) -> np.ndarray:
+def negative_strides(x: np.ndarray) -> np.ndarray:
+    return np.flip(np.flip(x).copy())
+
+
+def read_only(x: np.ndarray) -> np.ndarray:
+    y = x.copy()
+    y.flags.writeable = False
+    return y
+
+
+def byte_swapped(x: np.ndarray) -> np.ndarray:
+    return x.astype(x.dtype.newbyteorder("S"))
+
+
+def unaligned(x: np.ndarray) -> np.ndarray:
     raw = np.zeros(x.nbytes + 1, dtype=np.uint8)
     view = raw[1:].view(x.dtype).reshape(x.shape)  # one byte into the buffer
     view[...] = x
@@ -46,17 +62,15 @@ def with_layout(x: Any, layout: str) -> Any:
     if layout == "fortran":
         return np.asfortranarray(x)
     if layout == "negative-strides":
-        return np.flip(np.flip(x).copy())
+        return negative_strides(x)
     if layout == "strided":
-        return _strided(x)
+        return strided(x)
     if layout == "byte-swapped":
-        return x.astype(x.dtype.newbyteorder("S"))
+        return byte_swapped(x)
     if layout == "unaligned":
-        return _unaligned(x) if x.dtype.kind != "O" else x
+        return unaligned(x) if x.dtype.kind != "O" else x
     if layout == "read-only":
-        y = x.copy()
-        y.flags.writeable = False
-        return y
+        return read_only(x)
     if layout == "list":
         return x.tolist()
     if layout == "scalar":

@@ -23,6 +23,7 @@ from collections.abc import Callable
 import ml_dtypes
 import numpy as np
 import pytest
+from fuzz_worker import byte_swapped, negative_strides, read_only, strided, unaligned
 
 from onnx_upsample import reference, upsample
 
@@ -67,47 +68,19 @@ def values(name: str, shape: tuple[int, ...]) -> np.ndarray:
     return np.asarray(flat, dtype).reshape(shape)
 
 
-def _strided(x: np.ndarray) -> np.ndarray:
-    padded = np.zeros(tuple(2 * n + 1 for n in x.shape), dtype=x.dtype)
-    view = padded[tuple(slice(1, None, 2) for _ in x.shape)]
-    view[...] = x
-    return view
-
-
-def _negative(x: np.ndarray) -> np.ndarray:
-    return np.flip(np.flip(x).copy())
-
-
-def _readonly(x: np.ndarray) -> np.ndarray:
-    y = x.copy()
-    y.flags.writeable = False
-    return y
-
-
-def _byte_swapped(x: np.ndarray) -> np.ndarray:
-    return x.astype(x.dtype.newbyteorder("S"))
-
-
-def _unaligned(x: np.ndarray) -> np.ndarray:
-    raw = np.zeros(x.nbytes + 1, dtype=np.uint8)
-    y = raw[1:].view(x.dtype).reshape(x.shape)  # starts one byte into the buffer
-    y[...] = x
-    return y
-
-
 def _swapped_fortran_strided(x: np.ndarray) -> np.ndarray:
-    return _strided(np.asfortranarray(_byte_swapped(x)))
+    return strided(np.asfortranarray(byte_swapped(x)))
 
 
 # The C-contiguous native layout itself is the expectation, never a case; the other byte
 # order is the one that is not native (on any machine).
 LAYOUTS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "fortran": np.asfortranarray,
-    "strided": _strided,
-    "negative-strides": _negative,
-    "read-only": _readonly,
-    "byte-swapped": _byte_swapped,
-    "unaligned": _unaligned,
+    "strided": strided,
+    "negative-strides": negative_strides,
+    "read-only": read_only,
+    "byte-swapped": byte_swapped,
+    "unaligned": unaligned,
     "byte-swapped-fortran-strided": _swapped_fortran_strided,
 }
 
