@@ -85,33 +85,45 @@ static int taps_of(const LinearJob *job)
     return (job->row_blend ? 2 : 1) * (job->block_blend ? 2 : 1);
 }
 
-/* Scratch bytes per element of a segment: the one formula, laid out table by table in
+/* Scratch bytes per element of a segment, table by table: the one formula, laid out in
  * scratch_layout below, bounded by describe.c and used by Python to size segments. Per tap:
  * an offset and a weight; per tap and cached row slot: an accumulator value; then the
  * accumulator itself, and a staged result for streaming stores. */
-size_t linear_scratch_per_element(int taps, int n_interp, int acc_double, int stream)
+typedef struct {
+    size_t off, weights, cache, acc, stage;
+} ScratchPerElement;
+
+static ScratchPerElement scratch_per_element(int taps, int n_interp, int acc_double,
+                                             int stream)
 {
     size_t acc = acc_double ? sizeof(double) : sizeof(float);
     size_t slots = (size_t)2 << n_interp;
-    return (size_t)taps * (sizeof(int64_t) + sizeof(float)) + slots * (size_t)taps * acc + acc
-        + (stream ? sizeof(double) : 0);
+    ScratchPerElement e = {(size_t)taps * sizeof(int64_t), (size_t)taps * sizeof(float),
+                           slots * (size_t)taps * acc, acc, stream ? sizeof(double) : 0};
+    return e;
+}
+
+size_t linear_scratch_per_element(int taps, int n_interp, int acc_double, int stream)
+{
+    ScratchPerElement e = scratch_per_element(taps, n_interp, acc_double, stream);
+    return e.off + e.weights + e.cache + e.acc + e.stage;
 }
 
 static ScratchLayout scratch_layout(const LinearJob *job)
 {
     ScratchLayout s;
     size_t width = (size_t)(job->segment * job->block);
-    size_t taps = (size_t)taps_of(job);
     size_t combos = (size_t)1 << job->n_interp;
     size_t slots = 2 * combos;
-    size_t acc = job->acc_double ? sizeof(double) : sizeof(float);
+    ScratchPerElement e = scratch_per_element(taps_of(job), job->n_interp, job->acc_double,
+                                              job->stream);
     s.off = 0;
-    s.weights = s.off + round_up(taps * width * sizeof(int64_t));
-    s.cache = s.weights + round_up(taps * width * sizeof(float));
-    s.acc = s.cache + round_up(slots * taps * width * acc);
-    s.stage = s.acc + round_up(width * acc);
+    s.weights = s.off + round_up(width * e.off);
+    s.cache = s.weights + round_up(width * e.weights);
+    s.acc = s.cache + round_up(width * e.cache);
+    s.stage = s.acc + round_up(width * e.acc);
     /* converted results waiting to be streamed out (streaming stores only) */
-    s.keys = s.stage + (job->stream ? round_up(width * sizeof(double)) : 0);
+    s.keys = s.stage + round_up(width * e.stage);
     s.ages = s.keys + round_up(slots * sizeof(int64_t));
     s.factors = s.ages + round_up(slots * sizeof(int64_t));
     s.total = s.factors + round_up(combos * (size_t)(job->n_interp ? job->n_interp : 1)
