@@ -54,7 +54,7 @@ def test_calls_load_neither_onnx_nor_dask_nor_ml_dtypes(loaded: dict[str, list[s
 def test_all_is_exactly_the_contract_names() -> None:
     assert sorted(onnx_upsample.__all__) == sorted(
         ["upsample", "output_shape", "UpsampleError", "UpsampleWarning", "set_num_threads",
-         "reference"]
+         "get_num_threads", "reference"]
     )
     for name in onnx_upsample.__all__:
         assert hasattr(onnx_upsample, name), name

@@ -197,3 +197,143 @@ def test_fork_from_a_signal_handler_during_a_call_is_an_error_in_the_child(tmp_p
     assert children and all(line.endswith(" True") for line in children), children
     assert "child wrong True" not in children, "a forked child kept a result with holes"
     assert children[-1] == "child refused True", f"no fork landed inside a call: {children}"
+
+
+# --- where the count comes from, and threadpoolctl ------------------------------------------
+
+
+@pytest.fixture
+def unconfigured(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """No set_num_threads, no limit, no thread variables, 8 cores: each source is then set
+    by the test alone."""
+    monkeypatch.setattr(_threads, "_requested", None)
+    monkeypatch.setattr(_threads, "_limit", None)
+    monkeypatch.setattr(_threads, "available_cores", lambda: 8)
+    monkeypatch.delenv("ONNX_UPSAMPLE_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    return monkeypatch
+
+
+@pytest.mark.parametrize(("omp", "expected"), [
+    ("3", 3), ("4,2", 4), (" 5 ", 5),  # "4,2": threads per nesting level, the first is ours
+    ("0", 8), ("-2", 8), ("many", 8), ("", 8),  # not a count: another library's error
+])
+def test_omp_num_threads_sets_the_default(unconfigured: pytest.MonkeyPatch, omp: str,
+                                          expected: int) -> None:
+    unconfigured.setenv("OMP_NUM_THREADS", omp)
+    assert onnx_upsample.get_num_threads() == expected
+
+
+def test_the_sources_of_the_count_in_order(unconfigured: pytest.MonkeyPatch) -> None:
+    assert onnx_upsample.get_num_threads() == 8
+    unconfigured.setenv("OMP_NUM_THREADS", "2")
+    assert onnx_upsample.get_num_threads() == 2
+    unconfigured.setenv("ONNX_UPSAMPLE_NUM_THREADS", "3")
+    assert onnx_upsample.get_num_threads() == 3
+    set_num_threads(4)
+    assert onnx_upsample.get_num_threads() == 4
+    _threads._set_limit(1)  # what threadpoolctl's set_num_threads calls
+    assert onnx_upsample.get_num_threads() == 1
+    _threads._set_limit(4)  # restoring the configured count lifts the limit
+    assert _threads._limit is None
+    set_num_threads(6)
+    assert onnx_upsample.get_num_threads() == 6
+    set_num_threads(100)  # never more than the cores
+    assert onnx_upsample.get_num_threads() == 8
+
+
+@pytest.fixture
+def threadpoolctl() -> object:
+    return pytest.importorskip("threadpoolctl", reason="threadpoolctl is not installed")
+
+
+def _ours(info: list[dict[str, object]]) -> list[dict[str, object]]:
+    return [lib for lib in info if lib["internal_api"] == "onnx_upsample"]
+
+
+def test_threadpoolctl_sees_the_pool_once(threadpoolctl: object) -> None:
+    """Only the kernels' extension: hypothesis ships a _native extension of the same name."""
+    import hypothesis._native  # noqa: F401
+    from threadpoolctl import threadpool_info
+
+    ours = _ours(threadpool_info())
+    assert len(ours) == 1, threadpool_info()
+    assert ours[0]["filepath"] == os.path.realpath(_native.__file__)
+    assert ours[0]["num_threads"] == _threads.num_threads()
+
+
+def test_threadpool_limits_sets_the_count_of_each_call_and_restores_it(
+    threadpoolctl: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from threadpoolctl import threadpool_limits
+
+    from onnx_upsample import _api, _kernels
+
+    used: list[int] = []
+    launcher = _kernels.launcher
+
+    def spy(*args: object) -> object:
+        launch = launcher(*args)  # type: ignore[arg-type]
+        return lambda x, out, threads: (used.append(threads), launch(x, out, threads))
+
+    monkeypatch.setattr(_kernels, "launcher", spy)
+    monkeypatch.setattr(_api, "_PREPARED", {})
+    monkeypatch.setattr(_threads, "available_cores", lambda: 4)
+    monkeypatch.setattr(_threads, "_requested", 3)
+    x = np.ones((4, 5), np.float32)
+    with threadpool_limits(1):
+        assert onnx_upsample.get_num_threads() == 1
+        upsample(x, [2, 2], "linear")
+        with threadpool_limits(2):
+            assert onnx_upsample.get_num_threads() == 2
+        assert onnx_upsample.get_num_threads() == 1
+        with threadpool_limits(1, user_api="blas"):
+            assert onnx_upsample.get_num_threads() == 1
+    assert onnx_upsample.get_num_threads() == 3 and _threads._limit is None
+    upsample(x, [2, 2], "linear")
+    with threadpool_limits(1, user_api="blas"):  # another library's pools only
+        assert onnx_upsample.get_num_threads() == 3
+    assert used == [1, 3]
+
+
+def test_threadpool_info_survives_a_bad_environment_variable(
+    threadpoolctl: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    monkeypatch.setattr(_threads, "_requested", None)
+    monkeypatch.setenv("ONNX_UPSAMPLE_NUM_THREADS", "many")
+    assert [lib["num_threads"] for lib in _ours(threadpool_info())] == [None]
+    with threadpool_limits(1):
+        assert onnx_upsample.get_num_threads() == 1
+    with pytest.raises(onnx_upsample.UpsampleError, match="ONNX_UPSAMPLE_NUM_THREADS is 'many'"):
+        onnx_upsample.get_num_threads()  # the call words the bad value, as before
+
+
+# The first call of the process inside a threadpool_limits block, whichever of the two
+# packages is imported first. The kernels are not loaded when the block starts, so the pool
+# must be registered (and the extension mapped) when threadpoolctl is imported, not at the
+# first call; and importing onnx_upsample does not import threadpoolctl.
+IMPORT_ORDER = """
+import sys
+import numpy as np
+if sys.argv[1] == "threadpoolctl-first":
+    import threadpoolctl
+import onnx_upsample as u
+imported = "threadpoolctl" in sys.modules
+from onnx_upsample import _threads
+_threads.available_cores = lambda: 2
+from threadpoolctl import threadpool_limits
+with threadpool_limits(1):
+    inside = u.get_num_threads()
+    u.upsample(np.ones((3, 3), np.float32), [2, 2])
+print(imported, inside, u.get_num_threads())
+"""
+
+
+@pytest.mark.parametrize("order", ["threadpoolctl-first", "onnx_upsample-first"])
+def test_threadpoolctl_limits_the_first_call_in_either_import_order(
+    threadpoolctl: object, order: str
+) -> None:
+    out = _run(IMPORT_ORDER, order, OMP_NUM_THREADS="", ONNX_UPSAMPLE_NUM_THREADS="")
+    assert out.split() == [str(order == "threadpoolctl-first"), "1", "2"]

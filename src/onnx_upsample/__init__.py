@@ -4,7 +4,7 @@ Bit-identical to onnxruntime 1.32 wherever ORT has a kernel, and defined for eve
 element type, every rank and every scale >= 1 (see docs/semantics.md).
 
 Public names: :func:`upsample`, :func:`output_shape`, :func:`set_num_threads`,
-:class:`UpsampleError`, :class:`UpsampleWarning`, and the slow oracle
+:func:`get_num_threads`, :class:`UpsampleError`, :class:`UpsampleWarning`, and the slow oracle
 :func:`onnx_upsample.reference.upsample`. ONNX model tools live in ``onnx_upsample.onnx``
 (extra ``onnx``) and chunked arrays in ``onnx_upsample.dask`` (extra ``dask``).
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 from . import reference
 from ._api import output_shape, upsample
 from ._errors import UpsampleError, UpsampleWarning
-from ._threads import set_num_threads
+from ._threads import get_num_threads, set_num_threads
 
 
 def __getattr__(name: str) -> str:
@@ -32,6 +32,7 @@ def __getattr__(name: str) -> str:
 __all__ = [
     "UpsampleError",
     "UpsampleWarning",
+    "get_num_threads",
     "output_shape",
     "reference",
     "set_num_threads",

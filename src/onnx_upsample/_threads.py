@@ -1,25 +1,40 @@
-"""How many threads the compiled kernels use (stdlib only).
+"""How many threads the compiled kernels use (stdlib only), and their place in threadpoolctl.
 
-The default is the number of cores this process may use: its CPU affinity, reduced by a
-cgroup CPU quota (containers), not ``os.cpu_count()``. ``set_num_threads(n)`` or the
-environment variable ``ONNX_UPSAMPLE_NUM_THREADS`` (read at each call; empty means unset)
-choose another count; any count >= 1 is accepted. A call then runs on at most
-``threads_for_call()`` threads: the count chosen, but never more than the cores this process
-may use at that moment (affinity is read at every call, so a worker pinned after import, or
-a forked child, is seen) nor than the pool's ``MAX_THREADS``; more threads than cores only
-take turns on them, which made a large call 47 times slower with 10,000. The kernels use
-fewer still when the work is too small to be worth sharing.
+The count for a call is the first of: a ``threadpoolctl.threadpool_limits`` block in force,
+``set_num_threads(n)``, the environment variable ``ONNX_UPSAMPLE_NUM_THREADS``, the
+environment variable ``OMP_NUM_THREADS`` (its first field; a value that is not a count >= 1
+is another library's business and is ignored), and the number of cores this process may
+use: its CPU affinity, reduced by a cgroup CPU quota (containers), not ``os.cpu_count()``.
+The environment is read at each call (empty means unset). Any count >= 1 is accepted; a call
+then runs on at most ``threads_for_call()`` threads: the count chosen, but never more than
+the cores this process may use at that moment (affinity is read at every call, so a worker
+pinned after import, or a forked child, is seen) nor than the pool's ``MAX_THREADS``; more
+threads than cores only take turns on them, which made a large call 47 times slower with
+10,000. The kernels use fewer still when the work is too small to be worth sharing.
+
+OMP_NUM_THREADS is honoured because distributed's workers and joblib's process workers set
+it (to 1, or to their share of the cores) so that no native pool in a worker starts a thread
+per core: without it, N workers × N threads oversubscribe the machine. A threadpoolctl block
+applies to the whole process, as ``set_num_threads`` does.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import importlib.machinery
 import math
 import operator
 import os
+import sys
+import types
+import warnings
+from typing import Any
 
 from ._errors import UpsampleError
 
 ENV_VAR = "ONNX_UPSAMPLE_NUM_THREADS"
+OMP_ENV_VAR = "OMP_NUM_THREADS"
 CGROUP_CPU_MAX = "/sys/fs/cgroup/cpu.max"  # cgroup v2: "<quota> <period>" or "max <period>"
 CGROUP_V1_QUOTA = "/sys/fs/cgroup/cpu/cpu.cfs_quota_us"
 CGROUP_V1_PERIOD = "/sys/fs/cgroup/cpu/cpu.cfs_period_us"
@@ -28,6 +43,9 @@ CGROUP_V1_PERIOD = "/sys/fs/cgroup/cpu/cpu.cfs_period_us"
 MAX_THREADS = 256
 
 _requested: int | None = None
+# The count a threadpoolctl.threadpool_limits block sets, while it is in force.
+_limit: int | None = None
+_registered = False
 # The cgroup quota does not change under a running process; read once per process.
 _quota_by_pid: dict[int, float | None] = {}
 
@@ -85,10 +103,11 @@ def _check(n: object, source: str) -> int:
 def set_num_threads(n: int) -> None:
     """Set the number of threads ``upsample`` uses (default: the cores this process may use).
 
-    Overrides the environment variable ``ONNX_UPSAMPLE_NUM_THREADS``. Results do not
-    depend on the thread count. Any count >= 1 is accepted; a call uses at most as many
-    threads as the cores this process may use at that moment (and at most 256), and fewer
-    when its work is too small to be worth sharing.
+    Overrides the environment variables ``ONNX_UPSAMPLE_NUM_THREADS`` and
+    ``OMP_NUM_THREADS``; a ``threadpoolctl.threadpool_limits`` block overrides it while the
+    block lasts. Results do not depend on the thread count. Any count >= 1 is accepted; a
+    call uses at most as many threads as the cores this process may use at that moment (and
+    at most 256), and fewer when its work is too small to be worth sharing.
 
     Raises
     ------
@@ -101,8 +120,16 @@ def set_num_threads(n: int) -> None:
     _requested = _check(n, "n")
 
 
-def num_threads() -> int:
-    """The thread count for the next call: set_num_threads, else the env var, else cores."""
+def _omp_num_threads() -> int | None:
+    """OMP_NUM_THREADS's first field ("4,2" gives threads per nesting level), or None where
+    it is unset or not a count >= 1 (other libraries own that variable and its errors)."""
+    first = os.environ.get(OMP_ENV_VAR, "").split(",")[0].strip()
+    return int(first) if first.isdecimal() and int(first) >= 1 else None
+
+
+def configured_threads() -> int:
+    """The count chosen without a threadpoolctl limit: set_num_threads, else
+    ONNX_UPSAMPLE_NUM_THREADS, else OMP_NUM_THREADS, else the cores this process may use."""
     if _requested is not None:
         return _requested
     configured = os.environ.get(ENV_VAR, "").strip()
@@ -117,10 +144,189 @@ def num_threads() -> int:
                 f"number of threads >= 1, or unset it (default: {available_cores()} cores)"
             )
         return _check(value, f"the environment variable {ENV_VAR}")
-    return available_cores()
+    return _omp_num_threads() or available_cores()
+
+
+def num_threads() -> int:
+    """The thread count for the next call: a threadpoolctl limit in force, else
+    :func:`configured_threads`."""
+    _watch_threadpoolctl()
+    return _limit if _limit is not None else configured_threads()
 
 
 def threads_for_call() -> int:
     """The most threads the next call may use: the configured count, capped at the cores
     this process may use now and at MAX_THREADS."""
     return min(num_threads(), available_cores(), MAX_THREADS)
+
+
+def get_num_threads() -> int:
+    """The most threads the next ``upsample`` call may use.
+
+    The first of: a ``threadpoolctl.threadpool_limits`` block in force,
+    :func:`set_num_threads`, the environment variables ``ONNX_UPSAMPLE_NUM_THREADS`` and
+    ``OMP_NUM_THREADS``, the cores this process may use (CPU affinity and cgroup quota);
+    never more than those cores nor 256. A call uses fewer when its work is too small to be
+    worth sharing.
+
+    Raises
+    ------
+    UpsampleError
+        If ``ONNX_UPSAMPLE_NUM_THREADS`` is set to something other than a count >= 1.
+    """
+    return threads_for_call()
+
+
+# --- threadpoolctl ----------------------------------------------------------------------
+# threadpoolctl finds thread pools among the shared libraries loaded in the process, by
+# file name, and asks each library's controller for its count. Ours is the kernel
+# extension, _kernels/_native.<EXTENSION_SUFFIX>; hypothesis ships a _native extension too,
+# so the controller also checks the path. Importing threadpoolctl costs about a third of
+# `import onnx_upsample` (2.5 ms of 7.5), so it is never imported here: the controller is
+# registered when threadpoolctl is already imported, else right after it is (a finder at
+# the head of sys.meta_path that looks only at that one name and removes itself), so the
+# import order does not matter and a process without threadpoolctl pays nothing.
+
+THREADPOOLCTL_API = "onnx_upsample"
+_EXTENSION_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_kernels")
+_mapped: list[object] = []  # the extension as ctypes mapped it (kept for the process)
+
+
+def _extension_path() -> str | None:
+    """The compiled kernels' file, or None in a source tree where they are not built."""
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = os.path.join(_EXTENSION_DIR, "_native" + suffix)
+        if os.path.exists(path):
+            return os.path.realpath(path)
+    return None
+
+
+def _set_limit(count: int | None) -> None:
+    """What threadpoolctl sets, and restores after a block: a count equal to the configured
+    one is no limit, so a block that ends restores the configuration itself (later changes
+    to set_num_threads or the environment apply again), and nested blocks unwind in turn."""
+    global _limit
+    if count is None:  # the count threadpoolctl read was unknown (a bad environment)
+        _limit = None
+        return
+    # Refusing a count here would leave the libraries threadpoolctl set before us limited
+    # for good (the block never starts, so it never restores them): below 1 means 1.
+    limit = max(1, operator.index(count))
+    try:
+        configured: int | None = configured_threads()
+    except UpsampleError:
+        configured = None
+    _limit = None if limit == configured else limit
+
+
+def _controller_class(threadpoolctl: Any) -> type:
+    """A threadpoolctl ``LibController`` for the kernels' pool (threadpoolctl >= 3)."""
+
+    class OnnxUpsampleController(threadpoolctl.LibController):
+        user_api = THREADPOOLCTL_API
+        internal_api = THREADPOOLCTL_API
+        filename_prefixes = ("_native.",)
+        check_symbols = ("PyInit__native",)
+
+        def get_num_threads(self) -> int | None:
+            try:
+                return num_threads()
+            except UpsampleError:  # a bad ONNX_UPSAMPLE_NUM_THREADS: the call words it
+                return None
+
+        def set_num_threads(self, num_threads: int | None) -> None:
+            _set_limit(num_threads)
+
+        def get_version(self) -> str | None:
+            return _package_version()
+
+        def set_additional_attributes(self) -> None:
+            # Another package's _native extension (hypothesis has one) is not our pool:
+            # without the handle, threadpoolctl's check of check_symbols passes it over.
+            if self.filepath is None or os.path.realpath(self.filepath) != _extension_path():
+                self.dynlib = None
+
+    return OnnxUpsampleController
+
+
+@functools.cache
+def _package_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("onnx-upsample")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return None
+
+
+def _register(threadpoolctl: Any) -> None:
+    """Make threadpoolctl see the pool: map the extension (threadpoolctl lists loaded
+    libraries only; mapping it initialises no module) and register the controller."""
+    global _registered
+    if _registered or not hasattr(threadpoolctl, "register"):  # threadpoolctl < 3
+        return
+    _registered = True
+    path = _extension_path()
+    if path is None:
+        return
+    import ctypes
+
+    try:
+        _mapped.append(ctypes.CDLL(path))
+        threadpoolctl.register(_controller_class(threadpoolctl))
+    except Exception as error:  # never let this break the user's import of threadpoolctl
+        warnings.warn(f"onnx_upsample could not register its thread pool with threadpoolctl "
+                      f"({error}); use onnx_upsample.set_num_threads(n) instead",
+                      RuntimeWarning, stacklevel=2)
+
+
+class _RegisterOnImport:
+    """A ``sys.meta_path`` finder that answers for no module: when threadpoolctl is being
+    imported, it lets the other finders find it and registers the controller once it has
+    run."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> Any:
+        if name != "threadpoolctl":
+            return None
+        _unwatch()
+        for finder in list(sys.meta_path):
+            find = getattr(finder, "find_spec", None)
+            spec = find(name, path, target) if find is not None else None
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        exec_module = getattr(loader, "exec_module", None)
+        if exec_module is None:
+            return spec
+
+        def exec_then_register(module: types.ModuleType) -> None:
+            exec_module(module)
+            _register(module)
+
+        loader.exec_module = exec_then_register
+        return spec
+
+
+_finder = _RegisterOnImport()
+
+
+def _unwatch() -> None:
+    with contextlib.suppress(ValueError):
+        sys.meta_path.remove(_finder)
+
+
+def _watch_threadpoolctl() -> None:
+    """Register now if threadpoolctl is imported (a cheap check, made at each call, in case
+    it was imported without the finder: another finder first, or importlib tricks)."""
+    if not _registered:
+        module = sys.modules.get("threadpoolctl")
+        if module is not None:
+            _unwatch()
+            _register(module)
+
+
+_watch_threadpoolctl()
+if not _registered:
+    sys.meta_path.insert(0, _finder)
