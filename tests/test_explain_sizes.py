@@ -33,14 +33,16 @@ f32 = np.float32
 
 
 @pytest.mark.parametrize(("n_in", "scale", "sizes"), [
-    # rule order: trunc, floor, round, ceil
-    (5, 1.3, (6, 6, 7, 7)),  # f32(1.3) * 5 = 6.5
-    (5, 1.5, (7, 7, 8, 8)),  # 7.5 exactly
-    (4, 2.0, (8, 8, 8, 8)),
-    (7, 1.7, (11, 11, 12, 12)),  # 11.9
+    # rule order: trunc, floor, round (half away from zero), round half to even, ceil
+    (5, 1.3, (6, 6, 7, 6, 7)),  # f32(1.3) * 5 rounds to 6.5 in float32: a tie, 6 is even
+    (3, 1.5, (4, 4, 5, 4, 5)),  # 4.5
+    (5, 1.5, (7, 7, 8, 8, 8)),  # 7.5: the even neighbour is 8
+    (4, 2.0, (8, 8, 8, 8, 8)),
+    (7, 1.7, (11, 11, 12, 12, 12)),  # 11.9
+    (5, 1.4, (7, 6, 7, 7, 7)),  # f32(1.4) * 5 = 6.99999988 exactly, 7.0 in float32
 ])
 def test_size_rules(n_in: int, scale: float, sizes: tuple[int, ...]) -> None:
-    assert _conventions.SIZE_RULES == ("trunc", "floor", "round", "ceil")
+    assert _conventions.SIZE_RULES == ("trunc", "floor", "round", "round_half_even", "ceil")
     got = tuple(_conventions.output_length(rule, n_in, f32(scale))
                 for rule in _conventions.SIZE_RULES)
     assert got == sizes
@@ -53,6 +55,51 @@ def test_trunc_size_rule_is_upsamples() -> None:
         for scale in [1.0, 1.3, 1.3333334, 1.5, 1.7, 2.1333334, 1000.5]:
             expected = onnx_upsample.output_shape((n_in,), [scale])[0]
             assert _conventions.output_length("trunc", n_in, f32(scale)) == expected
+
+
+def test_output_size_by_round_half_to_even_is_named() -> None:
+    # H: 5 x f32(1.3) is the tie 6.5 (half to even: 6, half away: 7); W: 4 x f32(1.7) = 6.8
+    # (7 either way, trunc 6): only round half to even gives (6, 7)
+    x = _random((1, 1, 5, 4), seed=21)
+    scales = [1, 1, 1.3, 1.7]
+    rows = np.minimum(np.trunc(np.arange(6, dtype=f32) / f32(1.3)), 4).astype(np.int64)
+    cols = np.minimum(np.trunc(np.arange(7, dtype=f32) / f32(1.7)), 3).astype(np.int64)
+    theirs = x[:, :, rows][:, :, :, cols]
+    result = explain(x, theirs, scales, "nearest")
+    assert result.verdict == "convention", result.summary
+    assert result.best == "Upsample, output size by round half to even (numpy's round)"
+
+
+def _pytorch_indices(n_in: int, scale: float) -> np.ndarray:
+    """PyTorch's nearest: floor(o * float32(1 / scale)), clamped."""
+    n_out = onnx_upsample.output_shape((n_in,), [scale])[0]
+    o = np.arange(n_out, dtype=f32)
+    return np.minimum(np.floor(o * f32(1.0 / float(f32(scale)))), n_in - 1).astype(np.int64)
+
+
+def test_pytorch_rule_at_the_exporters_four_thirds() -> None:
+    # At f32(4/3) = 1.3333334 PyTorch's reciprocal rule and Upsample's division agree for
+    # every output index up to 2**20, so "matches Upsample bit for bit" is true there; the
+    # summary names PyTorch's rule among the conventions that match equally.
+    scale = 1.3333334
+    o = np.arange(2**20, dtype=f32)
+    assert np.array_equal(np.floor(o * f32(1.0 / float(f32(scale)))), np.trunc(o / f32(scale)))
+    x = _random((1, 1, 12, 9), seed=22)
+    theirs = x[:, :, _pytorch_indices(12, scale)][:, :, :, _pytorch_indices(9, scale)]
+    result = explain(x, theirs, [1, 1, scale, scale], "nearest")
+    assert result.verdict == "upsample"
+    assert "Resize asymmetric + floor, reciprocal multiply (PyTorch)" in result.summary
+    assert "cannot tell them apart" in result.summary
+    # where the rules differ (f32(1.7), from 11 rows on), PyTorch's rule is named; here the
+    # float64 quotient picks the same indices, and the summary says both
+    x = _random((1, 1, 11, 14), seed=23)
+    theirs = x[:, :, _pytorch_indices(11, 1.7)][:, :, :, _pytorch_indices(14, 1.7)]
+    assert not np.array_equal(theirs, onnx_upsample.upsample(x, [1, 1, 1.7, 1.7]))
+    result = explain(x, theirs, [1, 1, 1.7, 1.7], "nearest")
+    assert result.verdict == "convention"
+    pytorch = "Resize asymmetric + floor, reciprocal multiply (PyTorch)"
+    assert pytorch in result.matches and pytorch in result.summary
+    assert result.summary.startswith(f"matches {len(result.matches)} conventions equally")
 
 
 def test_shape_matching_no_size_rule() -> None:

@@ -4,13 +4,18 @@ Needs the ``onnx`` extra; the optional runtimes are the ``conformance`` extra
 (``pip install 'onnx-upsample[conformance]'``). See ``docs/conformance.md``.
 
 - :func:`export` writes the suite (``Upsample`` versions 1, 7, 9, 9 with run-time scales,
-  10; both modes; the 15 element types of the spec; ranks 0-6; special values; large
-  outputs) in onnx's backend-test layout, with a manifest, a version and a content hash.
+  10; both modes; the 15 element types of the spec; ranks 0-6; special values; scales and
+  sizes that tell other coordinate and output-size rules apart; large outputs; invalid
+  nodes that must be refused, marked by ``expect_refusal.json``) in onnx's backend-test
+  layout, with a manifest, a version and a content hash, and beside it the same cases as
+  the ``Resize`` models :func:`onnx_upsample.onnx.upgrade` writes;
+  :func:`load` reads either form back.
 - :func:`run` grades one runtime on it, each case in an isolated worker process: exact,
   within 1 ULP, wrong, wrong shape, refused, crashed or timed out; every difference goes
   through :func:`explain`.
-- :func:`explain` names the convention (Resize's ``half_pixel``, ``align_corners``, PyTorch's
-  reciprocal multiply, TVM's rounded sizes...) that reproduces a runtime's output.
+- :func:`explain` names the conventions (Resize's ``half_pixel``, ``align_corners``,
+  PyTorch's reciprocal multiply, TVM's rounded sizes...) that reproduce a runtime's output,
+  all of them when one output cannot tell them apart.
 
 Example::
 
@@ -35,10 +40,10 @@ from ._cases import SUITE_VERSION
 from ._explain import Explanation
 from ._explain import explain as _explain_arrays
 from ._runner import BackendResult, CaseResult
-from ._suite import Suite, export, load
+from ._suite import Suite, SuiteCase, export, load
 
 __all__ = ["BACKENDS", "SUITE_VERSION", "BackendResult", "CaseResult", "Explanation", "Suite",
-           "explain", "export", "load", "run"]
+           "SuiteCase", "explain", "export", "load", "run"]
 
 
 def run(backend: str, suite: Suite | str | os.PathLike[str] | None = None, *,

@@ -1,14 +1,15 @@
 """The cases of the ONNX ``Upsample`` conformance suite (numpy and onnx; no runtime).
 
 A case is one ``Upsample`` node (version 1, 7, 9 or 10) in a one-node model, one input and
-its expected output. This module holds the table of cases, the deterministic input data and
-the model of each form. Case IDs are part of the suite's contract: a released ID never
-changes meaning; new cases get new IDs and a new :data:`SUITE_VERSION`.
+its expected output, or an invalid node that must be refused. This module holds the table
+of cases; their input data is :mod:`._inputs`, their models :mod:`._models`. Case IDs are
+part of the suite's contract: a released ID never changes meaning; new cases get new IDs
+and a new :data:`SUITE_VERSION`.
 """
 
 from __future__ import annotations
 
-import zlib
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -19,7 +20,7 @@ from .._spec.dtypes import BY_NAME, ONNX_TYPES, TYPES
 from .._spec.rules import ort_linear_axes
 
 #: Bumped whenever a case is added, removed or changes its data; IDs never change meaning.
-SUITE_VERSION = "1.0"
+SUITE_VERSION = "2.0"
 
 #: The onnxruntime release whose behaviour the ``ort-*`` tags describe (docs/semantics.md §2).
 ORT_MEASURED = "1.32"
@@ -50,7 +51,9 @@ class Case:
     ``scales`` are float32 values (held as Python floats, exactly); for the
     ``v9-computed`` form they are the values the graph computes at run time.
     ``ort`` is what onnxruntime 1.32 does with the case (measured when the suite is
-    exported). ``data`` names the input pattern (see :func:`make_input`).
+    exported). ``data`` names the input pattern (see :func:`._inputs.make_input`).
+    ``must_refuse`` is, for a case whose node is invalid, one line saying what is invalid
+    and what the spec says; such a case has no expected output: a runtime must refuse it.
     """
 
     id: str
@@ -65,6 +68,7 @@ class Case:
     ort: str = ORT_EXACT
     full_only: bool = False
     extra_tags: tuple[str, ...] = field(default=())
+    must_refuse: str | None = None
 
     @property
     def name(self) -> str:
@@ -77,8 +81,11 @@ class Case:
 
     @property
     def tags(self) -> tuple[str, ...]:
+        whole = all(math.isfinite(s) and s == int(s) for s in self.scales)
         tags = [self.form, self.mode, self.dtype, f"rank{len(self.shape)}",
-                "integer-scales" if all(s == int(s) for s in self.scales) else "fractional-scales"]
+                "integer-scales" if whole else "fractional-scales"]
+        if self.must_refuse is not None:
+            tags.append("must-refuse")
         if self.ort == ORT_DIFFERS:
             tags.append("ORT-documented-difference")
         elif self.ort == ORT_REFUSES:
@@ -108,11 +115,11 @@ def ort_status(form: str, mode: str, dtype: str, scales: tuple[float, ...]) -> s
 def _case(id: str, group: str, description: str, form: str, mode: str, dtype: str,
           shape: tuple[int, ...], scales: tuple[float, ...], data: str = "random",
           ort: str | None = None, full_only: bool = False,
-          extra_tags: tuple[str, ...] = ()) -> Case:
+          extra_tags: tuple[str, ...] = (), must_refuse: str | None = None) -> Case:
     scales = _f32(scales)
     status = ort if ort is not None else ort_status(form, mode, dtype, scales)
     return Case(id, group, description, form, mode, dtype, tuple(shape), scales, data, status,
-                full_only, extra_tags)
+                full_only, extra_tags, must_refuse)
 
 
 def _label(value: float) -> str:
@@ -298,8 +305,10 @@ def _large() -> Iterator[Case]:
 
 def all_cases(full: bool = False) -> tuple[Case, ...]:
     """Every case of the suite, in a stable order; ``full`` adds the large ones."""
+    # suite 1.0's groups first, in their order; then those added in 2.0
     generators = (_forms, _types, _ranks, _scale_values, _edges, _special_values,
-                  _ort_differences, _large)
+                  _ort_differences, _large, _plain_types, _size_rules, _coordinate_rules,
+                  _beyond_2p24, _must_refuse)
     cases = tuple(case for make in generators for case in make()
                   if full or not case.full_only)
     ids = [case.id for case in cases]
@@ -308,83 +317,96 @@ def all_cases(full: bool = False) -> tuple[Case, ...]:
     return cases
 
 
-# ---------------------------------------------------------------------------- input data
+# --------------------------------------------------------------------------- added in 2.0
 
-def _mix(count: int, seed: int) -> np.ndarray:
-    """``count`` well-mixed 64-bit words from ``seed`` (splitmix64). Written out rather than
-    drawn from numpy's generators so the data, and so the suite's hash, never depend on
-    the numpy version."""
-    with np.errstate(over="ignore"):
-        z = (np.arange(count, dtype=np.uint64) + np.uint64(seed)) * np.uint64(
-            0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
+# Only H and W scaled on a plain NCHW shape: what runtimes with spatial-only Resize kernels
+# accept, so that their handling of the element type itself is reached.
+_PLAIN_SHAPE, _PLAIN_SCALES = (1, 2, 3, 4), (1, 1, 1.5, 2.5)
 
 
-def _seed(case_id: str) -> int:
-    return zlib.crc32(case_id.encode())
+def _plain_types() -> Iterator[Case]:
+    for dtype in SPEC_TYPES:
+        for mode in ("nearest", "linear") if dtype in NUMERIC_TYPES else ("nearest",):
+            yield _case(f"type_{dtype}_nchw_{mode}", "element types (NCHW)",
+                        f"{mode} on {dtype}, NCHW {list(_PLAIN_SHAPE)} with only H and W "
+                        f"scaled {list(_f32(_PLAIN_SCALES))}", "v9", mode, dtype,
+                        _PLAIN_SHAPE, _PLAIN_SCALES)
 
 
-def _unit(words: np.ndarray) -> np.ndarray:
-    """Words to float64 in [0, 1)."""
-    return (words >> np.uint64(11)).astype(np.float64) * 2.0**-53
+# (H, W, scale H, scale W): every case separates trunc of the float32 product n*s
+# (Upsample) from floor of the exact product (f32(1.4) * 5 is 6.9999998, rounded to 7.0
+# in float32), and the rounding rules on W: 4.5, 10.5, 6.5 are ties whose floor is even
+# (round half to even keeps it, half away from zero does not); 6.8, 7.5 round up.
+_SIZE_CASES = ((5, 3, 1.4, 1.5), (10, 7, 1.3, 1.5), (5, 5, 1.8, 1.3), (10, 4, 2.1, 1.7),
+               (5, 6, 2.6, 1.25))
 
 
-def _special_floats(dtype: np.dtype) -> np.ndarray:
-    info = np.finfo(dtype)
-    return np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, info.smallest_subnormal,
-                     -info.smallest_subnormal, info.max, -info.max, info.tiny, 1.0, -2.5],
-                    dtype=dtype)
+def _size_rules() -> Iterator[Case]:
+    for h, w, s_h, s_w in _SIZE_CASES:
+        exact = [int(v) for v in (np.float64(np.float32(s_h)) * h, np.float64(np.float32(s_w)) * w)]
+        for mode in ("nearest", "linear"):
+            yield _case(
+                f"size_{h}x{_label(s_h)}_{w}x{_label(s_w)}_{mode}", "output-size rules",
+                f"{mode}, [1, 1, {h}, {w}] x [1, 1, {np.float32(s_h)!r}, {np.float32(s_w)!r}]: "
+                f"output {list(output_shape((h, w), _f32((s_h, s_w))))} (trunc of the "
+                f"float32 products), not the exact products' floor {exact} nor "
+                "their rounding", "v9", mode, "float32", (1, 1, h, w), (1, 1, s_h, s_w))
 
 
-def _integer_extremes(dtype: np.dtype) -> np.ndarray:
-    info = np.iinfo(dtype)
-    values = [info.min, info.max, info.max - 1, info.min + 1, 0, info.max // 2]
-    if info.min < 0:
-        values += [-1, 1]
-    return np.array(values, dtype=dtype)
+# (H, W, scale): sizes where PyTorch's nearest index floor(o * float32(1/s)) differs from
+# Upsample's floor(o / s) (the first at 1.2 is n = 16, at 1.7 n = 11); the float64
+# quotient and a scale of out/in differ there too.
+_COORDINATE_CASES = ((16, 20, 1.2), (11, 14, 1.7), (16, 18, 2.2), (32, 6, 2.7),
+                     (31, 8, 1.1))
 
 
-def make_input(case: Case) -> np.ndarray:
-    """The input of ``case``: deterministic, the same on every machine and numpy version."""
-    count = int(np.prod(case.shape, dtype=np.int64))
-    words = _mix(count, _seed(case.id))
-    unit = _unit(words)
-    if case.dtype == "string":
-        return np.array([f"s{int(w % 1000)}" for w in words], dtype=object).reshape(case.shape)
-    dtype = np.dtype(case.dtype)
-    if case.data == "ramp":
-        values = np.arange(1, count + 1) % 251
-        return values.astype(dtype).reshape(case.shape)
-    if dtype.kind == "b":
-        return (words & np.uint64(1)).astype(bool).reshape(case.shape)
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        if case.data == "extremes":
-            pool = _integer_extremes(dtype)
-            # extremes next to each other, so linear blends min with max
-            return pool[(words % np.uint64(len(pool))).astype(np.int64)].reshape(case.shape)
-        span = float(info.max) - float(info.min)
-        values = np.floor(float(info.min) + unit * span)
-        values = np.clip(values, info.min, info.max)
-        if dtype.itemsize == 8:  # float64 cannot hold every int64: build from the words
-            return words.view(np.int64 if dtype.kind == "i" else np.uint64).astype(
-                dtype).reshape(case.shape)
-        return values.astype(dtype).reshape(case.shape)
-    if dtype.kind == "c":
-        part = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
-        real = (unit * 200 - 100).astype(part)
-        imag = (_unit(_mix(count, _seed(case.id) + 1)) * 200 - 100).astype(part)
-        if case.data == "special":
-            pool = _special_floats(part)
-            real[::3] = pool[np.arange(len(real[::3])) % len(pool)]
-            imag[1::4] = pool[np.arange(len(imag[1::4])) % len(pool)]
-        values = np.empty(count, dtype)
-        values.real, values.imag = real, imag
-        return values.reshape(case.shape)
-    values = (unit * 200 - 100).astype(dtype)
-    if case.data == "special":
-        pool = _special_floats(dtype)
-        values[::2] = pool[np.arange(len(values[::2])) % len(pool)]
-    return values.reshape(case.shape)
+def _coordinate_rules() -> Iterator[Case]:
+    for h, w, scale in _COORDINATE_CASES:
+        for mode in ("nearest", "linear"):
+            yield _case(f"coordinate_{_label(scale)}_{h}x{w}_{mode}", "coordinate rules",
+                        f"{mode}, [1, 1, {h}, {w}] x {np.float32(scale)!r} on H and W: "
+                        "PyTorch's reciprocal multiply, float64 division and a scale of "
+                        "out/in give other source indices than the float32 division",
+                        "v9", mode, "float32", (1, 1, h, w), (1, 1, scale, scale))
+
+
+def _beyond_2p24() -> Iterator[Case]:
+    for mode, ort in (("nearest", ORT_DIFFERS), ("linear", None)):
+        yield _case(f"size_beyond_2p24_nchw_{mode}", "beyond 2**24",
+                    f"{mode} uint8 [1, 1, 1, 4] x [1, 1, 1, 5592405.5]: W becomes 22369622, "
+                    "past 2**24, where float32 no longer holds every output index"
+                    + (" (ORT's nearest index differs there)" if ort else ""),
+                    "v9", mode, "uint8", (1, 1, 1, 4), (1, 1, 1, 5592405.5), "ramp",
+                    ort=ort, full_only=True)
+
+
+# Invalid nodes a runtime must refuse. Upsample-7/9/10 define scales as one value >= 1 per
+# axis of X and the modes nearest and linear; Upsample-1 height_scale/width_scale >= 1 too.
+_REFUSALS = (
+    ("scale_below_1", "v9", "nearest", (1, 1, 0.5, 2),
+     "scale 0.5 on H: Upsample's scales must be >= 1 (it only enlarges)"),
+    ("scale_below_1_v7", "v7", "linear", (1, 1, 2, 0.75),
+     "scale 0.75 on W: Upsample's scales must be >= 1 (it only enlarges)"),
+    ("scale_nan", "v9", "nearest", (1, 1, math.nan, 2),
+     "scale NaN on H: Upsample's scales must be >= 1, and NaN is not"),
+    ("scale_inf", "v9", "linear", (1, 1, 2, math.inf),
+     "scale inf on W: the output would be infinitely long (scales must be finite, >= 1)"),
+    ("scale_zero_input", "v9-input", "nearest", (1, 1, 0, 2),
+     "scale 0 on H, fed at run time: Upsample's scales must be >= 1"),
+    ("scales_too_few", "v9", "nearest", (1, 2, 2),
+     "3 scales for a rank-4 X: Upsample needs one scale per axis of X"),
+    ("scales_too_many_v7", "v7", "nearest", (1, 1, 2, 2, 2),
+     "5 scales for a rank-4 X: Upsample needs one scale per axis of X"),
+    ("mode_cubic", "v9", "cubic", (1, 1, 2, 2),
+     "mode 'cubic': Upsample defines only 'nearest' and 'linear' (Resize has cubic)"),
+    ("mode_unknown_v7", "v7", "area", (1, 1, 2, 2),
+     "mode 'area': Upsample defines only 'nearest' and 'linear'"),
+    ("v1_scale_below_1", "v1", "nearest", (1, 1, 0.5, 2),
+     "height_scale 0.5: Upsample-1's height_scale and width_scale must be >= 1"),
+)
+
+
+def _must_refuse() -> Iterator[Case]:
+    for key, form, mode, scales, reason in _REFUSALS:
+        yield _case(f"refuse_{key}", "must refuse", f"must be refused: {reason}", form, mode,
+                    "float32", (1, 1, 2, 3), scales, ort=ORT_REFUSES, must_refuse=reason)

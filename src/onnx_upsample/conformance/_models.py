@@ -4,7 +4,9 @@ Forms (docs/semantics.md §2, and the operator's documentation): ``v1`` (opset 1
 ``height_scale``/``width_scale`` attributes, ``bilinear`` for linear), ``v7`` (``scales``
 attribute), ``v9`` (``scales`` initializer), ``v9-input`` (``scales`` fed at run time as the
 second graph input), ``v9-computed`` (``scales = sizes / float(Shape(X))``, the pattern of
-PyTorch's ``size=`` export), ``v10`` (deprecated, ``scales`` initializer).
+PyTorch's ``size=`` export), ``v10`` (deprecated, ``scales`` initializer). A case that
+must be refused gets the same model with its invalid scales or mode, and an output without
+a shape.
 """
 
 from __future__ import annotations
@@ -46,7 +48,11 @@ def build_model(case: Case) -> onnx.ModelProto:
     elem = element_type(case.dtype)
     rank = len(case.shape)
     inputs = [helper.make_tensor_value_info("X", elem, list(case.shape))]
-    outputs = [helper.make_tensor_value_info("Y", elem, list(output_dims(case)))]
+    # an invalid node has no output shape: the model declares the rank only, so that the
+    # model itself is valid and only the node is not
+    dims: list[int | str] = [f"Y_{axis}" for axis in range(rank)] \
+        if case.must_refuse is not None else list(output_dims(case))
+    outputs = [helper.make_tensor_value_info("Y", elem, dims)]
     if rank == 0:  # make_tensor_value_info leaves an empty shape out: say it is a scalar
         for info in (*inputs, *outputs):
             info.type.tensor_type.shape.SetInParent()
@@ -68,7 +74,8 @@ def build_model(case: Case) -> onnx.ModelProto:
         if case.form in ("v9", "v10"):
             initializers.append(_scales_tensor("scales", case.scales))
         elif case.form == "v9-input":
-            inputs.append(helper.make_tensor_value_info("scales", TensorProto.FLOAT, [rank]))
+            inputs.append(helper.make_tensor_value_info("scales", TensorProto.FLOAT,
+                                                        [len(case.scales)]))
         else:  # v9-computed
             sizes = computed_sizes(case)
             nodes[:0] = [

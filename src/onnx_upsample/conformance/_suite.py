@@ -7,21 +7,37 @@ folder is not called ``node``: onnx 1.23's loader generates ``kind="node"`` from
 Python cases and ignores ``data_dir`` for it::
 
     DIR/manifest.json                       suite version, content hash, cases and tags
+    DIR/README.md                           this layout, for people
     DIR/upsample/test_upsample_<id>/model.onnx
     DIR/upsample/test_upsample_<id>/test_data_set_0/input_0.pb   X
     DIR/upsample/test_upsample_<id>/test_data_set_0/input_1.pb   scales (v9-input form only)
     DIR/upsample/test_upsample_<id>/test_data_set_0/output_0.pb  Y, the expected output
+    DIR/upsample/test_upsample_<id>/expect_refusal.json          must-refuse cases only
+    DIR/upgraded/test_upsample_<id>/...     the same case as a Resize model (same layout)
 
-Every expected output comes from onnx-upsample's kernel and is checked, before anything is
-written, against the slow reference, against the case's model run by onnx's
-ReferenceEvaluator with onnx-upsample's operator, and against onnxruntime where it is
-installed: bit-identical where the case says ORT runs it exactly, different where the case
-documents an ORT difference, refused where ORT has no kernel.
+A case that must be refused (an invalid node: scales below 1, NaN or infinite, one scale
+too few or too many, an unknown mode) has no ``output_0.pb`` and, beside ``model.onnx``, the
+marker ``expect_refusal.json``: ``{"expect": "refusal", "reason": "<what is invalid and what
+the spec says>"}`` (onnx's loader ignores files it does not know). A runtime passes it by
+refusing the model or the run.
+
+``DIR/upgraded`` holds, for every case that :func:`onnx_upsample.onnx.upgrade` converts, the
+``Resize`` model it writes (default target opset), with the same inputs and expected output;
+the manifest lists each case it does not convert, with the reason. The content hash covers
+both trees. ``load(DIR, form="upgraded")`` reads that tree, with the same case IDs.
+
+Every expected output comes from onnx-upsample's kernel and is checked before anything is
+written (see :mod:`._checks`): against the slow reference (every element up to
+``FULL_REFERENCE_LIMIT`` elements, a sample beyond), against the case's model run by onnx's
+ReferenceEvaluator with onnx-upsample's operator (every element), and against onnxruntime
+where it is installed: bit-identical where the case says ORT runs it exactly, different
+where the case documents an ORT difference, refused where ORT has no kernel.
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import os
@@ -36,29 +52,30 @@ from typing import Any
 import numpy as np
 
 from .._errors import UpsampleError
-from ._cases import (
-    ORT_DIFFERS,
-    ORT_EXACT,
-    ORT_MEASURED,
-    ORT_REFUSES,
-    SUITE_VERSION,
-    Case,
-    all_cases,
-    make_input,
-)
+from ._cases import ORT_MEASURED, SUITE_VERSION, Case, all_cases
+from ._checks import OrtCheck, evaluate_model, expected_output, refusals
 from ._grade import compare, same_bits
+from ._inputs import make_input
+from ._readme import readme
 
 SUITE_NAME = "onnx-upsample Upsample conformance suite"
 MANIFEST = "manifest.json"
+README = "README.md"
 CASES_FOLDER = "upsample"  # the loader's "kind"
+UPGRADED_FOLDER = "upgraded"
+FORMS = (CASES_FOLDER, UPGRADED_FOLDER)
 DATA_SET = "test_data_set_0"
+REFUSAL_MARKER = "expect_refusal.json"
+# written into an export's hidden work folder while it is built: a later export recognises
+# a folder left by a killed one by it
+_BUILDING_MARK = ".onnx-upsample-export-in-progress"
 
 Progress = Callable[[int, int, str], None]
 
 
 @dataclass(frozen=True)
 class SuiteCase:
-    """A case as read back from an exported suite."""
+    """A case as read back from an exported suite (of the form its :class:`Suite` has)."""
 
     id: str
     path: Path
@@ -84,6 +101,12 @@ class SuiteCase:
     def ort(self) -> str:
         return str(self.info["ort"])
 
+    @property
+    def must_refuse(self) -> str | None:
+        """Why a runtime must refuse the case (one line), or None for an ordinary case."""
+        reason = self.info.get("must_refuse")
+        return None if reason is None else str(reason)
+
     def inputs(self) -> list[np.ndarray]:
         return read_inputs(self.path)
 
@@ -91,16 +114,21 @@ class SuiteCase:
         return [_read_tensor(p)[0] for p in _data_files(self.path, "input")]
 
     def expected(self) -> np.ndarray:
+        if self.must_refuse is not None:
+            raise UpsampleError(f"case {self.id} must be refused ({self.must_refuse}); it has "
+                                "no expected output: check must_refuse first")
         return _read_tensor(self.path / DATA_SET / "output_0.pb")[1]
 
 
 @dataclass(frozen=True)
 class Suite:
-    """An exported suite: its manifest and its cases."""
+    """An exported suite: its manifest and its cases of one form (``upsample`` or
+    ``upgraded``)."""
 
     directory: Path
     manifest: dict[str, Any]
     cases: tuple[SuiteCase, ...]
+    form: str = CASES_FOLDER
 
     @property
     def version(self) -> str:
@@ -145,101 +173,31 @@ def _hash_files(case_dir: Path) -> str:
     return digest.hexdigest()
 
 
+def _hash_key(form: str, case_id: str) -> str:
+    # suite 1.0's keys are the bare IDs; the upgraded tree's are prefixed
+    return case_id if form == CASES_FOLDER else f"{form}/{case_id}"
+
+
 def _suite_hash(case_hashes: dict[str, str]) -> str:
     lines = "".join(f"{case_id} {digest}\n" for case_id, digest in sorted(case_hashes.items()))
     return "sha256:" + hashlib.sha256(lines.encode()).hexdigest()
 
 
-# ------------------------------------------------------------------------------- checking
-
-@dataclass
-class _OrtCheck:
-    """onnxruntime, when installed, and what it said of each case."""
-
-    version: str | None
-    strict: bool
-    notes: list[str]
-
-    @classmethod
-    def start(cls, use: bool) -> _OrtCheck:
-        version = None
-        if use:
-            try:
-                import onnxruntime
-
-                version = str(onnxruntime.__version__)
-            except ImportError:
-                version = None
-        strict = version is not None and version.startswith(ORT_MEASURED + ".")
-        return cls(version, strict, [])
-
-    def run(self, model: bytes, feeds: list[np.ndarray]) -> np.ndarray:
-        import onnxruntime
-
-        options = onnxruntime.SessionOptions()
-        options.log_severity_level = 4
-        session = onnxruntime.InferenceSession(model, options,
-                                               providers=["CPUExecutionProvider"])
-        names = [i.name for i in session.get_inputs()]
-        return np.asarray(session.run(None, dict(zip(names, feeds, strict=True)))[0])
-
-    def check(self, case: Case, model: bytes, feeds: list[np.ndarray],
-              expected: np.ndarray) -> None:
-        if self.version is None:
-            return
-        try:
-            got: np.ndarray | None = self.run(model, feeds)
-            refusal = ""
-        except Exception as error:
-            got, refusal = None, str(error).splitlines()[0][:200]
-        if case.ort == ORT_REFUSES:
-            problem = None if got is None else "ORT ran it, but the case says it refuses"
-        elif got is None:
-            problem = f"ORT refused it: {refusal}"
-        elif case.ort == ORT_EXACT:
-            grade = compare(expected, got)
-            problem = None if grade.kind == "exact" else f"ORT gives {grade.detail}"
-        else:  # ORT_DIFFERS
-            problem = ("ORT matches it bit for bit, but the case documents a difference"
-                       if same_bits(expected, got) else None)
-        if problem is None:
-            return
-        message = (f"case {case.id}: {problem} (tags measured with onnxruntime {ORT_MEASURED} "
-                   "on x86-64)")
-        # a documented difference may not show on every CPU (int32 wrap-around is x86's
-        # conversion; ARM saturates): a note, never a refusal to export
-        if self.strict and case.ort != ORT_DIFFERS:
-            raise UpsampleError(f"{message}; the suite was not written")
-        self.notes.append(f"{message}; installed: onnxruntime {self.version}")
-
-
-def _evaluate_model(model: Any, feeds: list[np.ndarray]) -> np.ndarray:
-    """The case's model run by onnx's ReferenceEvaluator with onnx-upsample's operator."""
-    from onnx.reference import ReferenceEvaluator
-
-    from ..onnx import Upsample
-
-    evaluator = ReferenceEvaluator(model, new_ops=[Upsample])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # v10 and 'bilinear' warn by design
-        names = list(evaluator.input_names)
-        outputs: list[Any] = list(evaluator.run(None, dict(zip(names, feeds, strict=True))))
-    return np.asarray(outputs[0])
-
-
-def expected_output(case: Case, x: np.ndarray) -> np.ndarray:
-    """The expected output of ``case``: onnx-upsample's kernel, checked against the
-    reference (bit for bit) before it is used."""
-    from .. import reference, upsample
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ours = upsample(x, case.scales, case.mode)
-        slow = reference.upsample(x, case.scales, case.mode)
-    if not same_bits(ours, slow):
-        raise UpsampleError(f"case {case.id}: the kernel and the reference disagree "
-                            f"({compare(slow, ours).detail}); the suite was not written")
-    return ours
+def _write_case(case_dir: Path, model: bytes, inputs: list[np.ndarray],
+                expected: np.ndarray | None, refusal: str | None) -> str:
+    """One case directory; returns its hash."""
+    (case_dir / DATA_SET).mkdir(parents=True)
+    (case_dir / "model.onnx").write_bytes(model)
+    names = ["X", "scales"]
+    for index, array in enumerate(inputs):
+        (case_dir / DATA_SET / f"input_{index}.pb").write_bytes(
+            _tensor_bytes(names[index], array))
+    if expected is not None:
+        (case_dir / DATA_SET / "output_0.pb").write_bytes(_tensor_bytes("Y", expected))
+    if refusal is not None:
+        (case_dir / REFUSAL_MARKER).write_text(
+            json.dumps({"expect": "refusal", "reason": refusal}) + "\n")
+    return _hash_files(case_dir)
 
 
 # -------------------------------------------------------------------------------- export
@@ -253,7 +211,7 @@ def export(directory: str | os.PathLike[str], *, full: bool = False, check_ort: 
     directory
         Where to write it; must not exist, be empty, or hold an earlier export (replaced).
     full
-        Add the large cases (outputs of 16-64 MB, ORT's 2**24 difference).
+        Add the large cases (outputs of 16-64 MB, the outputs longer than 2**24).
     check_ort
         Check every case against onnxruntime too, when it is installed.
     progress
@@ -262,59 +220,92 @@ def export(directory: str | os.PathLike[str], *, full: bool = False, check_ort: 
     Returns
     -------
     Suite
-        The suite as written (its manifest and cases).
+        The suite as written (its manifest and its ``upsample`` cases).
     """
     import onnx  # noqa: F401 - fails here, with the extra's name, if onnx is missing
 
+    from ..onnx.convert import DEFAULT_UPGRADE_OPSET
     from ._models import build_model, feeds
 
     target = Path(directory).absolute()
     _check_target(target)
     cases = all_cases(full)
-    ort = _OrtCheck.start(check_ort)
+    ort = OrtCheck.start(check_ort)
     hashes: dict[str, str] = {}
     records = []
+    not_converted: dict[str, str] = {}
     with _building(target) as build:
         for done, case in enumerate(cases, 1):
             x = make_input(case)
             model = build_model(case)
             inputs = feeds(case, x)
-            expected = expected_output(case, x)
-            through_model = _evaluate_model(model, inputs)
-            if not same_bits(expected, through_model):
-                raise UpsampleError(f"case {case.id}: its model gives "
-                                    f"{compare(expected, through_model).detail}")
             model_bytes = model.SerializeToString()
+            expected: np.ndarray | None = None
+            if case.must_refuse is not None:
+                refusals(case, model, inputs, x)
+            else:
+                expected = expected_output(case, x)
+                through_model = evaluate_model(model, inputs)
+                if not same_bits(expected, through_model):
+                    raise UpsampleError(f"case {case.id}: its model gives "
+                                        f"{compare(expected, through_model).detail}")
             ort.check(case, model_bytes, inputs, expected)
-            case_dir = build / CASES_FOLDER / case.name
-            (case_dir / DATA_SET).mkdir(parents=True)
-            (case_dir / "model.onnx").write_bytes(model_bytes)
-            names = ["X", "scales"]
-            for index, array in enumerate(inputs):
-                (case_dir / DATA_SET / f"input_{index}.pb").write_bytes(
-                    _tensor_bytes(names[index], array))
-            (case_dir / DATA_SET / "output_0.pb").write_bytes(_tensor_bytes("Y", expected))
-            hashes[case.id] = _hash_files(case_dir)
-            records.append(_record(case, expected, hashes[case.id]))
+            hashes[case.id] = _write_case(build / CASES_FOLDER / case.name, model_bytes,
+                                          inputs, expected, case.must_refuse)
+            upgraded: dict[str, Any] | None = None
+            if expected is None:
+                not_converted[case.id] = ("the case must be refused: an invalid Upsample has "
+                                          "no Resize to turn into")
+            else:
+                written = _export_upgraded(case, model, inputs, expected, build, ort)
+                if isinstance(written, str):
+                    not_converted[case.id] = written
+                else:
+                    upgraded = written
+                    hashes[_hash_key(UPGRADED_FOLDER, case.id)] = written["sha256"]
+            records.append(_record(case, expected, hashes[case.id], upgraded))
             if progress is not None:
                 progress(done, len(cases), case.id)
-        manifest = _manifest(records, hashes, full, ort)
+        manifest = _manifest(records, hashes, full, ort, DEFAULT_UPGRADE_OPSET, not_converted)
         (build / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+        (build / README).write_text(readme(manifest))
     return load(target)
 
 
-def _record(case: Case, expected: np.ndarray, digest: str) -> dict[str, Any]:
+def _export_upgraded(case: Case, model: Any, inputs: list[np.ndarray], expected: np.ndarray,
+                     build: Path, ort: OrtCheck) -> dict[str, Any] | str:
+    """The case's Resize model, written beside it; or why ``upgrade`` does not convert it."""
+    from ..onnx import upgrade
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # v10 and 'bilinear' warn by design
+            resize = upgrade(model)
+    except UpsampleError as error:
+        return str(error).splitlines()[0]
+    model_bytes = resize.SerializeToString()
+    ort.check_upgraded(case, model_bytes, inputs, expected)
+    path = f"{UPGRADED_FOLDER}/{case.name}"
+    digest = _write_case(build / path, model_bytes, inputs, expected, None)
+    opset = next(o.version for o in resize.opset_import if o.domain in ("", "ai.onnx"))
+    return {"path": path, "opset": int(opset), "sha256": digest}
+
+
+def _record(case: Case, expected: np.ndarray | None, digest: str,
+            upgraded: dict[str, Any] | None) -> dict[str, Any]:
     return {
         "id": case.id, "path": f"{CASES_FOLDER}/{case.name}", "group": case.group,
         "description": case.description, "form": case.form, "opset": case.opset,
         "mode": case.mode, "dtype": case.dtype, "input_shape": list(case.shape),
-        "scales": list(case.scales), "output_shape": list(expected.shape),
+        "scales": list(case.scales),
+        "output_shape": None if expected is None else list(expected.shape),
         "ort": case.ort, "tags": list(case.tags), "sha256": digest,
+        "must_refuse": case.must_refuse, "upgraded": upgraded,
     }
 
 
 def _manifest(records: list[dict[str, Any]], hashes: dict[str, str], full: bool,
-              ort: _OrtCheck) -> dict[str, Any]:
+              ort: OrtCheck, opset: int, not_converted: dict[str, str]) -> dict[str, Any]:
     import onnx
 
     from .. import __version__
@@ -328,7 +319,11 @@ def _manifest(records: list[dict[str, Any]], hashes: dict[str, str], full: bool,
                             "onnx_upsample.onnx.Upsample"]
         + ([f"onnxruntime {ort.version}"] if ort.version else []),
         "notes": ort.notes,
+        "ort_findings": ort.all_findings(),
         "grades": "exact: bitwise, any NaN equals any NaN, -0.0 != +0.0",
+        "must_refuse_marker": REFUSAL_MARKER,
+        "upgraded": {"folder": UPGRADED_FOLDER, "opset": opset,
+                     "by": "onnx_upsample.onnx.upgrade", "not_converted": not_converted},
         "cases": records,
     }
 
@@ -345,7 +340,7 @@ def _check_target(target: Path) -> None:
         raise UpsampleError(f"suite directory {str(target)!r} is a file; give a new "
                             "directory name")
     if target.is_dir() and any(target.iterdir()):
-        ours = {MANIFEST, CASES_FOLDER}
+        ours = {MANIFEST, README, *FORMS}
         extra = sorted(p.name for p in target.iterdir() if p.name not in ours)
         if not _is_suite(target) or extra:
             raise UpsampleError(
@@ -356,13 +351,48 @@ def _check_target(target: Path) -> None:
                             "exist; create it first")
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
+
+def remove_stale(target: Path) -> list[Path]:
+    """Remove the hidden folders a killed export of ``target`` left beside it: work folders
+    marked as ours whose process is gone, and earlier suites set aside for replacement."""
+    removed = []
+    for path in sorted(target.parent.glob(f".{glob.escape(target.name)}.*")):
+        if not path.is_dir():
+            continue
+        if path.suffix == ".tmp":
+            try:
+                pid = int((path / _BUILDING_MARK).read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue  # not ours
+            if _alive(pid) and pid != os.getpid():
+                continue  # an export still running
+        elif path.suffix != ".old" or not _is_suite(path):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
 @contextlib.contextmanager
 def _building(target: Path) -> Iterator[Path]:
-    """A hidden directory beside ``target`` that replaces it only when complete."""
+    """A hidden directory beside ``target`` that replaces it only when complete; removed on
+    any exception or interrupt, and by a later export if the process was killed."""
+    remove_stale(target)
     temporary = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp",
                                       dir=target.parent))
     try:
+        (temporary / _BUILDING_MARK).write_text(f"{os.getpid()}\n")
         yield temporary
+        (temporary / _BUILDING_MARK).unlink()
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(temporary, 0o777 & ~umask)
@@ -380,8 +410,17 @@ def _building(target: Path) -> Iterator[Path]:
 
 # ---------------------------------------------------------------------------------- load
 
-def load(directory: str | os.PathLike[str], *, verify: bool = True) -> Suite:
-    """Read an exported suite; with ``verify``, check every file against its hash."""
+def load(directory: str | os.PathLike[str], *, verify: bool = True,
+         form: str = CASES_FOLDER) -> Suite:
+    """Read an exported suite; with ``verify``, check every file (of both forms) against
+    its hash.
+
+    ``form`` is ``"upsample"`` (the Upsample models) or ``"upgraded"`` (the Resize models
+    :func:`onnx_upsample.onnx.upgrade` writes for them; the cases it converts, with the
+    same IDs).
+    """
+    if form not in FORMS:
+        raise UpsampleError(f"form is {form!r}; expected one of {', '.join(map(repr, FORMS))}")
     root = Path(directory)
     manifest_path = root / MANIFEST
     if not manifest_path.is_file():
@@ -395,18 +434,34 @@ def load(directory: str | os.PathLike[str], *, verify: bool = True) -> Suite:
         raise UpsampleError(f"suite {str(root)!r}: {MANIFEST} is not an onnx-upsample suite "
                             "manifest")
     cases = []
-    hashes = {}
+    hashes: dict[str, str] = {}
     for record in manifest["cases"]:
-        path = root / record["path"]
-        if verify:
-            if not path.is_dir():
-                raise UpsampleError(f"suite {str(root)!r}: case {record['id']} is missing "
-                                    f"({record['path']}); export the suite again")
-            hashes[record["id"]] = _hash_files(path)
-            if hashes[record["id"]] != record["sha256"]:
-                raise UpsampleError(f"suite {str(root)!r}: the files of case {record['id']} "
-                                    "changed since export (hash mismatch); export it again")
-        cases.append(SuiteCase(record["id"], path, record))
+        upgraded = record.get("upgraded")
+        trees = [(CASES_FOLDER, record["path"], record["sha256"])]
+        if upgraded:
+            trees.append((UPGRADED_FOLDER, upgraded["path"], upgraded["sha256"]))
+        for tree, relative, digest in trees:
+            path = root / relative
+            if verify:
+                _verify_case(root, record["id"], relative, digest, hashes, tree)
+            if tree == form:
+                cases.append(SuiteCase(record["id"], path, record))
     if verify and _suite_hash(hashes) != manifest["content_hash"]:
         raise UpsampleError(f"suite {str(root)!r}: content hash mismatch; export it again")
-    return Suite(root, manifest, tuple(cases))
+    if form == UPGRADED_FOLDER and "upgraded" not in manifest:
+        raise UpsampleError(f"suite {str(root)!r} (version {manifest.get('version')}) has no "
+                            "upgraded models; export it again with this onnx-upsample")
+    return Suite(root, manifest, tuple(cases), form)
+
+
+def _verify_case(root: Path, case_id: str, relative: str, digest: str,
+                 hashes: dict[str, str], tree: str) -> None:
+    path = root / relative
+    if not path.is_dir():
+        raise UpsampleError(f"suite {str(root)!r}: case {case_id} is missing ({relative}); "
+                            "export the suite again")
+    key = _hash_key(tree, case_id)
+    hashes[key] = _hash_files(path)
+    if hashes[key] != digest:
+        raise UpsampleError(f"suite {str(root)!r}: the files of case {case_id} ({relative}) "
+                            "changed since export (hash mismatch); export it again")

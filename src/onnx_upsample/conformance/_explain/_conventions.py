@@ -37,6 +37,11 @@ def _rounded(n_in: int, scale: np.float32) -> int:
     return math.floor(float(np.float32(n_in) * scale) + 0.5)
 
 
+def _half_even(n_in: int, scale: np.float32) -> int:
+    """The float32 product rounded half to even (numpy's and Python's ``round``)."""
+    return round(float(np.float32(n_in) * scale))
+
+
 def _ceiled(n_in: int, scale: np.float32) -> int:
     """The float32 product rounded up."""
     return math.ceil(float(np.float32(n_in) * scale))
@@ -48,6 +53,7 @@ SIZE_FUNCTIONS: dict[str, Callable[[int, np.float32], int]] = {
     "trunc": output_size,
     "floor": _exact_floor,
     "round": _rounded,
+    "round_half_even": _half_even,
     "ceil": _ceiled,
 }
 SIZE_RULES = tuple(SIZE_FUNCTIONS)
@@ -98,6 +104,7 @@ LINEAR_KERNELS = (
 _SIZE_WORDS = {
     "floor": "output size by exact floor (ONNX reference)",
     "round": "output size by round (TVM)",
+    "round_half_even": "output size by round half to even (numpy's round)",
     "ceil": "output size by ceil",
 }
 _SOURCE_WORDS = {
@@ -272,7 +279,8 @@ def conventions(mode: str) -> tuple[Convention, ...]:
 
     The conventions are combinations of: the output size rule (``trunc`` of the float32
     product as Upsample 7/9/10 in onnxruntime 1.32, ``floor`` of the exact product as the
-    ONNX reference, ``round`` as TVM, ``ceil``); the ONNX ``Resize``
+    ONNX reference, ``round`` half away from zero as TVM, ``round_half_even`` as numpy's
+    ``round``, ``ceil``); the ONNX ``Resize``
     ``coordinate_transformation_mode`` (``asymmetric`` is Upsample's, ``half_pixel``,
     ``align_corners``, ``pytorch_half_pixel``, ``half_pixel_symmetric``, and for nearest
     ``tf_half_pixel_for_nn``); the scale used in the coordinate (the given one or out/in, as

@@ -18,6 +18,7 @@ from ._resample import Array, Case
 from ._search import (
     closest,
     exact_matches,
+    foreign_fraction,
     narrowed_to_float32,
     same,
     shape_summary,
@@ -37,17 +38,20 @@ class Explanation:
     ----------
     verdict : str
         ``"upsample"`` (equal to ONNX ``Upsample`` bit for bit), ``"convention"`` (another
-        convention reproduces it exactly), ``"close"`` (no convention exact, the best within
-        32 ULP) or ``"none"``.
+        convention reproduces it exactly), ``"close"`` (linear only: no convention exact,
+        the best within 32 ULP) or ``"none"``.
     matches : tuple of str
-        Names of the conventions that reproduce the output exactly, simplest first.
+        Names of the conventions that reproduce the output exactly, simplest first. One
+        output often cannot tell several apart (integer scales, small axes): then
+        ``summary`` says so and names them all, or the first few and how many more.
     best : str or None
-        The convention to report: the first of ``matches``, or the closest for ``"close"``.
+        The simplest of ``matches``, or the closest for ``"close"``.
     max_ulp : int or None
         For ``"close"``: the largest gap, in units in the last place of the output type,
         between ``best`` and the runtime's output.
     summary : str
-        One line for people.
+        One line for people. It rests on this one output; it says when several
+        conventions reproduce it equally.
     """
 
     verdict: str
@@ -121,6 +125,15 @@ def _checked(x: object, theirs: object, scales: object, mode: object,
 # explain
 # ---------------------------------------------------------------------------------------------
 
+# how many names a summary lists before "and N more"
+LISTED = 4
+
+
+def _listing(names: Sequence[str]) -> str:
+    shown = "; ".join(names[:LISTED])
+    return shown if len(names) <= LISTED else f"{shown}; and {len(names) - LISTED} more"
+
+
 
 def explain(
     x: npt.ArrayLike,
@@ -160,7 +173,11 @@ def explain(
     Explanation
         ``verdict`` is ``"upsample"`` when ``theirs`` equals Upsample, ``"convention"`` when
         another convention reproduces it exactly, ``"close"`` when none does but one is within
-        32 ULP (floating types), else ``"none"``.
+        32 ULP (linear mode, floating types: another order of the same float sum), else
+        ``"none"``. Nearest mode copies elements and does no arithmetic: a nearest output
+        that no convention reproduces is never ``"close"``; the summary says whether its
+        values are elements of ``x`` at all. When several conventions reproduce
+        ``theirs``, the summary lists them.
 
     Raises
     ------
@@ -179,8 +196,8 @@ def explain(
     >>> import numpy as np
     >>> x = np.arange(20, dtype=np.float32).reshape(4, 5)
     >>> theirs = x[[0, 0, 1, 2, 2, 3]][:, [0, 0, 1, 2, 2, 3, 3, 4]]
-    >>> explain(x, theirs, [1.5, 1.7]).summary
-    'matches Resize half_pixel + round_prefer_floor, not Upsample'
+    >>> explain(x, theirs, [1.5, 1.7]).summary  # doctest: +ELLIPSIS
+    'matches 12 conventions equally, not Upsample: Resize half_pixel + round_prefer_floor; ...'
     """
     x_array, theirs_array, call, limit = _checked(x, theirs, scales, mode, max_elements)
     if theirs_array.size > limit:
@@ -195,26 +212,47 @@ def explain(
     if theirs_array.size == 0:
         # nothing to compare: every convention with this size rule gives the same output
         names = tuple(r.name for r in recipes(call.mode, rule, call.etype.is_integer))
-        verdict = "upsample" if rule == "trunc" else "convention"
-        summary = ("matches Upsample (onnxruntime 1.32) bit for bit (empty output)"
-                   if rule == "trunc" else f"matches {names[0]}, not Upsample (empty output)")
-        return Explanation(verdict, names, names[0], None, summary)
+        if rule == "trunc":
+            return Explanation("upsample", names, names[0], None,
+                               "matches Upsample (onnxruntime 1.32) bit for bit (empty "
+                               "output: every convention with its output size does)")
+        return Explanation("convention", names, names[0], None,
+                           f"matches every convention with output size by {rule}, not "
+                           "Upsample (empty output: only the size tells them apart)")
     case = Case(x_array, theirs_array, call.scales, call.mode, call.etype)
     ours: Array | None = None
     if rule == "trunc":
         ours = upsample(x_array, [float(s) for s in call.scales], call.mode)
         if same(ours, theirs_array, case.floating).all():
             names, _ = exact_matches(case, rule, ours)
-            return Explanation("upsample", names, names[0], None,
-                               "matches Upsample (onnxruntime 1.32) bit for bit")
+            summary = "matches Upsample (onnxruntime 1.32) bit for bit"
+            if len(names) > 1:
+                summary += (f"; so do {len(names) - 1} other conventions on this output, "
+                            f"which cannot tell them apart: {_listing(names[1:])}")
+            return Explanation("upsample", names, names[0], None, summary)
     names, groups = exact_matches(case, rule, ours)
+    if len(names) == 1:
+        return Explanation("convention", names, names[0], None,
+                           f"matches {names[0]}, not Upsample (the only convention tried "
+                           "that reproduces this output)")
     if names:
         return Explanation("convention", names, names[0], None,
-                           f"matches {names[0]}, not Upsample")
+                           f"matches {len(names)} conventions equally, not Upsample: "
+                           f"{_listing(names)} (this output cannot tell them apart)")
     narrowed = narrowed_to_float32(case, rule)
     if narrowed is not None:
         return Explanation("convention", (narrowed,), narrowed, None,
                            f"matches {narrowed}, not Upsample")
+    if case.floating and call.mode == "nearest":
+        foreign = foreign_fraction(x_array, theirs_array)
+        if foreign:
+            return Explanation("none", (), None, None,
+                               f"{foreign:.1%} of the output's values are not elements of the "
+                               "input: nearest copies elements and does no arithmetic, so "
+                               "this is noise or a bug, matching no convention")
+        return Explanation("none", (), None, None,
+                           "matches no convention tried: every value is an element of the "
+                           "input, so another rule picks the source elements (or a bug)")
     if case.floating:
         close = closest(case, groups, ours)
         if close is not None:
