@@ -154,6 +154,73 @@ def test_bad_mode(mode: object, shown: str) -> None:
         upsample(X4, [1, 1, 2, 2], mode)
 
 
+@pytest.mark.parametrize("mode", [None, 1, b"nearest", ["nearest"]])
+def test_a_mode_of_another_type_is_an_upsample_error_not_a_type_error(mode: object) -> None:
+    """The documented promise: any mode value that is not a mode name, None included, is an
+    UpsampleError (a ValueError), never a TypeError, through both implementations."""
+    for implementation in (upsample, ref.upsample):
+        with pytest.raises(UpsampleError) as raised:
+            implementation(X4, [1, 1, 2, 2], mode)
+        assert not isinstance(raised.value, TypeError)
+
+
+@pytest.mark.parametrize(
+    ("shape", "scales", "suggested"),
+    [
+        ((4, 5, 3), [2, 2], [2, 2, 1]),  # HWC: channels last, unscaled
+        ((1, 3, 4, 5), [2, 2], [1, 1, 2, 2]),  # NCHW
+        ((1, 6, 5, 3), [2, 1.5], [1, 2, 1.5, 1]),  # NHWC
+        ((4, 5), [2], [1, 2]),
+    ],
+)
+def test_too_few_scales_suggest_the_full_call(shape, scales, suggested) -> None:
+    """The message writes the call with the missing axes at scale 1, and that call runs."""
+    written = "scales=[" + ", ".join(f"{s:g}" for s in suggested) + "]"
+    with pytest.raises(UpsampleError, match=re.escape(f"such as {written} (")):
+        upsample(np.zeros(shape, np.uint8), scales)
+    assert upsample(np.zeros(shape, np.uint8), suggested).ndim == len(shape)
+
+
+def test_the_mode_rules_word_python_and_the_command_line() -> None:
+    """One owner words each rule; the Python call and the command line differ in names only."""
+    from onnx_upsample._spec.call import describe_call
+    from onnx_upsample._spec.modes import mode_of
+    from onnx_upsample._spec.spelling import PYTHON, command_line
+
+    cli = command_line("in.npy")
+    assert mode_of("bilinear", PYTHON)[1].endswith("write mode='linear'")
+    assert mode_of("bilinear", cli)[1].endswith("write --mode linear")
+    with pytest.raises(UpsampleError, match=r"use mode='nearest'$"):
+        describe_call([2], "linear", np.dtype(bool), (3,), PYTHON)
+    with pytest.raises(UpsampleError, match=r"^--mode linear is not .* use --mode nearest$"):
+        describe_call([2], "linear", np.dtype(bool), (3,), cli)
+    with pytest.raises(UpsampleError, match=r"^value 2 of --scales is 0\.5; "):
+        describe_call([2, 0.5], "nearest", np.dtype(np.uint8), (3, 3), cli)
+
+
+def test_dask_missing_is_one_line_naming_the_install() -> None:
+    """`import onnx_upsample.dask` without dask: one line naming the extra to install, still
+    a ModuleNotFoundError (dask hidden from a fresh interpreter through sys.modules)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "sys.modules['dask'] = None\n"
+        "try:\n"
+        "    import onnx_upsample.dask\n"
+        "except ModuleNotFoundError as error:\n"
+        "    print(type(error).__name__, error.name, '|', error, sep=' ')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (
+        "ModuleNotFoundError dask | onnx_upsample.dask needs dask, which is not installed: "
+        "pip install 'onnx-upsample[dask]'\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("x", "name", "mode"),
     [

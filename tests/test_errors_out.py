@@ -53,9 +53,11 @@ BAD_OUTS = [
                  id="shape"),
     pytest.param(lambda: _sentinel((4, 4)), UpsampleError, r"out has shape \(4, 4\)",
                  id="rank"),
-    pytest.param(lambda: _sentinel(dtype=np.float64), UpsampleError, r"out has element type",
-                 id="dtype"),
-    pytest.param(lambda: _sentinel(dtype=">f4"), UpsampleError, r"out has element type .*>f4",
+    # numpy's names, not the type codes (<f8, <f4) people do not read
+    pytest.param(lambda: _sentinel(dtype=np.float64), UpsampleError,
+                 r"out has element type float64; expected float32 ", id="dtype"),
+    pytest.param(lambda: _sentinel(dtype=">f4"), UpsampleError,
+                 r"out has element type float32 \(big-endian\); expected float32 ",
                  id="byte-order"),
     pytest.param(lambda: _sentinel(order="F"), UpsampleError, r"out is not C-contiguous",
                  id="fortran"),
@@ -115,6 +117,17 @@ def test_out_for_a_byte_swapped_x_is_native() -> None:
     x = X4.astype(">f4")
     out = _sentinel(dtype="=f4")
     assert onnx_upsample.upsample(x, [1, 1, 2, 2], out=out) is out
+
+
+def test_bfloat16_out_is_named_by_its_name() -> None:
+    """bfloat16's code is the opaque '<V2'; the message says 'bfloat16', both ways round."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    x = X4.astype(ml_dtypes.bfloat16)
+    with pytest.raises(UpsampleError, match=r"out has element type float32; expected bfloat16 "):
+        onnx_upsample.upsample(x, [1, 1, 2, 2], out=_sentinel())
+    wrong = np.zeros((1, 1, 4, 4), ml_dtypes.bfloat16)
+    with pytest.raises(UpsampleError, match=r"out has element type bfloat16; expected float32 "):
+        onnx_upsample.upsample(X4, [1, 1, 2, 2], out=wrong)
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -12,6 +14,7 @@ from ._buffers import new_output
 from ._errors import UpsampleError, UpsampleWarning
 from ._resources import check_fits_in_memory, kernel_working_bytes
 from ._spec.call import Call, check_call, scales_of, shape_of
+from ._spec.spelling import Spelling
 from ._threads import threads_for_call
 
 __all__ = ["output_shape", "upsample"]
@@ -58,6 +61,60 @@ def _prepare(call: Call, threads: int) -> Launch | None:
     return launcher(call, Window.whole(call.out_shape), call.in_shape, threads)
 
 
+# DLPack's device type of main memory (kDLCPU): every other device is one the kernels
+# cannot read (torch reports pinned host memory as CPU too).
+DLPACK_CPU = 1
+
+
+def _read_x(x: object) -> np.ndarray:
+    """x as a numpy array, without a copy where x allows one.
+
+    Tensors (torch, and any array with ``__dlpack__``: jax, cupy, array-API arrays) are
+    read through DLPack, which shares their memory; torch's bfloat16, which DLPack cannot
+    hand to numpy, as its 16-bit patterns viewed as ml_dtypes' bfloat16 (no copy either).
+    What the CPU cannot read is one UpsampleError line: another device, a tensor that
+    requires grad (upsample returns a numpy array, so gradients would stop here silently:
+    ``.detach()`` says so explicitly), a sparse tensor, an element type numpy lacks.
+    """
+    if isinstance(x, np.ndarray) or not hasattr(x, "__dlpack__"):
+        return np.asarray(x)
+    kind = f"{type(x).__module__.split('.')[0]}.{type(x).__name__}"
+    device = getattr(x, "__dlpack_device__", None)
+    if device is not None and int(device()[0]) != DLPACK_CPU:
+        where = getattr(x, "device", None) or f"DLPack device type {int(device()[0])}"
+        raise UpsampleError(f"x is a {kind} on {where}; upsample runs on the CPU: pass "
+                            "x.cpu() (or copy x to host memory)")
+    if getattr(x, "requires_grad", False) is True:
+        raise UpsampleError(f"x is a {kind} that requires grad; upsample is not differentiable "
+                            "and returns a numpy array: pass x.detach()")
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return _read_torch(x, torch)
+    try:
+        return np.from_dlpack(x)
+    except (BufferError, RuntimeError, TypeError, ValueError):
+        return np.asarray(x)  # through __array__, or check_call words why not
+
+
+def _read_torch(x: Any, torch: Any) -> np.ndarray:
+    """A CPU torch tensor that needs no grad, as a numpy array sharing its memory."""
+    if x.layout != torch.strided:
+        raise UpsampleError(f"x is a torch tensor of layout {x.layout}; pass x.to_dense()")
+    x = x.resolve_conj().resolve_neg()  # a copy only where a conjugation is still pending
+    if x.dtype == torch.bfloat16:
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise UpsampleError("x is a torch.bfloat16 tensor; numpy holds bfloat16 through "
+                                "ml_dtypes: pip install ml_dtypes (or pass x.float())") from None
+        return np.from_dlpack(x.view(torch.int16)).view(ml_dtypes.bfloat16)
+    try:
+        return np.from_dlpack(x)
+    except (BufferError, RuntimeError, TypeError) as error:
+        raise UpsampleError(f"x is a torch tensor of element type {x.dtype}, which numpy "
+                            f"cannot hold ({error}); convert it first, e.g. x.float()") from None
+
+
 def upsample(
     x: npt.ArrayLike,
     scales: Sequence[float] | npt.NDArray[np.number],
@@ -75,11 +132,15 @@ def upsample(
     x : array_like
         Input of any rank (0 included) and any ONNX element type: bool, (u)int8-64,
         float16/32/64, complex64/128, bfloat16 (``ml_dtypes``), str, bytes or object
-        arrays. Any memory layout and byte order.
+        arrays. Any memory layout and byte order. CPU tensors (torch, and anything with
+        ``__dlpack__``) are read without a copy, torch's bfloat16 included; a tensor on
+        another device, or one that requires grad, is an :class:`UpsampleError` (pass
+        ``x.cpu()``, ``x.detach()``). The result is a numpy array in every case.
     scales : sequence of float or array
         One scale per axis of ``x`` (an empty list for a scalar), each finite and >= 1;
         converted to float32 as ONNX stores them. An array of any shape with that many
-        elements is accepted.
+        elements is accepted, a tensor too (anything with ``__dlpack__``, ``__array__``
+        or ``tolist``).
     mode : {"nearest", "linear"}
         ``"bilinear"`` and ``"trilinear"`` are accepted as ``"linear"`` with an
         :class:`UpsampleWarning`. Linear is defined for numeric element types only.
@@ -97,10 +158,12 @@ def upsample(
     Raises
     ------
     TypeError
-        Arguments of the wrong kind (``None``, strings or bools as scales).
+        ``x`` or ``scales`` of the wrong kind (``x=None``; ``None``, strings or bools as
+        scales), or an ``out`` that is not an ndarray.
     UpsampleError
-        Wrong values: scales count or values, mode, element type for the mode, ``out``,
-        or an output too large for memory. Raised before anything is allocated.
+        Wrong values: scales count or values, any ``mode`` that is not a mode name whatever
+        its type (``None`` included), element type for the mode, ``out``, or an output too
+        large for memory. Raised before anything is allocated.
 
     Examples
     --------
@@ -119,7 +182,7 @@ def upsample(
         result = new_output(checked.out_shape, checked.out_dtype) if out is None else out
         known(x, result, threads)  # type: ignore[arg-type]
         return result
-    array, call, warning = check_call(x, scales, mode, out)
+    array, call, warning = check_call(x, scales, mode, out, read=_read_x)
     if out is None:
         check_fits_in_memory(call.out_shape, call.out_dtype.itemsize,
                              working_bytes=kernel_working_bytes(array, threads))
@@ -138,6 +201,10 @@ def upsample(
     elif launch is not None:  # None: an empty output, nothing to write
         launch(array, target, threads)
     return result
+
+
+# output_shape's messages name its first argument, not x
+_SHAPE = Spelling(x="shape")
 
 
 def output_shape(
@@ -170,4 +237,4 @@ def output_shape(
         if n < 0:
             raise UpsampleError(f"shape[{axis}] is {n}; dimensions must be >= 0")
         dims.append(int(n))
-    return shape_of(tuple(dims), scales_of(scales, tuple(dims), subject="shape"))
+    return shape_of(tuple(dims), scales_of(scales, tuple(dims), _SHAPE))

@@ -13,16 +13,17 @@ import functools
 import math
 import numbers
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .._errors import UpsampleError
-from .dtypes import ElementType, check_mode_defined, element_type
+from .dtypes import ElementType, check_mode_defined, element_type, type_name
 from .modes import Mode, mode_of
 from .rules import MAX_DIM, interpolated_axes, output_size
+from .spelling import PYTHON, Spelling
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,9 @@ def scale_values(scales: object) -> list[float | int]:
     expected = "expected a sequence or array of numbers, one per axis of x"
     if scales is None or isinstance(scales, str | bytes):
         raise TypeError(f"scales is {scales!r}; {expected}")
+    if not isinstance(scales, np.ndarray | np.generic | list | tuple) and any(
+            hasattr(scales, name) for name in ("__dlpack__", "__array__", "tolist")):
+        scales = _numbers_of(scales, expected)
     if isinstance(scales, np.ndarray):
         if scales.dtype.kind not in "iufO":
             raise TypeError(f"scales has element type {scales.dtype.name}; {expected}")
@@ -72,22 +76,63 @@ def scale_values(scales: object) -> list[float | int]:
     return values
 
 
+def _numbers_of(scales: Any, expected: str) -> object:
+    """A tensor or array-API array of scales (torch, cupy, jax...) as a numpy array or a
+    list: through DLPack without a copy where it allows, else ``__array__``, else
+    ``tolist()`` (which copies a GPU tensor's few numbers to the host)."""
+    if hasattr(scales, "__dlpack__"):
+        try:
+            return np.from_dlpack(scales)
+        except (BufferError, RuntimeError, TypeError, ValueError):
+            pass  # another device, an element type numpy lacks, a tensor that needs grad
+    if hasattr(scales, "__array__"):
+        try:
+            return np.asarray(scales)
+        except (RuntimeError, TypeError, ValueError):
+            pass
+    if hasattr(scales, "tolist"):
+        try:
+            return scales.tolist()
+        except (RuntimeError, TypeError, ValueError):
+            pass
+    raise TypeError(f"scales is a {type(scales).__name__} that gives no numbers; {expected}")
+
+
 def scales_of(
-    scales: object, shape: tuple[int, ...], subject: str = "x"
+    scales: object, shape: tuple[int, ...], spelling: Spelling = PYTHON
 ) -> tuple[np.float32, ...]:
     """Check ``scales`` against x's shape and convert them to float32 as ONNX stores them."""
     values = scale_values(scales)
     if len(values) != len(shape):
         raise UpsampleError(
-            f"scales has {len(values)} value(s) {values} but {subject} has rank {len(shape)} "
-            f"(shape {shape}); give exactly one scale per axis of {subject}"
-            + (" (an empty list for a scalar x)" if not shape else "")
+            f"{spelling.scales} has {len(values)} value(s) {spelling.shown(values)} but "
+            f"{spelling.x} has rank {len(shape)} (shape {shape}); give exactly one scale per "
+            f"axis of {spelling.x}"
+            + _padded_hint(values, shape, spelling)
         )
     as_f32, problems = scale_value_problems(values)
     if problems:
         axis, problem, fix = problems[0]
-        raise UpsampleError(f"scales[{axis}] is {problem}; {fix}")
+        raise UpsampleError(f"{spelling.scale(axis)} is {problem}; {fix}")
     return tuple(as_f32)
+
+
+def _padded_hint(values: list[float | int], shape: tuple[int, ...], spelling: Spelling) -> str:
+    """For too few scales, the same scales with the missing axes unscaled: after a last axis
+    of 1-4 (an image's channels: HWC, NHWC) or else before the given ones (NCHW)."""
+    if not shape:
+        return f" (an empty list for a scalar {spelling.x})"
+    missing = len(shape) - len(values)
+    if missing <= 0 or not values:
+        return ""
+    channels_last = len(shape) >= 2 and shape[-1] <= 4 and shape[-1] < shape[-2]
+    if channels_last and missing == 1:
+        padded, kept = [*values, 1], "the channels unscaled"
+    elif channels_last and missing == 2 and len(shape) == 4:
+        padded, kept = [1, *values, 1], "batch and channels unscaled"
+    else:
+        padded, kept = [1] * missing + values, "the leading axes unscaled"
+    return f", such as {spelling.set_scales(padded)} ({kept})"
 
 
 def scale_value_problems(
@@ -114,13 +159,15 @@ def scale_value_problems(
     return as_f32, problems
 
 
-def shape_of(shape: tuple[int, ...], scales: tuple[np.float32, ...]) -> tuple[int, ...]:
+def shape_of(
+    shape: tuple[int, ...], scales: tuple[np.float32, ...], spelling: Spelling = PYTHON
+) -> tuple[int, ...]:
     """The output shape, or :class:`UpsampleError` if a dimension exceeds int64."""
     result = tuple(output_size(n, s) for n, s in zip(shape, scales, strict=True))
     for axis, n_out in enumerate(result):
         if n_out > MAX_DIM:
             raise UpsampleError(
-                f"scales[{axis}] is {float(scales[axis])!r}: axis {axis} of length "
+                f"{spelling.scale(axis)} is {float(scales[axis])!r}: axis {axis} of length "
                 f"{shape[axis]} would become {n_out}, more than the largest dimension "
                 f"{MAX_DIM} (2**63-1); use a smaller scale"
             )
@@ -138,14 +185,17 @@ def _is_masked(array: object) -> bool:
 MAX_INTERPOLATED_AXES = 20
 
 
-def check_interpolated_count(scales: tuple[np.float32, ...]) -> None:
+def check_interpolated_count(
+    scales: tuple[np.float32, ...], spelling: Spelling = PYTHON
+) -> None:
     """Refuse linear mode over more interpolated axes than MAX_INTERPOLATED_AXES."""
     count = len(interpolated_axes(scales))
     if count > MAX_INTERPOLATED_AXES:
         raise UpsampleError(
-            f"mode 'linear' would interpolate {count} axes (every axis whose scale is not 1, "
-            f"2**{count} corners per output); at most {MAX_INTERPOLATED_AXES} are supported: "
-            "upsample fewer axes at a time, or use mode='nearest'"
+            f"{spelling.mode} {spelling.value('linear')} would interpolate {count} axes (every "
+            f"axis whose scale is not 1, 2**{count} corners per output); at most "
+            f"{MAX_INTERPOLATED_AXES} are supported: upsample fewer axes at a time, or use "
+            f"{spelling.set_mode('nearest')}"
         )
 
 
@@ -164,8 +214,8 @@ def check_out(out: object, shape: tuple[int, ...], dtype: np.dtype, x: np.ndarra
         raise UpsampleError(f"out has shape {out.shape}; the output has shape {shape}")
     if out.dtype != dtype:
         raise UpsampleError(
-            f"out has element type {out.dtype.str}; expected {dtype.str} (x's type in native "
-            "byte order)"
+            f"out has element type {type_name(out.dtype)}; expected {type_name(dtype)} (x's "
+            "type, in native byte order): pass numpy.empty(shape, dtype) with that type"
         )
     if not out.flags.c_contiguous:
         raise UpsampleError("out is not C-contiguous; pass a C-contiguous array such as "
@@ -186,32 +236,37 @@ def check_out(out: object, shape: tuple[int, ...], dtype: np.dtype, x: np.ndarra
 
 @functools.lru_cache(maxsize=256)
 def _checked_scales_and_shape(
-    values: tuple[float | int, ...], shape: tuple[int, ...]
+    values: tuple[float | int, ...], shape: tuple[int, ...], spelling: Spelling
 ) -> tuple[tuple[np.float32, ...], tuple[int, ...]]:
     """scales_of and shape_of, remembered: calls repeat the same scales and shapes."""
-    f32_scales = scales_of(list(values), shape)
-    return f32_scales, shape_of(shape, f32_scales)
+    f32_scales = scales_of(list(values), shape, spelling)
+    return f32_scales, shape_of(shape, f32_scales, spelling)
 
 
 def describe_call(
-    values: list[float | int], mode: Mode, dtype: np.dtype, shape: tuple[int, ...]
+    values: list[float | int], mode: Mode, dtype: np.dtype, shape: tuple[int, ...],
+    spelling: Spelling = PYTHON,
 ) -> Call:
-    """The checks after the kinds: element type for the mode, scales, output shape."""
-    etype = element_type(dtype)
-    check_mode_defined(mode, etype)
-    f32_scales, out_shape = _checked_scales_and_shape(tuple(values), shape)
+    """The checks after the kinds: element type for the mode, scales, output shape (worded
+    for the Python call, or with ``spelling`` for the command line's options)."""
+    etype = element_type(dtype, spelling)
+    check_mode_defined(mode, etype, spelling)
+    f32_scales, out_shape = _checked_scales_and_shape(tuple(values), shape, spelling)
     if mode == "linear":
-        check_interpolated_count(f32_scales)
+        check_interpolated_count(f32_scales, spelling)
     return Call(shape, f32_scales, mode, etype, out_shape, dtype.newbyteorder("="))
 
 
 def check_call(
-    x: object, scales: object, mode: object, out: object
+    x: object, scales: object, mode: object, out: object,
+    read: Callable[[object], np.ndarray] = np.asarray,
 ) -> tuple[np.ndarray, Call, str | None]:
     """Check every argument of ``upsample`` in the order of docs/semantics.md §3; return x as
     an array, the call and any warning to give. The last check, whether a new output fits
     in memory, is the caller's (it knows the kernels' working memory):
-    :func:`onnx_upsample._resources.check_fits_in_memory`."""
+    :func:`onnx_upsample._resources.check_fits_in_memory`. ``read`` turns x into an array
+    where the kinds are checked (the public call reads tensors with it); an
+    :class:`UpsampleError` it raises is its own one-line message."""
     if x is None:
         raise TypeError("x is None; expected an array (anything numpy.asarray accepts)")
     if _is_masked(x):
@@ -221,7 +276,9 @@ def check_call(
     values = scale_values(scales)
     canonical_mode, warning = mode_of(mode)
     try:
-        array = np.asarray(x)
+        array = read(x)
+    except UpsampleError:
+        raise
     except (ValueError, TypeError) as error:
         raise UpsampleError(f"x cannot be read as an array: {error}") from None
     call = describe_call(values, canonical_mode, array.dtype, array.shape)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._errors import UpsampleError
+from .spelling import PYTHON, Spelling
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,16 @@ def is_bfloat16(dtype: np.dtype) -> bool:
     return dtype.name == "bfloat16" and dtype.type.__module__.startswith("ml_dtypes")
 
 
-def element_type(dtype: np.dtype) -> ElementType:
+def type_name(dtype: np.dtype) -> str:
+    """A dtype as numpy names it (``float32``, ``bfloat16``), with a byte order other than
+    the machine's spelled out: the name messages use (never ``<f4``)."""
+    dtype = np.dtype(dtype)
+    if dtype.byteorder in ("=", "|") or dtype.isnative:
+        return dtype.name
+    return f"{dtype.name} ({'big' if dtype.byteorder == '>' else 'little'}-endian)"
+
+
+def element_type(dtype: np.dtype, spelling: Spelling = PYTHON) -> ElementType:
     """Classify ``dtype`` or raise :class:`UpsampleError` naming the supported types."""
     name = _numpy_name(dtype)
     if name is None:
@@ -118,16 +128,19 @@ def element_type(dtype: np.dtype) -> ElementType:
     if name is None and is_bfloat16(dtype):
         name = "bfloat16"
     if name is None:
+        fix = ("save the array as one of these types first" if spelling.options
+               else f"convert {spelling.x} with {spelling.x}.astype(...) first")
         raise UpsampleError(
-            f"x has element type {dtype.name!r} ({dtype.str}), which ONNX Upsample does not "
-            f"define; expected one of: {SUPPORTED_NAMES}; convert x with x.astype(...) first"
+            f"{spelling.x} has element type {dtype.name!r} ({dtype.str}), which ONNX Upsample "
+            f"does not define; expected one of: {SUPPORTED_NAMES}; {fix}"
         )
     return BY_NAME[name]
 
 
-def check_mode_defined(mode: str, etype: ElementType) -> None:
+def check_mode_defined(mode: str, etype: ElementType, spelling: Spelling = PYTHON) -> None:
     """Linear mode blends values: it is not defined for bool, strings and objects."""
     if mode == "linear" and not etype.linear_ok:
         raise UpsampleError(
-            f"mode 'linear' is not defined for element type {etype.name}; use mode='nearest'"
+            f"{spelling.mode} {spelling.value('linear')} is not defined for element type "
+            f"{etype.name}; use {spelling.set_mode('nearest')}"
         )

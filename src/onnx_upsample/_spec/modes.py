@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Literal
 
 from .._errors import UpsampleError
+from .spelling import PYTHON, Spelling
 
 Mode = Literal["nearest", "linear"]
 #: The canonical mode names, as ``upsample()`` and versions 7, 9 and 10 spell them.
@@ -22,17 +23,24 @@ VERSION_MODE_NAMES: dict[int, tuple[str, ...]] = {
     1: ("nearest", "bilinear"), 7: MODES, 9: MODES, 10: MODES,
 }
 
-def mode_of(mode: object) -> tuple[Mode, str | None]:
-    """Canonical mode name and, for a legacy alias, the warning to give."""
+
+def mode_of(mode: object, spelling: Spelling = PYTHON) -> tuple[Mode, str | None]:
+    """Canonical mode name and, for a legacy alias, the warning to give.
+
+    Raises
+    ------
+    UpsampleError
+        For any value that is not one of the names (``None`` and other types included).
+    """
     if isinstance(mode, str) and mode in MODES:
         return mode, None
     if isinstance(mode, str) and mode in LEGACY_LINEAR_NAMES:
         return "linear", (
-            f"mode {mode!r} is a legacy name of 'linear' (written by old exporters); "
-            "it runs as 'linear'; write mode='linear'"
+            f"{spelling.mode} {spelling.value(mode)} is a legacy name of 'linear' (written by "
+            f"old exporters); it runs as 'linear'; write {spelling.set_mode('linear')}"
         )
     raise UpsampleError(
-        f"mode is {mode!r}; expected 'nearest' or 'linear' (exact, lower case; 'bilinear' and "
-        "'trilinear' are accepted as 'linear'); cubic and other modes are Resize's, not "
-        "Upsample's"
+        f"{spelling.mode} is {spelling.value(mode)}; expected 'nearest' or 'linear' (exact, "
+        "lower case; 'bilinear' and 'trilinear' are accepted as 'linear'); cubic and other "
+        "modes are Resize's, not Upsample's"
     )

@@ -1,0 +1,82 @@
+"""How a message names the arguments and writes its fix: as a Python call or as options.
+
+A check words its rule once; the names in it come from a :class:`Spelling`. The Python API
+passes :data:`PYTHON` (``scales[2] is 0.5``, ``use mode='nearest'``); the command line
+passes :func:`command_line` (``value 3 of --scales is 0.5``, ``use --mode nearest``), so
+that every hint it prints is something to type at a shell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+def number(value: float | int) -> str:
+    """A scale as a person types it: ``2`` rather than ``2.0``, every digit otherwise."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return repr(value)
+
+
+def _plain(word: str) -> bool:
+    """Whether a shell takes ``word`` as it is (no quotes needed)."""
+    return bool(word) and all(c.isalnum() or c in "_.,:/+-" for c in word)
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """The names one kind of caller uses.
+
+    Attributes
+    ----------
+    x : str
+        The input, as messages name it (``x``; ``input 'a.npy'`` on the command line).
+    options : bool
+        True for the command line: arguments are options (``--scales``, ``--mode``).
+    """
+
+    x: str = "x"
+    options: bool = False
+
+    @property
+    def scales(self) -> str:
+        """The scales argument."""
+        return "--scales" if self.options else "scales"
+
+    def scale(self, axis: int) -> str:
+        """One scale, by its axis."""
+        return f"value {axis + 1} of --scales" if self.options else f"scales[{axis}]"
+
+    @property
+    def mode(self) -> str:
+        """The mode argument."""
+        return "--mode" if self.options else "mode"
+
+    def value(self, given: object) -> str:
+        """A value as given: its repr in Python, as typed on the command line."""
+        if self.options and isinstance(given, str) and _plain(given):
+            return given
+        return repr(given)  # quoted, as a shell needs it too
+
+    def set_mode(self, name: str) -> str:
+        """What to write for mode ``name``."""
+        return f"--mode {name}" if self.options else f"mode={name!r}"
+
+    def shown(self, values: Sequence[float | int]) -> str:
+        """Scales as they were given: a list in Python, the words after ``--scales``."""
+        return f"({' '.join(number(v) for v in values)})" if self.options else str(values)
+
+    def set_scales(self, values: Sequence[float | int]) -> str:
+        """What to write for these scales."""
+        words = [number(v) for v in values]
+        return f"--scales {' '.join(words)}" if self.options else f"scales=[{', '.join(words)}]"
+
+
+#: The Python API's names.
+PYTHON = Spelling()
+
+
+def command_line(input_path: str) -> Spelling:
+    """The command line's names, for a command reading ``input_path``."""
+    return Spelling(x=f"input {input_path!r}", options=True)
