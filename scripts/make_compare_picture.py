@@ -18,7 +18,7 @@ from PIL import Image
 from onnx_upsample.cli import main
 
 HEIGHT, WIDTH = 10, 14
-SCALE = "1.3333334"  # what PyTorch exporters write for scale_factor=4/3
+SCALE = "1.7"  # the README's example: PyTorch reads another column than ORT at output 17
 
 
 def sample_image() -> np.ndarray:

@@ -10,6 +10,7 @@ traceback, not a "bad input" line.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
 import sys
@@ -55,6 +56,54 @@ def test_demo_in_process(capsys: pytest.CaptureFixture[str]) -> None:
     assert "[1. 1. 1. 2. 2. 2.]" in captured.out
     assert "1.5" in captured.out
     assert "Traceback" not in captured.err
+
+
+def test_demo_json_and_quiet(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_main(["demo", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert next(iter(document)) == "command" and document["command"] == "demo"
+    assert document["all_match"] is True and document["warnings"] == []
+    first = document["examples"][0]
+    assert first["scales"] == [1, 1, 2, 3] and first["mode"] == "nearest"
+    assert first["input_shape"] == [1, 1, 2, 2] and first["output_shape"] == [1, 1, 4, 6]
+    assert [e["matches"] for e in document["examples"]] == [True] * 4
+    assert run_main(["demo", "-q"]) == 0
+    assert capsys.readouterr() == ("", "")
+
+
+def test_demo_json_reports_a_mismatch(monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """A documented output that differs is exit 1 and "matches": false, under -q too."""
+    good = arrays.examples()
+    wrong = arrays.Example(good[0].title, good[0].x, good[0].scales, good[0].mode,
+                           good[0].expected + 1)
+    monkeypatch.setattr(arrays, "examples", lambda: [wrong, *good[1:]])
+    assert run_main(["demo", "--json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["all_match"] is False
+    assert [e["matches"] for e in document["examples"]] == [False, True, True, True]
+    assert run_main(["demo", "-q"]) == 1
+    assert capsys.readouterr() == ("", "")
+
+
+def test_no_arguments_prints_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    """Not only "the following arguments are required": the usage and every command."""
+    assert main([]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("usage: onnx-upsample ")
+    for command in ("demo", "apply", "compare", "inspect", "upgrade", "run", "conformance",
+                    "explain"):
+        assert re.search(rf"^\s+{command}\s+\S", captured.err, re.MULTILINE), command
+    assert "COMMAND --help" in captured.err
+
+
+def test_no_arguments_as_a_process() -> None:
+    result = subprocess.run([sys.executable, "-m", "onnx_upsample"], capture_output=True,
+                            text=True, timeout=120, check=False)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert "usage: onnx-upsample" in result.stderr and "apply" in result.stderr
 
 
 def test_demo_as_a_process() -> None:
@@ -125,15 +174,17 @@ def test_apply_keeps_integer_types(tmp_path: Path) -> None:
 
 
 BAD_APPLY = [
-    pytest.param(["--scales", "1", "1", "0.5", "2"], r"scales\[2\]", id="scale-below-1"),
-    pytest.param(["--scales", "1", "1", "nan", "2"], r"scales\[2\]", id="scale-nan"),
-    pytest.param(["--scales", "1", "1", "inf", "2"], r"scales\[2\]", id="scale-inf"),
+    pytest.param(["--scales", "1", "1", "0.5", "2"], r"value 3 of --scales is 0.5",
+                 id="scale-below-1"),
+    pytest.param(["--scales", "1", "1", "nan", "2"], r"value 3 of --scales", id="scale-nan"),
+    pytest.param(["--scales", "1", "1", "inf", "2"], r"value 3 of --scales", id="scale-inf"),
     pytest.param(["--scales", "1", "1", "a", "2"], r"scales", id="scale-not-a-number"),
-    pytest.param(["--scales", "1", "1", "2"], r"scales", id="too-few-scales"),
+    pytest.param(["--scales", "1", "1", "2"], r"such as --scales 1 1 1 2 ", id="too-few-scales"),
     pytest.param(["--scales", "1", "1", "2", "2", "2"], r"scales", id="too-many-scales"),
     pytest.param(["--scales", "1", "1", "1e10", "1"], r"20000000000", id="too-large"),
-    pytest.param(["--scales", "1", "1", "2", "2", "--mode", "cubic"], r"cubic", id="mode-cubic"),
-    pytest.param(["--scales", "1", "1", "2", "2", "--mode", "NEAREST"], r"NEAREST",
+    pytest.param(["--scales", "1", "1", "2", "2", "--mode", "cubic"], r"--mode is cubic;",
+                 id="mode-cubic"),
+    pytest.param(["--scales", "1", "1", "2", "2", "--mode", "NEAREST"], r"--mode is NEAREST;",
                  id="mode-upper"),
     pytest.param([], r"scales", id="no-scales"),
 ]
@@ -149,8 +200,101 @@ def test_apply_bad_arguments(
     assert code == 2
     assert_one_line_error(captured.err)
     assert re.search(pattern, captured.err), captured.err
+    assert_no_python_hint(captured.err)
     assert not output.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.npy"]
+
+
+def assert_no_python_hint(text: str) -> None:
+    """On the command line a hint names an option, never a Python argument or call."""
+    for python in ("mode=", "scales=", "scales[", "x.astype", "x has", "upsample("):
+        assert python not in text, text
+
+
+@pytest.mark.parametrize(
+    ("array", "argv", "pattern"),
+    [
+        # an HWC array with the two image scales: the full --scales to type
+        (np.zeros((4, 5, 3), np.uint8), ["--scales", "2", "2"],
+         r"--scales has 2 value\(s\) \(2 2\) but input '.*in\.npy' has rank 3 .* such as "
+         r"--scales 2 2 1 \(the channels unscaled\)"),
+        (np.zeros((1, 3, 4, 5), np.float32), ["--scales", "2", "2"],
+         r"such as --scales 1 1 2 2 "),
+        (np.zeros((1, 6, 5, 3), np.float32), ["--scales", "1.5", "2"],
+         r"such as --scales 1 1\.5 2 1 "),
+        (np.zeros((3,), bool), ["--scales", "2", "--mode", "linear"],
+         r"--mode linear is not defined for element type bool; use --mode nearest$"),
+        (np.zeros((3,), np.float32), ["--scales", "2", "--mode", "Linear"],
+         r"--mode is Linear; expected 'nearest' or 'linear'"),
+        (np.zeros((3,), "M8[s]"), ["--scales", "2"],
+         r"input '.*in\.npy' has element type 'datetime64\[s\]'.*save the array as one of "
+         r"these types first$"),
+        (np.zeros((2,) * 21, np.uint8), ["--scales", *["2"] * 21, "--mode", "linear"],
+         r"use --mode nearest$"),
+    ],
+    ids=["hwc", "nchw", "nhwc", "linear-bool", "mode-case", "datetime", "21-axes"],
+)
+def test_apply_hints_are_options(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                 array: np.ndarray, argv: list[str], pattern: str) -> None:
+    """Every hint apply prints is an option to type, worded by the rule's owner."""
+    np.save(tmp_path / "in.npy", array)
+    assert run_main(["apply", str(tmp_path / "in.npy"), str(tmp_path / "out.npy"), *argv]) == 2
+    err = capsys.readouterr().err
+    assert_one_line_error(err)
+    assert re.search(pattern, err.strip()), err
+    assert_no_python_hint(err)
+
+
+def test_the_suggested_scales_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The --scales an error suggests is accepted as it is printed."""
+    np.save(tmp_path / "in.npy", np.zeros((4, 5, 3), np.uint8))
+    argv = ["apply", str(tmp_path / "in.npy"), str(tmp_path / "out.npy")]
+    assert run_main([*argv, "--scales", "2", "2"]) == 2
+    suggested = re.search(r"such as --scales ([\d. ]+) \(", capsys.readouterr().err)
+    assert suggested is not None
+    assert run_main([*argv, "--scales", *suggested.group(1).split(), "-q"]) == 0
+    assert np.load(tmp_path / "out.npy").shape == (8, 10, 3)
+
+
+def test_apply_legacy_mode_warns_with_the_option(
+    input_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    output = tmp_path / "out.npy"
+    assert run_main(["apply", str(input_file), str(output), "--scales", "1", "1", "2", "2",
+                     "--mode", "bilinear"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == (
+        "onnx-upsample: warning: --mode bilinear is a legacy name of 'linear' (written by old "
+        "exporters); it runs as 'linear'; write --mode linear\n"
+    )
+    assert "(linear," in captured.out
+    assert np.load(output).tobytes() == onnx_upsample.upsample(X, [1, 1, 2, 2],
+                                                               "linear").tobytes()
+
+
+def test_apply_json_and_quiet(input_file: Path, tmp_path: Path,
+                              capsys: pytest.CaptureFixture[str]) -> None:
+    output = tmp_path / "out.npy"
+    argv = ["apply", str(input_file), str(output), "--scales", "1", "1", "2", "1.5"]
+    assert run_main([*argv, "--mode", "trilinear", "--json"]) == 0
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)  # stdout is the one object, nothing else
+    assert next(iter(document)) == "command" and document["command"] == "apply"
+    assert document["input"] == str(input_file) and document["output"] == str(output)
+    assert document["input_shape"] == [2, 1, 2, 2] and document["output_shape"] == [2, 1, 4, 3]
+    assert document["dtype"] == "float32" and document["mode"] == "linear"
+    assert document["scales"] == [1, 1, 2, 1.5] and document["chunked"] is False
+    assert document["replaced"] is False
+    assert isinstance(document["seconds"], float) and document["seconds"] >= 0
+    assert document["warnings"] == [
+        "--mode trilinear is a legacy name of 'linear' (written by old exporters); it runs as "
+        "'linear'; write --mode linear"
+    ]
+    assert "warning" in captured.err  # warnings still reach stderr
+    assert run_main([*argv, "-q"]) == 0
+    assert capsys.readouterr() == ("", "")
+    assert run_main([*argv, "--quiet"]) == 0
+    assert capsys.readouterr() == ("", "")
 
 
 def test_apply_failure_keeps_an_existing_output(
@@ -255,7 +399,7 @@ def test_bad_arguments_as_a_process(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert_one_line_error(result.stderr)
-    assert "scales[2]" in result.stderr
+    assert "value 3 of --scales is 0.5" in result.stderr
     assert result.stdout == ""
     assert not output.exists()
 
@@ -330,3 +474,17 @@ def test_the_console_script_is_main() -> None:
     (script,) = entry_points(group="console_scripts", name="onnx-upsample")
     assert script.value == "onnx_upsample.cli:main"
     assert script.load() is main
+
+
+def test_readme_contents_and_section_links_resolve() -> None:
+    """Every in-page link of the README (its contents line first) names a heading, by
+    GitHub's rule: lower case, punctuation dropped, spaces as hyphens."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    headings = re.findall(r"^#{2,4} (.+)$", readme, re.MULTILINE)
+    anchors = {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+    links = re.findall(r"\]\(#([^)]+)\)", readme)
+    assert len(links) >= 10  # the contents line
+    assert [link for link in links if link not in anchors] == []
+    # the contents come before the first section, with who the project is for
+    assert readme.index("**Contents**") < readme.index("## Quick start")
+    assert readme.index("**Who it is for**") < readme.index("## Quick start")

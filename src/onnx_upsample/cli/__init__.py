@@ -1,7 +1,9 @@
 """The ``onnx-upsample`` command line (also ``python -m onnx_upsample``).
 
 Conventions (docs/semantics.md §4): numbers are space separated (``--scales 1 1 2 2``);
-errors are one line on stderr, with no traceback; exit 0 on success, 1 for findings or a
+errors are one line on stderr, with no traceback, and their hints name options and commands
+(the checks are worded through :mod:`onnx_upsample._spec.spelling`, never rewritten here);
+no command prints the usage and the commands; exit 0 on success, 1 for findings or a
 failed check, 2 for bad arguments or input, 130 when interrupted. :func:`main` is the one
 error path; each group of commands is a module with ``register(subparsers)`` that imports its
 heavy dependencies (onnx, dask, Pillow) only inside its handlers, and every file a command
@@ -66,9 +68,12 @@ def _version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
-    parser = _Parser(prog=PROG, description="The ONNX Upsample operator, exact.")
+    parser = _Parser(prog=PROG, description="The ONNX Upsample operator, exact.",
+                     epilog=f"'{PROG} COMMAND --help' shows a command's options; "
+                     f"'{PROG} demo' runs the documented examples.")
     parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser,
+                                title="commands", metavar="COMMAND")
     # the groups of commands, in the order --help lists them
     for module in (arrays, compare, models, conformance):
         module.register(sub)
@@ -87,10 +92,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     -------
     int
         :data:`EXIT_OK`, :data:`EXIT_FINDINGS`, :data:`EXIT_BAD_INPUT` or
-        :data:`EXIT_INTERRUPTED`. argparse's own exits (``--help``, ``--version``, usage
-        errors) raise ``SystemExit`` as usual.
+        :data:`EXIT_INTERRUPTED`; :data:`EXIT_BAD_INPUT` with the usage and the list of
+        commands on stderr when no argument is given. argparse's own exits (``--help``,
+        ``--version``, usage errors) raise ``SystemExit`` as usual.
     """
     parser = build_parser()
+    if not (sys.argv[1:] if argv is None else argv):
+        # no command at all: what there is to type, not only "arguments are required"
+        parser.print_help(sys.stderr)
+        return EXIT_BAD_INPUT
     args = parser.parse_args(argv)
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:

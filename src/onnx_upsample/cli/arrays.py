@@ -15,15 +15,21 @@ from typing import Any
 import numpy as np
 
 from .._api import upsample
-from ._common import EXIT_FINDINGS, EXIT_OK, fail, warn
+from ..io.formats import DEFAULT_JPEG_QUALITY
+from ._common import EXIT_FINDINGS, EXIT_OK, add_output_options, fail, note, print_json, warn
 
-__all__ = ["Example", "examples", "register", "run_demo"]
+__all__ = ["DemoResult", "Example", "demo_results", "examples", "register", "run_demo",
+           "show_demo"]
 
 
 def register(subparsers: Any) -> None:
     """Add the ``demo`` and ``apply`` subcommands to the ``onnx-upsample`` parser."""
     demo = subparsers.add_parser(
-        "demo", help="run the operator documentation's examples and check them")
+        "demo", help="run the operator documentation's examples and check them",
+        description="Run the documented examples of ONNX Upsample (the operator page, "
+        "onnxruntime's own tests) and check each output; exit 1 if one differs.")
+    add_output_options(demo, json_help="print one JSON object: each example's title, "
+                       "scales, mode, shapes, element type and whether it matched")
     demo.set_defaults(handler=_cmd_demo)
 
     apply = subparsers.add_parser(
@@ -45,8 +51,14 @@ def register(subparsers: Any) -> None:
                        "axis); runs chunk by chunk through dask")
     apply.add_argument("--zarr-format", type=int, choices=(2, 3), default=3,
                        help="format of a zarr output (default 3)")
-    apply.add_argument("--quiet", action="store_true",
-                       help="print nothing on success and show no progress bar")
+    apply.add_argument("--jpeg-quality", type=int, metavar="Q",
+                       help="quality of a .jpg/.jpeg output, 1 (smallest) to 100 (default "
+                       f"{DEFAULT_JPEG_QUALITY})")
+    apply.add_argument("--overwrite", action="store_true",
+                       help="allow OUT to be IN itself (refused otherwise, under any path); "
+                       "another existing OUT is always replaced, once the new one is complete")
+    add_output_options(apply, json_help="print one JSON object: input, output, shapes, "
+                       "element type, mode, scales, seconds")
     apply.set_defaults(handler=_cmd_apply)
 
 
@@ -60,22 +72,49 @@ def _cmd_apply(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UpsampleWarning)
         try:
+            # progress and slow steps go to stderr, so they neither mix with --json's one
+            # object on stdout nor show under -q
             result = job.apply(
                 args.input, args.output, args.scales, args.mode, chunks=args.chunks,
                 zarr_format=args.zarr_format, progress=None if args.quiet else sys.stderr,
+                overwrite=args.overwrite, jpeg_quality=args.jpeg_quality,
             )
         except (OSError, MemoryError) as error:  # a full disk, a failed read: bad input
             return fail(f"cannot upsample {args.input!r} into {args.output!r}: "
                         f"{reason(error)}")
     for warning in caught:
         warn(warning.message)
-    if not args.quiet:
-        print(job.summary(args.input, args.output, result, args.mode))
+    if args.json:
+        print_json({
+            "command": "apply", "input": args.input, "output": args.output,
+            "scales": list(result.scales), "mode": result.mode,
+            "input_shape": list(result.in_shape), "output_shape": list(result.out_shape),
+            "dtype": result.in_dtype.name, "chunked": result.chunked,
+            "replaced": result.replaced, "seconds": round(result.seconds, 3),
+            "warnings": [str(w.message) for w in caught],
+        })
+    else:
+        note(args, job.summary(args.input, args.output, result))
     return EXIT_OK
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    return EXIT_OK if run_demo(print) else EXIT_FINDINGS
+    results = demo_results()
+    if args.json:
+        print_json({
+            "command": "demo",
+            "examples": [
+                {"title": r.example.title, "scales": r.example.scales, "mode": r.example.mode,
+                 "dtype": r.example.x.dtype.name, "input_shape": list(r.example.x.shape),
+                 "output_shape": list(r.y.shape), "matches": r.ok}
+                for r in results
+            ],
+            "all_match": all(r.ok for r in results),
+            "warnings": [],
+        })
+    else:
+        show_demo(results, lambda line: note(args, line))
+    return EXIT_OK if all(r.ok for r in results) else EXIT_FINDINGS
 
 
 # --- demo: the operator documentation's own examples, run and checked ----------------------
@@ -129,12 +168,35 @@ def examples() -> list[Example]:
     ]
 
 
-def run_demo(emit: Callable[[str], None]) -> bool:
-    """Run every example, print input and output, and report whether all match."""
-    all_ok = True
+@dataclass(frozen=True)
+class DemoResult:
+    """One example run: its output and whether it is the documented one."""
+
+    example: Example
+    y: np.ndarray
+    ok: bool
+
+
+def demo_results() -> list[DemoResult]:
+    """Run every example and compare each output with the documented one."""
+    results = []
     for example in examples():
         y = upsample(example.x, example.scales, example.mode)
         ok = y.shape == example.expected.shape and bool(np.array_equal(y, example.expected))
+        results.append(DemoResult(example, y, ok))
+    return results
+
+
+def run_demo(emit: Callable[[str], None]) -> bool:
+    """Run every example, print input and output, and report whether all match."""
+    return show_demo(demo_results(), emit)
+
+
+def show_demo(results: list[DemoResult], emit: Callable[[str], None]) -> bool:
+    """Print each example's input and output and the verdict; whether all match."""
+    all_ok = True
+    for result in results:
+        example, y, ok = result.example, result.y, result.ok
         all_ok &= ok
         emit(f"== {example.title}")
         emit(f"input {example.x.dtype} {example.x.shape}:\n{example.x.squeeze()}")

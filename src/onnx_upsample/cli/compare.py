@@ -7,15 +7,10 @@ OpenCV's ``resize(dsize, INTER_NEAREST)``. Each input pixel has its own colour, 
 column that a framework repeats, skips or shifts shows as a wider, missing or moved stripe;
 pixels where a peer reads another input pixel than ONNX are marked in red.
 
-The peers' maps come from their formulas (docs/peers.md §7), not from the libraries themselves:
-
-- ONNX / ORT: ``trunc(f32(o) / f32(s))`` (computed here by :func:`onnx_upsample.upsample`
-  itself, on an array of pixel numbers, so the global no-resize rule applies too).
-- PyTorch (ATen ``nearest_idx``, 2-D kernel): output size ``floor(n * s)`` in double;
-  identity where the size is unchanged, ``o >> 1`` where it doubles, else
-  ``min(floor(f32(o) * f32(1 / s)), n - 1)``.
-- OpenCV ``INTER_NEAREST`` with ONNX's output size as ``dsize``:
-  ``min(floor(o * (1.0 / (n_out / n))), n - 1)`` in double.
+ONNX's map is computed by :func:`onnx_upsample.upsample` itself, on an array of pixel
+numbers (so the global no-resize rule applies too); the peers' maps come from their rules in
+:mod:`onnx_upsample._spec.peers`, not from the libraries. Every rule takes the same scale:
+the float32 value an ONNX file holds (``--scales 1.7`` is 1.7000000476837158 for all three).
 
 Pillow is imported inside the handler.
 """
@@ -24,16 +19,22 @@ from __future__ import annotations
 
 import argparse
 import colorsys
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .._errors import UpsampleError
-from ._common import EXIT_OK
+from .._spec.call import scales_of, shape_of
+from .._spec.peers import opencv_nearest_indices, pytorch_nearest_indices
+from .._spec.spelling import command_line
+from ._common import EXIT_OK, add_output_options, note, print_json
 
-__all__ = ["register"]
+__all__ = ["MAX_SIDE", "register"]
+
+# compare draws a cell per output pixel, three maps side by side: past this many pixels a side
+# the picture is beyond a screen (and the index tables beyond reading)
+MAX_SIDE = 1024
 
 
 def register(subparsers: Any) -> None:
@@ -44,7 +45,9 @@ def register(subparsers: Any) -> None:
         "ONNX, PyTorch and OpenCV",
         description="Render IN (an image or a 2-D/3-D .npy), its ONNX Upsample nearest and "
         "linear results, and the nearest index maps of ONNX Upsample (onnxruntime 1.32), "
-        "PyTorch interpolate(scale_factor=s) and OpenCV resize(INTER_NEAREST) side by side.",
+        "PyTorch interpolate(scale_factor=s) and OpenCV resize(INTER_NEAREST) side by side, "
+        "all three with the float32 scale an ONNX file holds; print the maps and how many "
+        "pixels each peer reads differently.",
     )
     compare.add_argument("input", help="input image (.png .jpg .tif) or .npy")
     compare.add_argument("-o", "--output", required=True, help="output picture (.png)")
@@ -54,8 +57,9 @@ def register(subparsers: Any) -> None:
                          "--scale is its old name")
     compare.add_argument("--zoom", type=int, default=None,
                          help="screen pixels per output pixel (default: fit about 240)")
-    compare.add_argument("--quiet", action="store_true",
-                         help="do not print the index maps")
+    add_output_options(compare, json_help="print one JSON object: the scales, the shapes, "
+                       "and per framework its row and column maps and how many pixels it "
+                       "reads differently from ONNX")
     compare.set_defaults(handler=_cmd_compare)
 
 
@@ -75,12 +79,25 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         raise UpsampleError(f"output {args.output!r} must be a .png file")
     image = _load(args.input)
     scales = [float(s) for s in args.scale] * (2 // len(args.scale))
+    # checked here, so that a bad scale names --scales rather than upsample()'s argument
+    words = command_line(args.input)
+    out_shape = shape_of(image.shape[:2], scales_of(scales, image.shape[:2], words), words)
+    if max(out_shape) > MAX_SIDE:
+        raise UpsampleError(
+            f"--scales {' '.join(f'{s:g}' for s in args.scale)} makes the {image.shape[0]} x "
+            f"{image.shape[1]} input {out_shape[0]} x {out_shape[1]}; compare draws every "
+            f"output pixel, at most {MAX_SIDE} per side: use smaller --scales or a crop of "
+            "the input"
+        )
     comparison = compare(image, scales)
     picture = render(image, comparison, zoom=args.zoom)
     formats.save_image(args.output, picture)
-    if not args.quiet:
-        print(comparison.text())
-        print(f"wrote {args.output}")
+    if args.json:
+        print_json({"command": "compare", "input": args.input, "output": args.output,
+                    **comparison.as_json(), "warnings": []})
+    else:
+        note(args, comparison.text())
+        note(args, f"wrote {args.output}")
     return EXIT_OK
 
 
@@ -108,26 +125,6 @@ def _load(path: str) -> np.ndarray:
 
 
 # --- index maps -------------------------------------------------------------------------------
-
-
-def torch_indices(n_in: int, scale: float) -> np.ndarray:
-    """PyTorch ``interpolate(scale_factor=scale, mode="nearest")``, 2-D kernel, one axis."""
-    n_out = math.floor(n_in * scale)
-    o = np.arange(n_out, dtype=np.int64)
-    if n_out == n_in:
-        return o
-    if n_out == 2 * n_in:
-        return o >> 1
-    factor = np.float32(1.0 / scale)
-    idx = np.floor(o.astype(np.float32) * factor).astype(np.int64)
-    return np.minimum(idx, n_in - 1)
-
-
-def opencv_indices(n_in: int, n_out: int) -> np.ndarray:
-    """OpenCV ``resize(dsize, interpolation=INTER_NEAREST)`` to ``n_out``, one axis."""
-    step = 1.0 / (n_out / n_in)
-    idx = np.floor(np.arange(n_out, dtype=np.float64) * step).astype(np.int64)
-    return np.minimum(idx, n_in - 1)
 
 
 @dataclass(frozen=True)
@@ -163,6 +160,20 @@ class Comparison:
         same = (ref.rows == other.rows) & (ref.cols == other.cols)
         return total - int(same.sum()), total
 
+    def as_json(self) -> dict[str, object]:
+        """The scales, the results' shape and each map, for ``--json``."""
+        maps = []
+        for position, index_map in enumerate(self.maps):
+            entry: dict[str, object] = {
+                "name": index_map.name, "shape": list(index_map.rows.shape),
+                "rows": index_map.row_table.tolist(), "cols": index_map.col_table.tolist(),
+            }
+            if position:
+                entry["differing"], entry["of"] = self.differing(position)
+            maps.append(entry)
+        return {"scales": self.scales, "output_shape": list(self.nearest.shape),
+                "maps": maps}
+
     def text(self) -> str:
         """The per-axis index maps and how often each peer differs from ONNX."""
         lines = [f"nearest index maps, scales {self.scales[0]:g} x {self.scales[1]:g}:"]
@@ -183,9 +194,11 @@ class Comparison:
 
 
 def compare(image: np.ndarray, scales: list[float]) -> Comparison:
-    """ONNX nearest and linear results of ``image`` and the three nearest index maps."""
+    """ONNX nearest and linear results of ``image`` and the three nearest index maps, every
+    rule with the float32 ``scales`` (height, width) an ONNX file would hold."""
     from .._api import upsample
 
+    scales = [float(np.float32(s)) for s in scales]
     h, w = image.shape[:2]
     full = [*scales, 1.0] if image.ndim == 3 else list(scales)
     values = image.astype(np.float32) if image.dtype.kind == "b" else image
@@ -196,10 +209,12 @@ def compare(image: np.ndarray, scales: list[float]) -> Comparison:
     ort_rows, ort_cols = ort // w, ort % w
     maps = [IndexMap("ONNX Upsample / onnxruntime", ort_rows, ort_cols,
                      ort_rows[:, 0], ort_cols[0, :])]
-    t_rows, t_cols = torch_indices(h, scales[0]), torch_indices(w, scales[1])
+    t_rows = pytorch_nearest_indices(h, scales[0])
+    t_cols = pytorch_nearest_indices(w, scales[1])
     rows, cols = np.meshgrid(t_rows, t_cols, indexing="ij")
     maps.append(IndexMap("PyTorch interpolate(scale_factor)", rows, cols, t_rows, t_cols))
-    c_rows, c_cols = opencv_indices(h, ort.shape[0]), opencv_indices(w, ort.shape[1])
+    c_rows = opencv_nearest_indices(h, ort.shape[0])
+    c_cols = opencv_nearest_indices(w, ort.shape[1])
     rows, cols = np.meshgrid(c_rows, c_cols, indexing="ij")
     maps.append(IndexMap("OpenCV resize(INTER_NEAREST)", rows, cols, c_rows, c_cols))
     return Comparison(list(scales), nearest, linear, maps)
