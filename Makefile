@@ -35,7 +35,7 @@ demo: $(STAMP)
 	$(BIN)/onnx-upsample downgrade build/demo/yolo_head_opset18.onnx -o build/demo/yolo_head_back_opset9.onnx
 	$(BIN)/onnx-upsample fold examples/yolo_head_opset9.onnx -o build/demo/yolo_head_folded.onnx
 	$(BIN)/onnx-upsample apply docs/compare_input.png build/demo/compare_input_x4.png --scales 4 4 --mode linear
-	$(BIN)/onnx-upsample compare docs/compare_input.png -o build/demo/compare.png --scales 1.3333334
+	$(BIN)/onnx-upsample compare docs/compare_input.png -o build/demo/compare.png --scales 1.7
 	$(BIN)/onnx-upsample conformance export build/demo/upsample-suite
 	$(BIN)/onnx-upsample conformance run --backend onnxruntime --backend onnx-reference \
 		--suite build/demo/upsample-suite --cases 'v*' --markdown build/demo/conformance.md

@@ -239,6 +239,19 @@ def test_reciprocal_multiply_pytorch_nearest() -> None:
     assert result.best == "Resize asymmetric + floor, reciprocal multiply (PyTorch)"
 
 
+def test_pytorch_nearest_keeps_an_unchanged_length() -> None:
+    # ATen's nearest_idx copies an axis whose length does not change (5 x 1.1 -> 5), where
+    # Upsample reads floor(o / 1.1) = 0, 0, 1, 2, 3 once another axis resizes (here the
+    # doubled one, which both read as o // 2)
+    x = _random((1, 1, 3, 5), seed=5)
+    scales = [1, 1, 2, 1.1]
+    theirs = np.repeat(x, 2, axis=2)
+    assert _differs_from_upsample(x, theirs, scales, "nearest")
+    result = explain(x, theirs, scales, "nearest")
+    assert result.verdict == "convention", result.summary
+    assert "Resize asymmetric + floor, reciprocal multiply (PyTorch)" in result.matches
+
+
 def test_output_size_by_round_tvm() -> None:
     # 5 * 1.5 = 7.5: Upsample truncates to 7, TVM rounds to 8
     x = _random((1, 1, 5, 4), seed=4)

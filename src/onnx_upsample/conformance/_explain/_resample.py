@@ -83,6 +83,12 @@ def nearest_table(recipe: Recipe, n_in: int, n_out: int, scale: np.float32) -> A
     """Input index read by each output index (clamped to [0, n_in-1])."""
     if recipe.upsample_coordinates:
         return nearest_indices(n_in, n_out, scale)
+    if (recipe.arithmetic == "reciprocal" and recipe.transform == "asymmetric"
+            and recipe.rounding == "floor" and n_out in (n_in, 2 * n_in)):
+        # PyTorch's nearest (ATen's nearest_idx) skips its arithmetic where the length is
+        # unchanged (identity) or doubled (o >> 1)
+        o = np.arange(n_out, dtype=np.int64)
+        return o if n_out == n_in else o >> 1
     c = _coordinates(recipe, n_in, n_out, scale)
     if recipe.rounding == "ceil":
         index = np.ceil(c)
