@@ -5,7 +5,8 @@ and 4; opsets 1-10 with the version-1, -7, -9 and -10 forms; modes in upper case
 converters wrote them; tensors stored as external data; Upsample in a model-local function
 and in the branches of an If; scales from a Constant node, computed from the input's shape
 (as PyTorch exports ``interpolate(size=...)``), and given at run time; the ``ai.onnx`` domain
-spelled out; a rank-0 input. tests/test_legacy_corpus.py inspects, runs, upgrades (verified
+spelled out; a rank-0 input; a Conv before the Upsample at IR 3 (YOLOv3's route, weights
+listed as graph inputs). tests/test_legacy_corpus.py inspects, runs, upgrades (verified
 bit-identical in onnxruntime) and downgrades every one.
 
 Run: ``python scripts/make_legacy_corpus.py DIR`` (one ``NAME/model.onnx`` per model).
@@ -38,6 +39,11 @@ class Entry:
     downgrades: bool = True
     external: bool = False      # save its tensors beside it
     runtime_inputs: tuple[str, ...] = ()  # inputs besides X that the model takes
+    # onnxruntime's default optimization level (ORT_ENABLE_ALL) runs the upgrade differently
+    # from the original (its NCHWc Upsample kernel takes a linear Resize after a Conv, and an
+    # Upsample-9 with constant scales, but not an Upsample-7), which upgrade --verify
+    # reports as a note; None: the model has no Conv before an Upsample
+    default_level_differs: bool | None = None
 
 
 def _model(nodes: list[onnx.NodeProto], opset: int, ir: int, inputs: list | None = None,
@@ -115,6 +121,30 @@ def v10() -> onnx.ModelProto:
                   initializers=[_scales([1, 1, 2, 2])])
 
 
+def conv_then_upsample(opset: int, mode: str) -> Callable[[], onnx.ModelProto]:
+    """YOLOv3's route as Darknet and Caffe2 converters of 2018 saved it: Conv (weights and
+    bias listed as graph inputs, as IR 3 requires), LeakyRelu, 2x Upsample."""
+    def build() -> onnx.ModelProto:
+        rng = np.random.default_rng(2018)
+        weights = numpy_helper.from_array(
+            (rng.standard_normal((8, SHAPE[1], 3, 3)) * 0.3).astype(np.float32), "conv_w")
+        bias = numpy_helper.from_array((rng.standard_normal(8) * 0.1).astype(np.float32),
+                                       "conv_b")
+        nodes = [helper.make_node("Conv", ["X", "conv_w", "conv_b"], ["conv"], name="conv",
+                                  kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+                 helper.make_node("LeakyRelu", ["conv"], ["leaky"], name="leaky", alpha=0.1)]
+        initializers = [weights, bias]
+        if opset < 9:
+            nodes.append(helper.make_node("Upsample", ["leaky"], ["Y"], name="up", mode=mode,
+                                          scales=[1.0, 1.0, 2.0, 2.0]))
+        else:
+            nodes.append(helper.make_node("Upsample", ["leaky", "scales"], ["Y"], name="up",
+                                          mode=mode))
+            initializers.append(_scales([1, 1, 2, 2]))
+        return _model(nodes, opset, 3, initializers=initializers, listed=True)
+    return build
+
+
 def in_function() -> onnx.ModelProto:
     body = [helper.make_node("Constant", [], ["s"], value=_scales([1, 1, 2, 1.5], "v")),
             helper.make_node("Upsample", ["x", "s"], ["y"], name="fup", mode="linear")]
@@ -165,6 +195,14 @@ CORPUS = [
     Entry("ir8_opset9_local_function", in_function),
     Entry("ir4_opset9_if_branches", in_if_branches, runtime_inputs=("C",)),
     Entry("ir3_opset7_rank0", rank0),
+    Entry("ir3_opset7_conv_v7_nearest", conv_then_upsample(7, "nearest"),
+          default_level_differs=False),
+    Entry("ir3_opset9_conv_v9_nearest", conv_then_upsample(9, "nearest"),
+          default_level_differs=False),
+    Entry("ir3_opset7_conv_v7_linear", conv_then_upsample(7, "linear"),
+          default_level_differs=True),
+    Entry("ir3_opset9_conv_v9_linear", conv_then_upsample(9, "linear"),
+          default_level_differs=False),
 ]
 
 

@@ -1,6 +1,9 @@
 """The legacy corpus end to end (issue 9): every model as old exporters saved it is
 inspected, run, upgraded to opsets 10, 11, 13 and 18 (the default) with verification
-bit-identical in onnxruntime, and downgraded back to opset 9 with the same outputs."""
+bit-identical in onnxruntime, and downgraded back to opset 9 with the same outputs. The IR-3
+models with a Conv before the Upsample (YOLOv3's route, issue 17) are upgraded to every
+opset the upgrade supports where what onnxruntime runs changes (a new Resize or Conv), and
+compared at onnxruntime's default optimization level too."""
 
 from __future__ import annotations
 
@@ -28,6 +31,21 @@ _spec.loader.exec_module(corpus)
 TARGETS = (10, 11, 13, 18)
 
 
+def _conv_targets() -> tuple[int, ...]:
+    """The first opset of each (Resize, Conv) version pair from 10 to the newest: the other
+    opsets run the same two kernels."""
+    from onnx_upsample.onnx.convert import newest_opset
+
+    firsts: dict[tuple[int, int], int] = {}
+    for opset in range(10, newest_opset() + 1):
+        pair = tuple(onnx.defs.get_schema(op, opset).since_version for op in ("Resize", "Conv"))
+        firsts.setdefault(pair, opset)  # type: ignore[arg-type]
+    return tuple(sorted(set(firsts.values()) | set(TARGETS)))
+
+
+CONV_TARGETS = _conv_targets()
+
+
 @pytest.fixture(scope="module")
 def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[object, Path]]:
     folder = tmp_path_factory.mktemp("corpus")
@@ -50,7 +68,7 @@ def test_corpus_model_end_to_end(written, name: str, tmp_path: Path, capsys) -> 
     assert inspected == (1 if entry.invalid else 0), capsys.readouterr()
     run = ["run", str(path), "--random"] + (["--legacy-modes"] if entry.legacy_modes else [])
     assert _main(run) == 0, capsys.readouterr()
-    for target in TARGETS:
+    for target in TARGETS if entry.default_level_differs is None else CONV_TARGETS:
         out = tmp_path / f"opset{target}" / "model.onnx"
         out.parent.mkdir()
         code = _main(["upgrade", str(path), "-o", str(out), "--opset", str(target), "--verify"])
@@ -58,6 +76,13 @@ def test_corpus_model_end_to_end(written, name: str, tmp_path: Path, capsys) -> 
         assert code == 0, (target, captured)
         assert "verified: outputs are bit-identical" in captured.out
         onnx.checker.check_model(str(out))
+        if entry.default_level_differs is not None:
+            # the default level is compared too: equal bits, or a note naming the cause
+            noted = "note: at onnxruntime's default optimization level" in captured.out
+            assert noted == entry.default_level_differs, (target, captured.out)
+            assert not noted or "NCHWc" in captured.out
+            # the weights IR 3 listed as inputs are constants of the upgraded model
+            assert [v.name for v in onnx.load(str(out)).graph.input] == ["X"]
     # back down to opset 9: the same outputs as the upgrade, in onnxruntime
     upgraded = onnx.load(tmp_path / "opset13" / "model.onnx")
     if not entry.downgrades:
@@ -67,6 +92,6 @@ def test_corpus_model_end_to_end(written, name: str, tmp_path: Path, capsys) -> 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UpsampleWarning)
         lowered = downgrade(tmp_path / "opset13" / "model.onnx", opset=9)
-    assert models._verify(lowered, models._with_all_data(
+    assert models._verify(lowered, models.with_all_data(
         upgraded, str(tmp_path / "opset13" / "model.onnx")), {}, 1) == 0, capsys.readouterr()
     assert not any(n.op_type == "Resize" for n in lowered.graph.node)

@@ -61,10 +61,14 @@ def test_inspect_finds_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path
     model.opset_import[0].version = 9  # the version-7 form at opset 9
     second = upsample_model("v9-input", [1, 2])
     second.graph.node[0].name = "dynamic"
-    code, out, _ = _run(capsys, "inspect", _save(model, tmp_path / "bad.onnx"))
+    path = _save(model, tmp_path / "bad.onnx")
+    code, out, _ = _run(capsys, "inspect", path)
     assert code == 1
     assert "error    up: the node has the version-7 form" in out
-    assert "fix: onnx_upsample.onnx.downgrade(model, opset=9)" in out
+    # the fix is the command to type, for this model
+    stem = path.removesuffix(".onnx")
+    assert f"fix: onnx-upsample downgrade {path} -o {stem}_opset9.onnx --opset 9 " in out
+    assert "(model" not in out  # no Python call
     assert "warning  up: onnx's shape inference" in out
     code, out, _ = _run(capsys, "inspect", _save(second, tmp_path / "dynamic.onnx"))
     assert code == 0 and "dynamic" in out and "dynamic-scales" not in out
@@ -86,13 +90,13 @@ def test_upgrade_example_and_verify(capsys: pytest.CaptureFixture[str], tmp_path
     code, out, err = _run(capsys, "upgrade", str(EXAMPLE), "-o", str(output), "--opset", "13",
                           "--verify")
     assert code == 0, err
-    assert "(opset 9) ->" in out and "(opset 13): 1 Upsample node(s) became Resize" in out
+    assert "(opset 9, IR 4) ->" in out and "(opset 13, IR 7): 1 Upsample-9 -> Resize-13" in out
     assert "detections" in out and "verified: outputs are bit-identical" in out
     upgraded = onnx.load(str(output))
     onnx.checker.check_model(upgraded)
     assert [n.op_type for n in upgraded.graph.node].count("Resize") == 1
     code, out, _ = _run(capsys, "upgrade", str(EXAMPLE), "-o", str(output))
-    assert code == 0 and "(opset 18)" in out  # the documented default, not the newest
+    assert code == 0 and "(opset 18, IR" in out  # the documented default, not the newest
 
 
 @pytest.mark.parametrize(("source", "note"), [("v1", "opset-7"), ("v10", "opset-9"),
@@ -118,10 +122,12 @@ def test_upgrade_verify_catches_a_changed_model(capsys: pytest.CaptureFixture[st
 
     monkeypatch.setattr("onnx_upsample.onnx.upgrade", converter)
     model = upsample_model("v9-raw", [1, 1, 1.5, 2.7], "linear", shape=[1, 2, 3, 4])
-    code, out, _ = _run(capsys, "upgrade", _save(model, tmp_path / "m.onnx"), "-o",
-                        str(tmp_path / "new.onnx"), "--opset", "13", "--verify")
+    code, out, err = _run(capsys, "upgrade", _save(model, tmp_path / "m.onnx"), "-o",
+                          str(tmp_path / "new.onnx"), "--opset", "13", "--verify")
     assert code == 1
-    assert "NO" in out and "verification FAILED" in out
+    # which output differs, in how many elements, by how much
+    assert "NO" in out and "verification FAILED: output 'Y': " in err
+    assert " of 80 element(s) differ, largest difference 0.663" in err
 
 
 def test_upgrade_verify_with_given_inputs(capsys: pytest.CaptureFixture[str], tmp_path: Path,

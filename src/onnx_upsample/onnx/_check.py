@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -12,6 +12,7 @@ from onnx import ModelProto, TensorProto, TypeProto
 from .._errors import UpsampleError
 from .._spec.dtypes import ORT_ONNX_TYPES
 from .._spec.rules import ort_linear_axes
+from ._fixes import Action, Fix, FixableError, fix_of
 from ._graphs import ModelLike, default_opset, is_upsample, model_of, node_label
 from ._infer import infer_shapes, output_type, rank_of, site_type_maps
 from ._node import UpsampleNode, describe
@@ -36,10 +37,14 @@ class Finding:
     message : str
         What is wrong, with the values involved.
     fix : str
-        How to fix it.
+        How to fix it; a call of this package is written as Python
+        (``onnx_upsample.onnx.downgrade(model, opset=9)``).
     code : str
         A short stable identifier of the kind of problem (``deprecated``, ``form-opset``,
         ``declared-shape``, ...), for filtering.
+    remedy : Fix or None
+        The same fix with its calls as data (``remedy.actions``), for tools that word them
+        otherwise: the command line renders each as the command to type.
     """
 
     severity: Literal["error", "warning"]
@@ -47,6 +52,7 @@ class Finding:
     message: str
     fix: str
     code: str = ""
+    remedy: Fix | None = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return f"{self.severity}: {self.node}: {self.message}. Fix: {self.fix}"
@@ -74,8 +80,9 @@ class _Findings:
         self.items: list[Finding] = []
 
     def add(self, severity: Literal["error", "warning"], node: str, code: str, message: str,
-            fix: str) -> None:
-        self.items.append(Finding(severity, node, message, fix, code))
+            fix: str | Fix) -> None:
+        remedy = fix_of(fix)
+        self.items.append(Finding(severity, node, message, remedy.python(), code, remedy))
 
 
 def _check_types(out: _Findings, info: UpsampleNode, x_type: TypeProto | None) -> None:
@@ -97,8 +104,8 @@ def _check_types(out: _Findings, info: UpsampleNode, x_type: TypeProto | None) -
         out.add("warning", info.label, "ort-element-type",
                 f"onnxruntime 1.32 has no Upsample kernel for {name} ('Could not find an "
                 "implementation for Upsample'); it has float, float16, int8, uint8 and int32",
-                "run the model with onnx.reference.ReferenceEvaluator(model, "
-                "new_ops=[onnx_upsample.onnx.Upsample]), or Cast X to float around the node")
+                Fix("run the model with {0}, or Cast X to float around the node",
+                    (Action("run"),)))
     if info.mode == "linear" and name in ("tensor(bool)", "tensor(string)"):
         out.add("error", info.label, "linear-type",
                 f"mode is linear but X has element type {name}; linear interpolation is "
@@ -114,19 +121,19 @@ def _check_linear(out: _Findings, info: UpsampleNode, rank: int | None) -> None:
                 f"onnxruntime 1.32 refuses linear Upsample for rank {rank} with scales "
                 f"{scales} (it runs 2-D, 3-D, 4-D with the outer two scales 1 or the first "
                 "and last 1, and 5-D with the outer two scales 1); onnx-upsample runs it",
-                "run the model with onnx.reference.ReferenceEvaluator(model, "
-                "new_ops=[onnx_upsample.onnx.Upsample])")
+                Fix("run the model with {0}", (Action("run"),)))
 
 
 def _check_dynamic(out: _Findings, info: UpsampleNode, from_input: bool) -> None:
     if info.form != 9 or info.scales is not None or info.blocking or not info.scales_input:
         return
+    fix: str | Fix
     if from_input:
         fix = ("store the scales as an initializer (a float32 tensor) if they do not change "
                "between runs")
     else:
-        fix = ("onnx_upsample.onnx.fold_scales(model) evaluates the computation and stores the "
-               "scales as an initializer when it depends only on constants and static shapes")
+        fix = Fix("{0} evaluates the computation and stores the scales as an initializer when "
+                  "it depends only on constants and static shapes", (Action("fold_scales"),))
     out.add("warning", info.label, "dynamic-scales",
             f"the scales are computed at run time ({info.scales_origin}): shape inference "
             "cannot know the output size, and static runtimes (TensorRT, CoreML, ncnn) "
@@ -148,7 +155,7 @@ def _check_shapes(out: _Findings, info: UpsampleNode, x_type: TypeProto | None,
             out.add("error", info.label, "declared-shape",
                     f"the model declares output {name!r} with rank {len(declared_dims)}, but "
                     f"Upsample's output has rank {len(expected)}",
-                    "onnx_upsample.onnx.infer_shapes(model) writes the right type")
+                    Fix("{0} writes the right type", (Action("infer_shapes"),)))
         elif any(d is not None and e is not None and d != e
                  for d, e in zip(declared_dims, expected, strict=True)):
             shown = [d if d is not None else "?" for d in declared_dims]
@@ -157,7 +164,7 @@ def _check_shapes(out: _Findings, info: UpsampleNode, x_type: TypeProto | None,
                     f"the model declares output {name!r} with shape {shown}, but the output "
                     f"has shape {right} (trunc(float32(dim) * float32(scale)), as onnxruntime "
                     "computes it)",
-                    "onnx_upsample.onnx.infer_shapes(model) writes the right shape")
+                    Fix("{0} writes the right shape", (Action("infer_shapes"),)))
     for axis, (n, scale) in enumerate(zip(x_dims, info.scales.tolist(), strict=True)):
         if n is None or expected is None or expected[axis] is None:
             continue
@@ -172,8 +179,15 @@ def _check_shapes(out: _Findings, info: UpsampleNode, x_type: TypeProto | None,
                     "model whose static shapes downstream need the real size ('Can't merge "
                     "shape info') and, with its default optimizations, folds a Shape of this "
                     "output into onnx's size",
-                    "infer shapes with onnx_upsample.onnx.infer_shapes(model); or use scales "
-                    "whose products are exact (1.5, 2, 3)")
+                    Fix("infer shapes with {0}; or use scales whose products are exact (1.5, "
+                        "2, 3)", (Action("infer_shapes"),)))
+
+
+def _rewrite_at(opset: int) -> Action:
+    """The conversion that writes every Upsample in the form of ``opset``."""
+    if opset >= 10:
+        return Action("upgrade", (("opset", opset),))
+    return Action("downgrade", (("opset", max(opset, 7)),))
 
 
 def _check_function_opsets(out: _Findings, model: ModelProto) -> None:
@@ -192,8 +206,8 @@ def _check_function_opsets(out: _Findings, model: ModelProto) -> None:
                 "checker rejects the model ('Opset import for domain in function op ... is not "
                 "compatible with the version imported by model'), and onnxruntime inlines the "
                 f"function and runs its Upsample at opset {model_opset}",
-                f"make the function import opset {model_opset} and write its Upsample in that "
-                "opset's form (onnx_upsample.onnx.upgrade or downgrade on the model)")
+                Fix(f"make the function import opset {model_opset} and write its Upsample in "
+                    "that opset's form ({0} does it)", (_rewrite_at(model_opset),)))
 
 
 def check(model: ModelLike) -> list[Finding]:
@@ -245,8 +259,11 @@ def check(model: ModelLike) -> list[Finding]:
     try:
         inferred = infer_shapes(model)
     except UpsampleError as error:
+        # the problem only: the error's fix points here, to check()
+        reason = error.problem if isinstance(error, FixableError) else str(error)
         out.add("warning", "(model)", "shape-inference",
-                f"shape inference failed, so element types and shapes are not checked: {error}",
+                "shape inference failed, so element types and shapes are not checked: "
+                f"{reason}",
                 "fix the model so that onnx.shape_inference.infer_shapes runs")
         inferred = model
     _check_function_opsets(out, model)

@@ -12,6 +12,7 @@ from onnx.reference.op_run import OpRun
 
 from .._api import upsample
 from .._errors import UpsampleError, UpsampleWarning
+from ._fixes import FixableWarning
 from ._graphs import Scope
 from ._node import describe
 from ._versions import DEFAULT_DOMAINS
@@ -95,8 +96,8 @@ class Upsample(OpRun):
             if problem.code in _WARNED_CODES and not (
                 problem.code == "mode" and problem.severity == "error"
             ):
-                warnings.warn(f"Upsample node {label!r}: {problem.message}; {problem.fix}",
-                              UpsampleWarning, stacklevel=2)
+                warnings.warn(FixableWarning(f"Upsample node {label!r}: {problem.message}",
+                                             problem.fix), stacklevel=2)
         scales = self._runtime_scales(label, inputs) if info.form == 9 else info.scales
         assert scales is not None and info.mode is not None
         # The kernel warns about 'bilinear'/'trilinear' in versions 7+; version 1's own name

@@ -29,7 +29,7 @@ from ._graphs import (
 from ._infer import infer_shapes, site_type_maps
 from ._versions import DEFAULT_DOMAINS
 
-__all__ = ["fold_scales"]
+__all__ = ["ScalesNotFolded", "fold_scales"]
 
 # Operators whose value is not a function of their inputs.
 _NOT_FOLDABLE = frozenset({
@@ -218,6 +218,15 @@ def _fix_inputs(model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]
             tensor.shape.dim.add().dim_value = int(dim)
 
 
+class ScalesNotFolded(UpsampleWarning):
+    """The warning of :func:`fold_scales` for the scales it left computed; ``nodes`` names
+    those Upsample nodes (for tools that word the fix their own way)."""
+
+    def __init__(self, message: str, nodes: Sequence[str]) -> None:
+        super().__init__(message)
+        self.nodes = list(nodes)
+
+
 def fold_scales(model: ModelLike, *,
                 input_shapes: Mapping[str, Sequence[int]] | None = None) -> onnx.ModelProto:
     """Store computed ``Upsample`` scales as initializers where they are static.
@@ -300,9 +309,9 @@ def fold_scales(model: ModelLike, *,
     not_folded += _fold_in_functions(work, names)
     if not_folded:
         # never silently: say which scales stay computed, and what would fold them
-        warnings.warn(
+        warnings.warn(ScalesNotFolded(
             f"fold_scales left the computed scales of {len(not_folded)} Upsample node(s) "
             f"{not_folded}: they depend on values known only at run time (data, or input "
             "dimensions that are symbolic); pass input_shapes={name: [d0, d1, ...]} if they "
-            "come from input shapes", UpsampleWarning, stacklevel=2)
+            "come from input shapes", not_folded), stacklevel=2)
     return work

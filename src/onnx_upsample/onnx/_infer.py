@@ -17,6 +17,7 @@ from onnx import TypeProto, helper
 
 from .._api import output_shape
 from .._errors import UpsampleError
+from ._fixes import Action, Fix, FixableError
 from ._graphs import ModelLike, Site, is_upsample, model_of, walk
 from ._node import describe
 
@@ -252,9 +253,9 @@ def _infer_graphs(model: onnx.ModelProto) -> onnx.ModelProto:
         try:
             inferred = onnx.shape_inference.infer_shapes(work, strict_mode=False)
         except Exception as error:
-            raise UpsampleError(
-                f"onnx's shape inference failed on the model: {error}; fix the model (see "
-                "onnx_upsample.onnx.check(model)) and retry") from None
+            raise FixableError(
+                f"onnx's shape inference failed on the model: {error}",
+                Fix("fix the model (see {0}) and retry", (Action("check"),))) from None
         found = _upsample_types(inferred, hidden)
         if found == known:
             break

@@ -17,9 +17,9 @@ import numpy as np
 import onnx
 from onnx import AttributeProto
 
-from .._errors import UpsampleError
 from .._spec.call import scale_value_problems
 from .._spec.modes import LEGACY_LINEAR_NAMES, MODES, VERSION_MODE_NAMES
+from ._fixes import Action, Fix, FixableError, fix_of
 from ._graphs import Scope
 from ._versions import VERSIONS, form_of_opset, version_for_opset
 
@@ -47,7 +47,7 @@ class Problem:
     severity: Severity
     code: str
     message: str
-    fix: str
+    fix: Fix
     blocking: bool = False
 
 
@@ -82,14 +82,13 @@ class UpsampleNode:
     def raise_if_blocked(self, doing: str) -> None:
         """Raise :class:`UpsampleError` for the first blocking problem."""
         for problem in self.blocking:
-            raise UpsampleError(
-                f"Upsample node {self.label!r} (cannot {doing}): {problem.message}; "
-                f"fix: {problem.fix}"
-            )
+            raise FixableError(
+                f"Upsample node {self.label!r} (cannot {doing}): {problem.message}",
+                problem.fix, joiner="; fix: ")
 
-    def add(self, severity: Severity, code: str, message: str, fix: str,
+    def add(self, severity: Severity, code: str, message: str, fix: str | Fix,
             blocking: bool = False) -> None:
-        self.problems.append(Problem(severity, code, message, fix, blocking))
+        self.problems.append(Problem(severity, code, message, fix_of(fix), blocking))
 
 
 def _attribute_value(info: UpsampleNode, attribute: AttributeProto,
@@ -227,16 +226,26 @@ def case_variant(name: str) -> str | None:
     return lower if lower != name and lower in known else None
 
 
+def case_fixed(name: str, form: int | None) -> str | None:
+    """The mode name that a node of ``form`` takes for ``name`` written in upper or mixed
+    case, or None: 'BILINEAR' is 'linear' in the version-7 and -9 forms (where 'bilinear' is
+    refused too) and 'bilinear' in version 1's, so one fix says what to write."""
+    lower = case_variant(name)
+    if lower in (*LEGACY_LINEAR_NAMES, "linear"):
+        return VERSION_MODE_NAMES[form or 7][MODES.index("linear")]
+    return lower
+
+
 def _read_mode(info: UpsampleNode, legacy_modes: bool = False) -> None:
     if info.mode is None:
         return
     name = info.mode_name
-    lower = case_variant(name)
+    lower = case_fixed(name, info.form)
     if lower is not None and legacy_modes:
         info.add("warning", "mode-case",
                  f"mode is {name!r}, in the case old converters wrote; onnx's checker and "
                  f"onnxruntime refuse it, onnx-upsample runs it as {lower!r} (legacy_modes)",
-                 f"write mode={lower!r} (onnx-upsample upgrade does it)")
+                 Fix(f"write mode={lower!r} ({{0}} does it)", (Action("upgrade"),)))
         info.mode_name = name = lower
     if info.form == 1:
         if name in VERSION_MODE_NAMES[1]:
@@ -246,7 +255,8 @@ def _read_mode(info: UpsampleNode, legacy_modes: bool = False) -> None:
             info.mode = "linear"
             info.add("warning", "mode",
                      "mode is 'linear'; Upsample-1 calls it 'bilinear' (onnx-upsample runs it "
-                     "as linear)", "set mode='bilinear' (or upgrade the model)")
+                     "as linear)", Fix("set mode='bilinear', or upgrade the model: {0}",
+                                      (Action("upgrade"),)))
             return
         expected = "'nearest' (the default) or 'bilinear'"
     else:
@@ -260,14 +270,14 @@ def _read_mode(info: UpsampleNode, legacy_modes: bool = False) -> None:
                      f"not define; onnxruntime rejects the node ('mode attribute is {name}. It "
                      "can only be nearest(default) or linear or cubic'); onnx-upsample runs it "
                      "as linear with a warning",
-                     "set mode='linear' (upgrade() and downgrade() do it)")
+                     Fix("set mode='linear' ({0} does it)", (Action("upgrade"),)))
             return
         expected = "'nearest' (the default) or 'linear'"
     info.mode = None
-    fix = f"set mode to {expected}"
-    if case_variant(name) is not None:
-        fix = (f"write the mode in lower case: {expected} (onnx-upsample upgrade does it; "
-               "run the model as it is with onnx-upsample run --legacy-modes)")
+    fix: str | Fix = f"set mode to {expected}"
+    if lower is not None:
+        fix = Fix(f"write mode={lower!r} ({{0}} does it; run the model as it is with {{1}})",
+                  (Action("upgrade"), Action("run", (("legacy_modes", True),))))
     elif name == "cubic":
         fix = ("cubic is not an Upsample mode (onnxruntime runs it outside the specification); "
                "use Resize with mode='cubic' and coordinate_transformation_mode='asymmetric'")
@@ -335,16 +345,18 @@ def _check_opset(info: UpsampleNode) -> None:
                  "onnx's checker and onnxruntime reject the model ('Op registered for Upsample "
                  f"is deprecated in domain_version of {opset}'); onnx-upsample runs it as "
                  "Upsample-10 with a warning",
-                 "onnx_upsample.onnx.upgrade(model) replaces it by a Resize with bit-identical "
-                 "outputs; downgrade(model) makes an opset-9 model")
+                 Fix("{0} replaces it by a Resize with bit-identical outputs; {1} makes an "
+                     "opset-9 model", (Action("upgrade"), Action("downgrade", (("opset", 9),)))))
         if form != 9:
             info.add("error", "form-opset",
                      f"the node has the {_FORM_WORDS[form]}; Upsample-10 takes the scales as a "
-                     "second input", "upgrade(model) or downgrade(model) rewrites it")
+                     "second input", Fix("{0} or {1} rewrites it", (
+                         Action("upgrade"), Action("downgrade", (("opset", 9),)))))
         return
     if form != expected:
-        fix = (f"onnx_upsample.onnx.downgrade(model, opset={max(opset, 7)}) rewrites every "
-               "Upsample into the form of that opset; upgrade(model) turns them into Resize")
+        fix = Fix("{0} rewrites every Upsample into the form of that opset; {1} turns them "
+                  "into Resize", (Action("downgrade", (("opset", max(opset, 7)),)),
+                                  Action("upgrade")))
         if form == 9 and expected == 7:
             detail = ("onnxruntime: 'Node with schema(::Upsample:7) has input size 2 not in "
                       "range [min=1, max=1]'")
@@ -360,8 +372,8 @@ def _check_opset(info: UpsampleNode) -> None:
         info.add("warning", "experimental",
                  "Upsample-1 is experimental and onnxruntime has no kernel for it ('Could not "
                  "find an implementation for Upsample(1)')",
-                 "onnx_upsample.onnx.downgrade(model, opset=7) rewrites it as Upsample-7, "
-                 "which onnxruntime runs; upgrade(model) turns it into Resize")
+                 Fix("{0} rewrites it as Upsample-7, which onnxruntime runs; {1} turns it "
+                     "into Resize", (Action("downgrade", (("opset", 7),)), Action("upgrade"))))
 
 
 def describe(node: onnx.NodeProto, label: str, opset: int | None, scope: Scope,

@@ -35,6 +35,8 @@ __all__ = [
     "RunnableOriginal",
     "bits_equal",
     "compare",
+    "default_level_note",
+    "differing_elements",
     "import_onnxruntime",
     "largest_difference",
     "runnable_original",
@@ -97,12 +99,23 @@ class OutputDifference:
         on values that are not numbers, any difference).
     identical : bool
         True if both outputs have the same shape, element type and bytes.
+    differing : int
+        How many elements differ in their bytes (all of them for another shape or type).
+    size : int
+        How many elements the converted output has.
     """
 
     name: str
     shape: tuple[int, ...]
     largest: float
     identical: bool
+    differing: int = 0
+    size: int = 0
+
+    def describe(self) -> str:
+        """``output 'Y': 12 of 8192 elements differ, largest difference 4.77e-07``."""
+        return (f"output {self.name!r}: {self.differing} of {self.size} element(s) differ, "
+                f"largest difference {self.largest:.3g}")
 
 
 def _has_mode_case_variants(model: onnx.ModelProto) -> bool:
@@ -132,7 +145,7 @@ def _onnxruntime_form(model: onnx.ModelProto) -> tuple[onnx.ModelProto, str]:
         warnings.simplefilter("ignore", UpsampleWarning)
         rewritten = downgrade(model, opset=target)
     note = (f"onnxruntime cannot load the original (opset {opset}); it runs as the equivalent "
-            f"opset-{target} Upsample model written by downgrade()")
+            f"opset-{target} Upsample model that downgrade writes")
     return rewritten, note
 
 
@@ -166,10 +179,21 @@ def runnable_original(model: onnx.ModelProto) -> RunnableOriginal:
     return RunnableOriginal(rewritten, note, legacy_modes=False)
 
 
-def _session(model: onnx.ModelProto, which: str) -> Any:
-    """An onnxruntime CPU session of ``model``; UpsampleError (one line) if ORT refuses it."""
+# Where the bits of a conversion are compared. At its default level (ORT_ENABLE_ALL)
+# onnxruntime adds the NCHWc layout optimization (x86), which runs a Resize after a Conv as
+# com.microsoft.nchwc's Upsample kernel but leaves an Upsample-7 (scales attribute) to the
+# standard one, so linear results differ in the last bit although the rewrite itself is
+# exact; the level below keeps constant folding and node fusions.
+EXACT_LEVEL = "ORT_ENABLE_EXTENDED"
+DEFAULT_LEVEL = "ORT_ENABLE_ALL"
+
+
+def _session(model: onnx.ModelProto, which: str, level: str = EXACT_LEVEL) -> Any:
+    """An onnxruntime CPU session of ``model`` at optimization ``level``; UpsampleError (one
+    line) if ORT refuses it."""
     ort = import_onnxruntime()
     options = ort.SessionOptions()
+    options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
     # errors come back as one line of ours; ORT's own log would print them again, in colour
     options.log_severity_level = 4
     ort.set_default_logger_severity(4)
@@ -195,6 +219,18 @@ def bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
                                np.ascontiguousarray(b).view(np.uint8)))
 
 
+def differing_elements(a: np.ndarray, b: np.ndarray) -> int:
+    """How many elements of ``a`` and ``b`` differ in their bytes (NaN payloads and the
+    sign of zero count); ``b.size`` for another shape or element type."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return int(b.size)
+    if a.dtype.kind in "OUS":
+        return int(np.count_nonzero(a != b))
+    raw = np.dtype(f"V{a.dtype.itemsize}")
+    return int(np.count_nonzero(np.ascontiguousarray(a).view(raw)
+                                != np.ascontiguousarray(b).view(raw)))
+
+
 def largest_difference(a: np.ndarray, b: np.ndarray) -> float:
     """The largest absolute difference between ``a`` and ``b``, computed in float64.
 
@@ -212,9 +248,33 @@ def largest_difference(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.nanmax(np.where(np.isnan(diff), np.inf, diff)))
 
 
+def _run_original(original: RunnableOriginal, feeds: dict[str, np.ndarray], label: str,
+                  level: str) -> list[Any]:
+    if original.legacy_modes:
+        # ORT refuses the original's modes: it runs in onnx-upsample's evaluator instead
+        from ._evaluator import reference_evaluator
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UpsampleWarning)
+            return list(reference_evaluator(original.model, legacy_modes=True).run(None, feeds))
+    return list(_session(original.model, label, level).run(None, feeds))
+
+
+def _differences(converted: onnx.ModelProto, before: Sequence[Any],
+                 after: Sequence[Any]) -> list[OutputDifference]:
+    rows = []
+    names = [value.name for value in converted.graph.output]
+    for name, a, b in zip(names, before, after, strict=True):
+        a, b = np.asarray(a), np.asarray(b)
+        rows.append(OutputDifference(name, tuple(b.shape), largest_difference(a, b),
+                                     bits_equal(a, b), differing_elements(a, b), int(b.size)))
+    return rows
+
+
 def compare(original: RunnableOriginal, converted: onnx.ModelProto,
             feeds: dict[str, np.ndarray],
-            labels: Sequence[str] = ("original", "converted")) -> list[OutputDifference]:
+            labels: Sequence[str] = ("original", "converted"),
+            level: str = EXACT_LEVEL) -> list[OutputDifference]:
     """Run both models on ``feeds`` and compare each output.
 
     Parameters
@@ -228,6 +288,12 @@ def compare(original: RunnableOriginal, converted: onnx.ModelProto,
         A value for every graph input of both models.
     labels : sequence of two str, optional
         What the messages call the two models.
+    level : str, optional
+        onnxruntime's graph optimization level (a ``GraphOptimizationLevel`` name).
+        ``ORT_ENABLE_EXTENDED`` by default: it compares what the conversion changes (the
+        Upsample and Resize kernels), while the default level's NCHWc layout optimization
+        runs a Resize after a Conv in another kernel than an Upsample
+        (:func:`default_level_note`).
 
     Returns
     -------
@@ -239,22 +305,82 @@ def compare(original: RunnableOriginal, converted: onnx.ModelProto,
     ImportError
         If onnxruntime is not installed.
     UpsampleError
-        If onnxruntime cannot load one of the models.
+        If onnxruntime cannot load one of the models, or cannot run it on ``feeds``.
     """
-    if original.legacy_modes:
-        # ORT refuses the original's modes: it runs in onnx-upsample's evaluator instead
-        from ._evaluator import reference_evaluator
+    before = _run(lambda: _run_original(original, feeds, labels[0], level), labels[0])
+    after = _run(lambda: _session(converted, labels[1], level).run(None, feeds), labels[1])
+    return _differences(converted, before, after)
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UpsampleWarning)
-            before = reference_evaluator(original.model, legacy_modes=True).run(None, feeds)
+
+def _run(call: Any, which: str) -> list[Any]:
+    """``call()``; an error of onnxruntime's while running becomes one UpsampleError line."""
+    try:
+        return list(call())
+    except UpsampleError:
+        raise
+    except Exception as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise UpsampleError(f"onnxruntime cannot run the {which} model on these inputs: "
+                            f"{type(error).__name__}: {first}") from None
+
+
+def default_level_note(original: RunnableOriginal, converted: onnx.ModelProto,
+                       feeds: dict[str, np.ndarray],
+                       exact: Sequence[OutputDifference]) -> str:
+    """One line on how the outputs compare at onnxruntime's default optimization level
+    (``ORT_ENABLE_ALL``), or ``""`` where they compare as at the exact level.
+
+    Parameters
+    ----------
+    original, converted, feeds
+        As for :func:`compare`.
+    exact : sequence of OutputDifference
+        :func:`compare`'s result at ``ORT_ENABLE_EXTENDED``.
+
+    Returns
+    -------
+    str
+        Empty if the default level changes nothing; else the outputs that differ there only,
+        by how much, and the cause (onnxruntime's NCHWc layout optimization), as a note:
+        the conversion itself is what the exact level compares.
+    """
+    if not all(row.identical for row in exact):
+        return ""
+    rows = compare(original, converted, feeds, level=DEFAULT_LEVEL)
+    changed = [row for row in rows if not row.identical]
+    if not changed:
+        return ""
+    worst = max(changed, key=lambda row: row.largest)
+    if _nchwc_resizes(converted):
+        cause = ("its NCHWc layout optimization (ORT_ENABLE_ALL only) runs a Resize that "
+                 "follows a Conv in its NCHWc Upsample kernel, which rounds linear "
+                 "interpolation differently, but leaves the original's Upsample (the "
+                 "version-7 form, for one) to the standard kernel")
     else:
-        before = _session(original.model, labels[0]).run(None, feeds)
-    after = _session(converted, labels[1]).run(None, feeds)
-    names = [value.name for value in converted.graph.output]
-    rows = []
-    for name, a, b in zip(names, before, after, strict=True):
-        a, b = np.asarray(a), np.asarray(b)
-        rows.append(OutputDifference(name, tuple(b.shape), largest_difference(a, b),
-                                     bits_equal(a, b)))
-    return rows
+        cause = "its ORT_ENABLE_ALL-only optimizations treat the two models differently"
+    return (f"note: at onnxruntime's default optimization level ({DEFAULT_LEVEL}) "
+            f"{worst.describe()}"
+            + (f" (and {len(changed) - 1} other output(s))" if len(changed) > 1 else "")
+            + f": {cause}; the Upsample -> Resize rewrite itself is exact ({EXACT_LEVEL})")
+
+
+def _nchwc_resizes(model: onnx.ModelProto) -> bool:
+    """Whether onnxruntime, at its default level, runs a Resize of ``model`` as its NCHWc
+    Upsample kernel (read from the model it optimizes)."""
+    import os
+    import tempfile
+
+    ort = import_onnxruntime()
+    with tempfile.TemporaryDirectory() as folder:
+        options = ort.SessionOptions()
+        options.log_severity_level = 4
+        options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, DEFAULT_LEVEL)
+        options.optimized_model_filepath = os.path.join(folder, "optimized.onnx")
+        try:
+            ort.InferenceSession(model.SerializeToString(), options,
+                                 providers=["CPUExecutionProvider"])
+            optimized = onnx.load(options.optimized_model_filepath)
+        except Exception:  # the cause stays unnamed; the note says the rest
+            return False
+    return any(node.domain == "com.microsoft.nchwc" and node.op_type == "Upsample"
+               for node in optimized.graph.node)

@@ -16,6 +16,7 @@ import onnx
 from onnx import TypeProto
 
 from ..._errors import UpsampleError
+from .._fixes import Action, Fix, FixableError
 from .._graphs import ModelLike, Site, default_opset, is_upsample, model_of, node_label, walk
 from .._versions import DEFAULT_DOMAINS
 from ._pipeline import (
@@ -163,8 +164,10 @@ def downgrade(model: ModelLike, opset: int = 9) -> onnx.ModelProto:
     ([('Upsample', ['X', 's'])], 9)
     """
     model = model_of(model)
-    target = require_opset(opset, 7, 9, "downgrade() writes Upsample-7 (opsets 7 and 8) or "
-                            "Upsample-9 (opset 9); use upgrade() for Resize")
+    higher = opset if isinstance(opset, int) and opset >= 10 else 18
+    target = require_opset(opset, 7, 9, Fix(
+        "downgrade writes Upsample-7 (opsets 7 and 8) or Upsample-9 (opset 9); for opset 10 "
+        "and later (Resize) use {0}", (Action("upgrade", (("opset", higher),)),)))
     source = default_opset(model.opset_import)
     if source is None:
         raise UpsampleError("the model imports no default-domain ('' or 'ai.onnx') opset; "
@@ -177,11 +180,12 @@ def downgrade(model: ModelLike, opset: int = 9) -> onnx.ModelProto:
             set_pending(node, "Upsample", [node.input[0], scales_name], {"mode": mode})
             return
         if constant is None:
-            raise UpsampleError(
+            raise FixableError(
                 f"cannot downgrade node {label!r} to opset {target}: its scales are computed "
                 f"at run time ({site.scope.origin(scales_name)}) and Upsample-7 takes them as "
-                "an attribute; fix: onnx_upsample.onnx.fold_scales(model) first, or use "
-                "opset=9")
+                "an attribute", Fix("{0} first, or {1}", (
+                    Action("fold_scales"), Action("downgrade", (("opset", 9),)))),
+                joiner="; fix: ")
         values = np.asarray(constant, dtype=np.float32).reshape(-1)
         job.orphans.update(name for name in node.input[1:] if name)
         set_pending(node, "Upsample", [node.input[0]],

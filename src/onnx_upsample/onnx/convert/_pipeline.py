@@ -21,6 +21,7 @@ from onnx import TypeProto, helper, numpy_helper, version_converter
 
 from ..._errors import UpsampleError, UpsampleWarning
 from .._external import without_data
+from .._fixes import Action, Fix, FixableError
 from .._graphs import (
     Site,
     all_names,
@@ -53,13 +54,13 @@ def newest_opset() -> int:
     return int(onnx.defs.onnx_opset_version())
 
 
-def require_opset(opset: object, low: int, high: int, what: str) -> int:
+def require_opset(opset: object, low: int, high: int, what: Fix) -> int:
     """``opset`` as an int from ``low`` to ``high``; TypeError or UpsampleError (``what``
-    says which opsets the function writes)."""
+    says which opsets the function writes, and what to use for the others)."""
     if isinstance(opset, bool) or not isinstance(opset, int | np.integer):
         raise TypeError(f"opset is {opset!r}; expected an integer from {low} to {high}")
     if not low <= int(opset) <= high:
-        raise UpsampleError(f"opset is {opset}; {what}")
+        raise FixableError(f"opset is {opset}", what)
     return int(opset)
 
 
@@ -325,9 +326,10 @@ def finish_job(job_model: onnx.ModelProto, original: onnx.ModelProto, target: in
         onnx.checker.check_model(without_data(job_model))
     except onnx.checker.ValidationError as error:
         first = str(error).strip().splitlines()[0]
-        raise UpsampleError(
-            f"the converted model fails onnx.checker.check_model: {first}; run "
-            "onnx_upsample.onnx.check(model) on the original and fix what it reports") from None
+        raise FixableError(
+            f"the converted model fails onnx.checker.check_model: {first}",
+            Fix("run {0} on the original and fix what it reports", (Action("check"),))
+        ) from None
     return job_model
 
 
@@ -358,6 +360,36 @@ def _has_shape(value_type: TypeProto | None) -> bool:
     return value_type.tensor_type.HasField("shape")
 
 
+def _fed_at_run_time(value: onnx.ValueInfoProto, tensor: onnx.TensorProto) -> bool:
+    """Whether graph input ``value`` declares that a run may feed it: a dimension that is
+    symbolic, unknown or other than its initializer's (a constant has one shape only). No
+    declared shape says nothing either way: the input is taken for the constant IR 3 meant."""
+    if not value.type.HasField("tensor_type") or not value.type.tensor_type.HasField("shape"):
+        return False
+    dims = value.type.tensor_type.shape.dim
+    return len(dims) != len(tensor.dims) or any(
+        not dim.HasField("dim_value") or dim.dim_value != size
+        for dim, size in zip(dims, tensor.dims, strict=True))
+
+
+def _unlist_ir3_initializers(result: onnx.GraphProto, original: onnx.GraphProto) -> None:
+    """Drop from ``result``'s inputs the initializers IR 3 made the original list there.
+
+    IR 3 required every initializer to be a graph input too, and runtimes read the pair as a
+    constant; from IR 4 on the pair means an input with a default that a run may override,
+    so onnxruntime stops treating it as a constant (no constant folding, other kernels;
+    "Initializer ... appears in graph inputs and will not be treated as constant"). An input
+    whose declaration shows it is fed (a shape the initializer does not have) stays.
+    """
+    tensors = {tensor.name: tensor for tensor in original.initializer}
+    listed = {value.name for value in original.input if value.name in tensors
+              and not _fed_at_run_time(value, tensors[value.name])}
+    kept = [value for value in result.input if value.name not in listed]
+    if len(kept) != len(result.input):
+        del result.input[:]
+        result.input.extend(kept)
+
+
 def _restore_metadata(result: onnx.ModelProto, original: onnx.ModelProto, target: int) -> None:
     for name in ("producer_name", "producer_version", "domain", "model_version", "doc_string"):
         setattr(result, name, getattr(original, name))
@@ -367,6 +399,8 @@ def _restore_metadata(result: onnx.ModelProto, original: onnx.ModelProto, target
     result.graph.doc_string = original.graph.doc_string
     minimum = helper.find_min_ir_version_for([helper.make_opsetid("", target)])
     result.ir_version = max(original.ir_version, minimum)
+    if original.ir_version < 4 <= result.ir_version:
+        _unlist_ir3_initializers(result.graph, original.graph)
     # Keep the declarations of the main graph as they were: the converter adds inferred
     # types (from one branch of an If, for example) that the original did not claim.
     # onnx's checker wants a shape on every graph output: where the original declares none,

@@ -15,9 +15,10 @@ import onnx
 from onnx import TypeProto
 
 from ..._errors import UpsampleError, UpsampleWarning
+from .._fixes import Action, Fix, FixableError
 from .._graphs import ModelLike, Site, default_opset, is_upsample, model_of, node_label, walk
 from .._infer import rank_of
-from .._node import case_variant
+from .._node import case_fixed, describe
 from .._versions import DEFAULT_DOMAINS
 from ._pipeline import (
     Job,
@@ -45,9 +46,8 @@ def _resize10_nearest_mode(site: Site, node: onnx.NodeProto, label: str) -> str:
             f"cannot upgrade Resize-10 node {label!r}: its scales are computed at run time, "
             "and onnxruntime's Resize-10 rounds nearest indices down when a scale is >= 1 and "
             "up when it is below 1, which no single nearest_mode of Resize-11 expresses "
-            "without knowing the scales; fix: fold the scales into a constant "
-            "(onnx_upsample.onnx.fold_scales handles Upsample only) or convert this node by "
-            "hand")
+            "without knowing the scales; fix: make the scales a constant (onnx-upsample's "
+            "scale folding handles Upsample only, not Resize) or convert this node by hand")
     values = [float(v) for v in np.asarray(scales).reshape(-1)]
     if all(v >= 1 for v in values):
         return "floor"
@@ -123,18 +123,21 @@ def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET) -> onnx
     """
     model = _normalise_mode_case(model_of(model))
     newest = newest_opset()
+    lower = opset if isinstance(opset, int) and 7 <= opset <= 9 else 9
     target = newest if opset is None else require_opset(
         opset, 10, newest,
-        f"upgrade() writes Resize, which needs opset 10 or later, and the installed onnx "
-        f"knows opsets up to {newest}; use downgrade() for opsets 7-9")
+        Fix(f"upgrade writes Resize, which needs opset 10 or later, and the installed onnx "
+            f"knows opsets up to {newest}; for opsets 7-9 (Upsample) use {{0}}",
+            (Action("downgrade", (("opset", lower),)),)))
     source = default_opset(model.opset_import)
     if source is None:
         raise UpsampleError("the model imports no default-domain ('' or 'ai.onnx') opset; "
                             "add one with onnx.helper.make_opsetid('', N)")
     if source > target:
-        raise UpsampleError(
-            f"the model imports opset {source}, above the target opset {target}; upgrade() "
-            f"never lowers the opset: use opset={source} or later")
+        raise FixableError(
+            f"the model imports opset {source}, above the target opset {target}; upgrade "
+            "never lowers the opset",
+            Fix("use {0} or a later opset", (Action("upgrade", (("opset", source),)),)))
     job = start_job(model)
 
     def visit(site: Site, index: int, node: onnx.NodeProto,
@@ -202,28 +205,26 @@ def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET) -> onnx
 def _normalise_mode_case(model: onnx.ModelProto) -> onnx.ModelProto:
     """``model``, or a copy whose Upsample modes written in the case old converters wrote
     ('NEAREST', 'BILINEAR') are in lower case, with a warning for each."""
-    found = [(site, index, node, attribute)
-             for site in walk(model) for index, node in enumerate(site.owner.node)
-             if is_upsample(node) for attribute in node.attribute
-             if attribute.name == "mode" and attribute.type == onnx.AttributeProto.STRING
-             and case_variant(attribute.s.decode("utf-8", "replace")) is not None]
-    if not found:
-        return model
-    for site, index, node, attribute in found:
-        name = attribute.s.decode("utf-8", "replace")
-        warnings.warn(
-            f"Upsample node {node_label(site, node, index)!r}: mode {name!r} (the case old "
-            f"converters wrote, which onnx's checker and onnxruntime refuse) is written "
-            f"{case_variant(name)!r}", UpsampleWarning, stacklevel=3)
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
+    changed = False
     for site in walk(copy):
-        for node in site.owner.node:
+        for index, node in enumerate(site.owner.node):
             if not is_upsample(node):
                 continue
             for attribute in node.attribute:
-                if attribute.name == "mode" and attribute.type == onnx.AttributeProto.STRING:
-                    lower = case_variant(attribute.s.decode("utf-8", "replace"))
-                    if lower is not None:
-                        attribute.s = lower.encode()
-    return copy
+                if attribute.name != "mode" or attribute.type != onnx.AttributeProto.STRING:
+                    continue
+                name = attribute.s.decode("utf-8", "replace")
+                label = node_label(site, node, index)
+                # the name the node's form takes ('linear' for 'BILINEAR' in version 7)
+                lower = case_fixed(name, describe(node, label, site.opset, site.scope).form)
+                if lower is None:
+                    continue
+                warnings.warn(
+                    f"Upsample node {label!r}: mode {name!r} (the case old converters wrote, "
+                    f"which onnx's checker and onnxruntime refuse) is written {lower!r}",
+                    UpsampleWarning, stacklevel=3)
+                attribute.s = lower.encode()
+                changed = True
+    return copy if changed else model

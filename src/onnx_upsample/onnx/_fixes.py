@@ -1,0 +1,176 @@
+"""Fixes that name an action, worded once for both places a user reads them.
+
+A fix such as "downgrade the model to opset 9" is a Python call for a user of the API
+(``onnx_upsample.onnx.downgrade(model, opset=9)``) and a command for a user of the command
+line (``onnx-upsample downgrade M -o OUT --opset 9``). :class:`Action` holds the call as data
+and spells both forms; :class:`Fix` is the sentence around it. Messages are written here, in
+``_node``, ``_check`` and the converters; the command line only renders the action with its
+own quoting (``cli._common.shell_command``) and the user's real paths.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .._errors import UpsampleError, UpsampleWarning
+
+__all__ = ["Action", "Fix", "FixableError", "FixableWarning", "fix_of"]
+
+# For each function of onnx_upsample.onnx that a fix may name: the command that does the same
+# on the command line, whether it writes a model (-o OUT), and each keyword's option.
+_COMMANDS: dict[str, tuple[str, bool, dict[str, str]]] = {
+    "upgrade": ("upgrade", True, {"opset": "--opset"}),
+    "downgrade": ("downgrade", True, {"opset": "--opset"}),
+    "fold_scales": ("fold", True, {}),
+    "check": ("check", False, {}),
+    "run": ("run", False, {"legacy_modes": "--legacy-modes"}),
+}
+# A function without a command of its own runs through Python on the command line.
+_PYTHON_ONLY = {"infer_shapes"}
+
+
+@dataclass(frozen=True)
+class Action:
+    """One call of the public API that fixes something (see the module docstring).
+
+    Attributes
+    ----------
+    function : str
+        ``upgrade``, ``downgrade``, ``fold_scales``, ``infer_shapes``, ``check`` or ``run``
+        (run the model with ``onnx.reference.ReferenceEvaluator`` and
+        :class:`~onnx_upsample.onnx.Upsample`).
+    options : tuple of (str, object)
+        Keyword arguments, in order (``(("opset", 9),)``); a boolean option is given when
+        True.
+    """
+
+    function: str
+    options: tuple[tuple[str, object], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.function not in _COMMANDS and self.function not in _PYTHON_ONLY:
+            raise ValueError(f"no action {self.function!r}")
+
+    def python(self) -> str:
+        """The Python call: ``onnx_upsample.onnx.downgrade(model, opset=9)``."""
+        if self.function == "run":
+            op = ("onnx_upsample.onnx.Upsample.with_legacy_modes()"
+                  if dict(self.options).get("legacy_modes") else "onnx_upsample.onnx.Upsample")
+            return f"onnx.reference.ReferenceEvaluator(model, new_ops=[{op}])"
+        keywords = "".join(f", {key}={value!r}" for key, value in self.options)
+        return f"onnx_upsample.onnx.{self.function}(model{keywords})"
+
+    def output_for(self, model: str) -> str:
+        """A name for the model the action writes, beside ``model``: ``yolo.onnx`` ->
+        ``yolo_opset9.onnx`` (downgrade to 9), ``yolo_folded.onnx``, ...; ``""`` for an
+        action that writes no model."""
+        if self.function in ("check", "run"):
+            return ""
+        stem = os.path.splitext(model)[0]
+        options = dict(self.options)
+        if self.function in ("upgrade", "downgrade"):
+            default = "18" if self.function == "upgrade" else "9"
+            return f"{stem}_opset{options.get('opset', default)}.onnx"
+        return f"{stem}_{'folded' if self.function == 'fold_scales' else 'shapes'}.onnx"
+
+    def command_words(self, model: str, output: str = "OUT.onnx") -> list[str]:
+        """The words after ``onnx-upsample`` that do the same for the model at ``model``,
+        writing ``output`` where the action writes a model."""
+        if self.function in _PYTHON_ONLY:
+            return []
+        command, writes, flags = _COMMANDS[self.function]
+        words = [command, model]
+        if writes:
+            words += ["-o", output]
+        if command == "run":
+            words.append("--random")
+        for key, value in self.options:
+            if isinstance(value, bool):
+                if value:
+                    words.append(flags[key])
+            else:
+                words += [flags[key], str(value)]
+        return words
+
+    def python_command(self, model: str, output: str = "OUT.onnx") -> list[str]:
+        """For a function with no command: a ``python -c`` line that runs it on the files."""
+        # double-quoted literals, so that a shell's single quotes hold the line unescaped
+        code = (f"import onnx, onnx_upsample.onnx as u; onnx.save(u.{self.function}("
+                f"onnx.load({json.dumps(model)})), {json.dumps(output)})")
+        return ["python", "-c", code]
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A fix in words, with the actions it names (see the module docstring).
+
+    Attributes
+    ----------
+    text : str
+        The sentence; ``{0}``, ``{1}``, ... mark where the actions go.
+    actions : tuple of Action
+        The calls it names, in slot order; empty for a fix that is a change by hand.
+    """
+
+    text: str
+    actions: tuple[Action, ...] = ()
+
+    def render(self, spell: Callable[[Action], str]) -> str:
+        """The sentence with each action spelled by ``spell``."""
+        text = self.text
+        for slot, action in enumerate(self.actions):
+            text = text.replace(f"{{{slot}}}", spell(action))
+        return text
+
+    def python(self) -> str:
+        """The sentence with the actions as Python calls (what the Python API shows)."""
+        return self.render(Action.python)
+
+
+def fix_of(fix: str | Fix) -> Fix:
+    """A plain sentence as a :class:`Fix` without an action."""
+    return fix if isinstance(fix, Fix) else Fix(fix)
+
+
+class FixableError(UpsampleError):
+    """An :class:`~onnx_upsample.UpsampleError` whose fix names an action.
+
+    ``str(error)`` is the problem and the fix as a Python call; the command line rewords
+    it with the fix as a command (:attr:`problem`, :attr:`fix`).
+    """
+
+    def __init__(self, problem: str, fix: Fix, joiner: str = "; ") -> None:
+        self.problem = problem
+        self.fix = fix
+        self.joiner = joiner
+        super().__init__(f"{problem}{joiner}{fix.python()}")
+
+    def render(self, spell: Callable[[Action], str]) -> str:
+        """The message with the action spelled by ``spell``."""
+        return f"{self.problem}{self.joiner}{self.fix.render(spell)}"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # pickled (to another process) with its parts, not with the joined message
+        return (type(self), (self.problem, self.fix, self.joiner))
+
+
+class FixableWarning(UpsampleWarning):
+    """An :class:`~onnx_upsample.UpsampleWarning` whose fix names an action (as
+    :class:`FixableError`)."""
+
+    def __init__(self, problem: str, fix: Fix, joiner: str = "; ") -> None:
+        self.problem = problem
+        self.fix = fix
+        self.joiner = joiner
+        super().__init__(f"{problem}{joiner}{fix.python()}")
+
+    def render(self, spell: Callable[[Action], str]) -> str:
+        """The message with the action spelled by ``spell``."""
+        return f"{self.problem}{self.joiner}{self.fix.render(spell)}"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # pickled (to another process) with its parts, not with the joined message
+        return (type(self), (self.problem, self.fix, self.joiner))
