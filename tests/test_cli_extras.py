@@ -223,10 +223,14 @@ def test_check_command_exit_codes_and_json(tmp_path: Path, cli) -> None:
     _onnx_model(tmp_path, "trt.onnx", [trt_style], [x])
     result = cli("check", "trt.onnx", "--json")
     assert result.returncode == 1, result.stderr
-    findings = json.loads(result.stdout)
+    document = json.loads(result.stdout)
+    assert document["model"] == "trt.onnx"
+    assert document["counts"] == {"errors": 1, "warnings": 0}
+    findings = document["findings"]
     assert [(f["severity"], f["node"], f["code"]) for f in findings] == [
         ("error", "upsample_86", "form-opset")]
-    assert findings[0]["fix"]
+    assert findings[0]["commands"][0] == (
+        "onnx-upsample downgrade trt.onnx -o trt_opset9.onnx --opset 9")
     plain = cli("check", str(EXAMPLE))
     assert plain.returncode == 0 and "0 error(s), 0 warning(s)" in plain.stdout
 
@@ -238,7 +242,7 @@ def test_downgrade_command_matches_the_python_tool(tmp_path: Path, cli) -> None:
     onnx.save(upgrade(EXAMPLE), tmp_path / "up.onnx")
     result = cli("downgrade", "up.onnx", "-o", "down.onnx")
     assert result.returncode == 0, result.stderr
-    assert "1 Resize node(s) became Upsample" in result.stdout
+    assert result.stdout.rstrip().endswith(": 1 Resize-18 -> Upsample-9")
     written = onnx.load(tmp_path / "down.onnx")
     assert written.SerializeToString() == downgrade(tmp_path / "up.onnx").SerializeToString()
 
@@ -262,7 +266,7 @@ def test_fold_command_says_what_it_could_not_fold(tmp_path: Path, cli) -> None:
     result = cli("fold", "dynamic.onnx", "-o", "folded2.onnx")
     assert result.returncode == 0, result.stderr
     assert "0 of 1 computed scales folded" in result.stdout
-    assert "not folded: up:" in result.stdout and "--input-shape" in result.stdout
+    assert "not folded: up:" in result.stderr and "--input-shape" in result.stderr
 
 
 def test_run_checks_inputs_against_the_model(tmp_path: Path, cli) -> None:
@@ -283,3 +287,33 @@ def test_run_checks_inputs_against_the_model(tmp_path: Path, cli) -> None:
     assert line.startswith("detections: float32 [1, 18, 26, 26], min ")
     low = line.split("min ")[1].split(",")[0]
     assert low == str(np.float32(low))  # float32 digits, not float64's
+
+
+def test_readme_run_example_runs_on_what_make_demo_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's `run` transcript reads build/demo/feature.npy and route.npy, which
+    `make demo` writes with scripts/make_legacy_model.py --inputs build/demo; run from a
+    checkout after it, the command prints exactly the README's line."""
+    import importlib.util
+    import re
+    import shlex
+
+    pytest.importorskip("onnx")
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text()
+    found = re.search(r"^\$ onnx-upsample (run examples/\S+ .*)\n(.*)$", readme, re.MULTILINE)
+    assert found is not None
+    command, shown = shlex.split(found.group(1)), found.group(2)
+    assert "--inputs build/demo" in (root / "Makefile").read_text()
+    assert "--inputs build/demo" in readme  # the README names what writes the inputs
+    spec = importlib.util.spec_from_file_location("make_legacy_model",
+                                                  root / "scripts" / "make_legacy_model.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "examples").symlink_to(root / "examples")
+    script.write_inputs("build/demo")
+    assert main(command) == 0
+    assert capsys.readouterr().out.splitlines() == [shown]

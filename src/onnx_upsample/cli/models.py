@@ -2,9 +2,12 @@
 Upsample, from the command line.
 
 The commands parse their arguments, call onnx_upsample.onnx (``verify`` for ``upgrade
---verify``, ``_feeds`` for the inputs of ``run``) and print. onnx (and, for ``upgrade
---verify``, onnxruntime) is imported inside the handlers only, so ``onnx-upsample --help`` and
-the core commands work without the ``onnx`` extra.
+--verify``, ``_feeds`` for the inputs of ``run``) and print, following cli/_common.py's
+conventions (``-q``, ``--json``, notes on stdout, warnings and errors on stderr). Every fix
+they print is the command to type, for the user's own model (``_models_io.spell_fix``); the
+library words the same fix as a Python call. onnx (and, for ``upgrade --verify``,
+onnxruntime) is imported inside the handlers only, so ``onnx-upsample --help`` and the core
+commands work without the ``onnx`` extra.
 """
 
 from __future__ import annotations
@@ -12,19 +15,53 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._errors import UpsampleError, UpsampleWarning
-from ._common import EXIT_FINDINGS, EXIT_OK, warn
+from .._errors import UpsampleError
+from ._common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    PROG,
+    add_output_options,
+    note,
+    print_json,
+)
+from ._models_io import (
+    caught_warnings,
+    check_output_path,
+    describe_array,
+    file_name,
+    hints_as_commands,
+    load_model,
+    npy_ready,
+    read_inputs,
+    save_model,
+    save_npy,
+    spell_action,
+    spell_fix,
+    table,
+    warn_all,
+    with_all_data,
+)
 
 if TYPE_CHECKING:
+    from ..onnx import Finding
     from ..onnx._external import ModelProto
 
 __all__ = ["register"]
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _hinted(command: Handler) -> Handler:
+    """``command`` with the fixes of the library's errors spelled as commands to type."""
+    def handler(args: argparse.Namespace) -> int:
+        with hints_as_commands(args.model):
+            return command(args)
+    return handler
 
 
 def register(subparsers: Any) -> None:
@@ -36,7 +73,9 @@ def register(subparsers: Any) -> None:
         "input and output shapes) and every finding of onnx_upsample.onnx.check with its "
         "fix. Exit 1 if there are errors.")
     inspect.add_argument("model", help="the .onnx file")
-    inspect.set_defaults(handler=_cmd_inspect)
+    add_output_options(inspect, json_help="print the model, its nodes and the findings as "
+                       "one JSON object")
+    inspect.set_defaults(handler=_hinted(_cmd_inspect))
 
     upgrade = subparsers.add_parser(
         "upgrade", help="turn every Upsample into a Resize with identical outputs",
@@ -49,20 +88,31 @@ def register(subparsers: Any) -> None:
                          help="target opset, 10 to the newest onnx knows (default: 18, which "
                          "the runtimes in use load)")
     upgrade.add_argument("--verify", action="store_true",
-                         help="run both models in onnxruntime on the same random inputs and "
-                         "report the largest difference per output; exit 1 unless all are 0")
+                         help="run both models in onnxruntime (optimization level "
+                         "ORT_ENABLE_EXTENDED) on the same random inputs and report the "
+                         "largest difference per output; exit 1 unless all are 0 (a "
+                         "difference at the default level only is a note)")
+    upgrade.add_argument("--keep-unverified", action="store_true",
+                         help="with --verify: write OUTPUT even when the verification fails, "
+                         "to inspect it (the exit status stays 1)")
     upgrade.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                          help="with --verify: use this array for input NAME (repeatable)")
     upgrade.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    upgrade.set_defaults(handler=_cmd_upgrade)
+    add_output_options(upgrade, json_help="print what was rewritten and the verification as "
+                       "one JSON object")
+    upgrade.set_defaults(handler=_hinted(_cmd_upgrade))
 
     check = subparsers.add_parser(
         "check", help="the findings of onnx_upsample.onnx.check; exit 1 if there are errors",
         description="Every finding (severity, node, message, fix) of onnx_upsample.onnx.check "
-        "for MODEL, one per line or as JSON for CI pipelines. Exit 1 if there are errors.")
+        "for MODEL, one per line or as JSON for CI pipelines. Exit 1 if there are errors "
+        "(with --strict, also if there are warnings).")
     check.add_argument("model", help="the .onnx file")
-    check.add_argument("--json", action="store_true", help="print the findings as JSON")
-    check.set_defaults(handler=_cmd_check)
+    check.add_argument("--strict", action="store_true",
+                       help="exit 1 when there are warnings too")
+    add_output_options(check, json_help="print the model, its findings and their counts as "
+                       "one JSON object")
+    check.set_defaults(handler=_hinted(_cmd_check))
 
     downgrade = subparsers.add_parser(
         "downgrade", help="turn Upsample-equivalent Resize nodes back into Upsample",
@@ -73,7 +123,8 @@ def register(subparsers: Any) -> None:
     downgrade.add_argument("-o", "--output", required=True, help="the downgraded .onnx file")
     downgrade.add_argument("--opset", type=int, default=9, choices=(7, 8, 9),
                            help="target opset (default 9)")
-    downgrade.set_defaults(handler=_cmd_downgrade)
+    add_output_options(downgrade, json_help="print what was rewritten as one JSON object")
+    downgrade.set_defaults(handler=_hinted(_cmd_downgrade))
 
     fold = subparsers.add_parser(
         "fold", help="store computed Upsample scales as constants where they are static",
@@ -84,8 +135,10 @@ def register(subparsers: Any) -> None:
     fold.add_argument("-o", "--output", required=True, help="the folded .onnx file")
     fold.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...",
                       help="a concrete shape for a graph input with symbolic dimensions "
-                      "(repeatable)")
-    fold.set_defaults(handler=_cmd_fold)
+                      "(repeatable); the written model declares it, as its folded scales "
+                      "hold for that shape only")
+    add_output_options(fold, json_help="print what was folded as one JSON object")
+    fold.set_defaults(handler=_hinted(_cmd_fold))
 
     run = subparsers.add_parser(
         "run", help="run an ONNX model with every Upsample version (onnx's reference evaluator)",
@@ -95,7 +148,7 @@ def register(subparsers: Any) -> None:
     run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                      help="the value of graph input NAME (repeat for each input)")
     run.add_argument("--output-dir", default=None, metavar="DIR",
-                     help="write each output to DIR/NAME.npy")
+                     help="write each output to DIR/NAME.npy (DIR is created if missing)")
     run.add_argument("--random", action="store_true",
                      help="random values for the inputs not given with --input (as upgrade "
                      "--verify makes them; symbolic dimensions become 8)")
@@ -103,85 +156,50 @@ def register(subparsers: Any) -> None:
     run.add_argument("--legacy-modes", action="store_true",
                      help="run modes written in upper or mixed case by old converters "
                      "('NEAREST', 'BILINEAR') as their lower-case names, with a warning")
-    run.set_defaults(handler=_cmd_run)
+    add_output_options(run, json_help="print the inputs and outputs (type, shape, range, "
+                       "file) as one JSON object")
+    run.set_defaults(handler=_hinted(_cmd_run))
 
 
-def _load_model(path: str, which: str = "small") -> ModelProto:
-    """The model at ``path``, read safely (see onnx/_external.py): its small external
-    tensors loaded (``which="all"``: every tensor, to run it)."""
-    from ..onnx import _external
-
-    if not os.path.exists(path):
-        raise UpsampleError(f"model file {path!r} does not exist")
-    if os.path.isdir(path):
-        raise UpsampleError(f"model {path!r} is a directory; give the .onnx file")
-    try:
-        model = _external.load(path, which)  # type: ignore[arg-type]
-    except UpsampleError:
-        raise
-    except Exception as error:  # protobuf DecodeError, unreadable files, ...
-        if type(error).__name__ == "DecodeError":
-            raise UpsampleError(f"{path!r} is not an ONNX model (its bytes are not an ONNX "
-                                 "ModelProto); give a .onnx file") from None
-        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        raise UpsampleError(f"cannot read {path!r} as an ONNX model: "
-                        f"{type(error).__name__} {first}".rstrip()) from None
-    if not model.graph.node and not model.graph.input and not model.opset_import:
-        raise UpsampleError(f"{path!r} is not an ONNX model (it holds no graph and no "
-                             "opset); give a .onnx file")
-    return model
+def _warnings(args: argparse.Namespace) -> list[str]:
+    return list(getattr(args, "warning_lines", []))
 
 
-def _with_all_data(model: ModelProto, source: str) -> ModelProto:
-    """A copy of ``model`` with every external tensor (relative to ``source``'s folder)
-    loaded, for onnxruntime; refused when the whole would pass protobuf's 2 GiB."""
-    from ..onnx import _external
+def _conversion_line(args: argparse.Namespace, model: ModelProto, converted: ModelProto,
+                     counts: dict[str, int]) -> dict[str, Any]:
+    """Say what a conversion did (opsets, IR versions, each kind of rewrite); its JSON."""
+    from ..onnx._graphs import default_opset
 
-    if not _external.external_tensors(model):
-        return model
-    base = os.path.dirname(os.path.abspath(source))
-    total = _external.check_locations(model, base) + model.ByteSize()
-    if total > _external.PROTOBUF_LIMIT:
-        raise UpsampleError("the model with its external data passes protobuf's 2 GiB, which "
-                             "onnxruntime cannot take from memory: leave out --verify (the "
-                             "upgrade itself does not need to load the data)")
-    return _external.with_all_data(model, base)
-
-
-def _read_inputs(items: Sequence[str]) -> dict[str, np.ndarray]:
-    feeds: dict[str, np.ndarray] = {}
-    for item in items:
-        name, sep, path = item.partition("=")
-        if not sep or not name or not path:
-            raise UpsampleError(f"--input {item!r}: expected NAME=FILE.npy")
-        if name in feeds:
-            raise UpsampleError(f"--input gives {name!r} twice")
-        try:
-            feeds[name] = np.load(path, allow_pickle=False)
-        except FileNotFoundError:
-            raise UpsampleError(f"--input {name}: file {path!r} does not exist") from None
-        except (OSError, ValueError) as error:
-            raise UpsampleError(f"--input {name}: cannot read {path!r} as a .npy array: "
-                            f"{error}") from None
-    return feeds
+    source, target = default_opset(model.opset_import), default_opset(converted.opset_import)
+    done = ", ".join(f"{n} {kind}" for kind, n in counts.items()) or "no Upsample or Resize"
+    note(args, f"{args.model} (opset {source}, IR {model.ir_version}) -> {args.output} "
+               f"(opset {target}, IR {converted.ir_version}): {done}")
+    kept = {value.name for value in converted.graph.input}
+    unlisted = [value.name for value in model.graph.input if value.name not in kept]
+    if unlisted:
+        note(args, f"{len(unlisted)} initializer(s) that IR {model.ir_version} listed as graph "
+                   f"inputs ({', '.join(unlisted[:4])}{', ...' if len(unlisted) > 4 else ''}) "
+                   f"are constants only at IR {converted.ir_version}: there an input with a "
+                   "default can be overridden, and runtimes stop treating it as a constant")
+    return {"model": args.model, "output": args.output, "opset": [source, target],
+            "ir_version": [model.ir_version, converted.ir_version], "rewrites": counts,
+            "no_longer_inputs": unlisted}
 
 
-def _warning_lines(caught: list[warnings.WarningMessage]) -> None:
-    """Each distinct warning once, as the command line words warnings."""
-    for text in dict.fromkeys(str(item.message) for item in caught):
-        warn(text)
+# --------------------------------------------------------------------------- inspect, check
 
 
-# --------------------------------------------------------------------------- inspect
+def _finding(finding: Finding, model: str) -> dict[str, Any]:
+    fix = finding.fix if finding.remedy is None else spell_fix(finding.remedy, model)
+    commands = [] if finding.remedy is None else [spell_action(action, model)
+                                                  for action in finding.remedy.actions]
+    return {"severity": finding.severity, "node": finding.node, "code": finding.code,
+            "message": finding.message, "fix": fix, "commands": commands}
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows,
-                                                                       strict=True)]
-    lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True))
-             .rstrip() for row in [headers, *rows]]
-    lines.insert(1, "  ".join("-" * width for width in widths))
-    return "\n".join(lines)
+def _counts(findings: Sequence[Finding]) -> dict[str, int]:
+    errors = sum(f.severity == "error" for f in findings)
+    return {"errors": errors, "warnings": len(findings) - errors}
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
@@ -189,149 +207,156 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     from ..onnx._graphs import default_opset
     from ..onnx._report import upsample_rows
 
-    model = _load_model(args.model)
-    findings = check(model)
+    model = load_model(args.model)
+    found = check(model)
+    findings = [_finding(f, args.model) for f in found]
     rows = upsample_rows(model)
+    counts = _counts(found)
+    opset = default_opset(model.opset_import)
+    code = EXIT_FINDINGS if counts["errors"] else EXIT_OK
+    if args.json:
+        print_json({"command": "inspect", "model": args.model, "opset": opset,
+                    "ir_version": model.ir_version, "producer": model.producer_name,
+                    "producer_version": model.producer_version,
+                    "nodes": [vars(row) for row in rows], "findings": findings,
+                    "counts": counts, "warnings": _warnings(args)})
+        return code
     producer = " ".join(p for p in (model.producer_name, model.producer_version) if p)
-    print(f"{args.model}: opset {default_opset(model.opset_import)}, IR version "
-          f"{model.ir_version}" + (f", produced by {producer}" if producer else ""))
+    lines = [f"{args.model}: opset {opset}, IR version {model.ir_version}"
+             + (f", produced by {producer}" if producer else "")]
     if rows:
-        print()
-        print(_table(("node", "version", "mode", "scales", "input", "output"),
-                     [(r.node, r.form, r.mode, r.scales, r.input_shape, r.output_shape)
-                      for r in rows]))
-    errors = sum(f.severity == "error" for f in findings)
+        lines += ["", table(("node", "version", "mode", "scales", "input", "output"),
+                            [(r.node, r.form, r.mode, r.scales, r.input_shape, r.output_shape)
+                             for r in rows])]
     if findings:
-        print()
+        lines.append("")
         for finding in findings:
-            print(f"{finding.severity:<7}  {finding.node}: {finding.message}")
-            print(f"{'':<7}  fix: {finding.fix}")
-    print()
-    print(f"{len(rows)} Upsample node(s), {errors} error(s), {len(findings) - errors} "
-          "warning(s)")
-    return EXIT_FINDINGS if errors else EXIT_OK
+            lines += [f"{finding['severity']:<7}  {finding['node']}: {finding['message']}",
+                      f"{'':<7}  fix: {finding['fix']}"]
+    lines += ["", f"{len(rows)} Upsample node(s), {counts['errors']} error(s), "
+                  f"{counts['warnings']} warning(s)"]
+    note(args, "\n".join(lines))
+    return code
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from ..onnx import check
+
+    found = check(load_model(args.model))
+    findings = [_finding(f, args.model) for f in found]
+    counts = _counts(found)
+    failing = counts["errors"] + (counts["warnings"] if args.strict else 0)
+    if args.json:
+        print_json({"command": "check", "model": args.model, "strict": args.strict,
+                    "findings": findings, "counts": counts, "warnings": _warnings(args)})
+    else:
+        for finding in findings:
+            note(args, f"{finding['severity']}: {finding['node']}: {finding['message']} "
+                       f"Fix: {finding['fix']}")
+        note(args, f"{args.model}: {counts['errors']} error(s), {counts['warnings']} "
+                   "warning(s)" + (" (--strict: warnings fail)" if args.strict and
+                                   counts["warnings"] else ""))
+    return EXIT_FINDINGS if failing else EXIT_OK
 
 
 # --------------------------------------------------------------------------- upgrade
 
 
-def _check_output_path(path: str) -> str:
-    """The folder that will hold output ``path``; a bad path is refused before any work."""
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise UpsampleError(f"output directory {directory!r} does not exist")
-    if os.path.isdir(path):
-        raise UpsampleError(f"output {path!r} is a directory; give a file name such as "
-                             f"{os.path.join(path, 'model.onnx')!r}")
-    return directory
-
-
-def _save_model(model: ModelProto, path: str, source: str | None = None) -> None:
-    """Write ``model`` atomically (through io.atomic, the package's one atomic writer);
-    its external data (relative to ``source``'s folder) is copied beside ``path`` where that
-    is another folder."""
-    from ..io.atomic import atomic_path
-    from ..onnx import _external
-
-    _check_output_path(path)
-    source_base = None if source is None else os.path.dirname(os.path.abspath(source))
-    with atomic_path(path) as temporary:
-        _external.save(model, temporary, source_base)
-
-
-def _verify(original: ModelProto, upgraded: ModelProto, given: dict[str, np.ndarray],
-            seed: int) -> int:
-    """Run ``original`` and ``upgraded`` on the same inputs (onnx_upsample.onnx.verify) and
-    print the comparison; EXIT_OK if every output is bit-identical, else EXIT_FINDINGS."""
+def _verify(original: ModelProto, converted: ModelProto, given: dict[str, np.ndarray],
+            seed: int, args: argparse.Namespace | None = None) -> int:
+    """Run ``original`` and ``converted`` on the same inputs (onnx_upsample.onnx.verify) and
+    print the comparison; EXIT_OK if every output is bit-identical, else EXIT_FINDINGS.
+    The result is kept as ``args.verification`` for ``--json``."""
     from ..onnx import _feeds, verify
 
+    args = args if args is not None else argparse.Namespace()
     try:
         verify.import_onnxruntime()
     except ImportError:
         raise UpsampleError("--verify needs onnxruntime: pip install onnxruntime") from None
     runnable = verify.runnable_original(original)
     if runnable.note:
-        print(runnable.note)
+        note(args, runnable.note)
     feeds = _feeds.verification_feeds(runnable.model, original, given, seed)
+    # a wrong --input is one line naming it, not onnxruntime's traceback
+    _feeds.check_feeds(_feeds.graph_inputs(runnable.model), feeds)
     _feeds.check_tensor_sizes(runnable.model, feeds)
-    outputs = verify.compare(runnable, upgraded, feeds, labels=("original", "upgraded"))
-    rows = [(output.name, "x".join(map(str, output.shape)) or "scalar", f"{output.largest:g}",
-             "yes" if output.identical else "NO") for output in outputs]
+    outputs = verify.compare(runnable, converted, feeds, labels=("original", "upgraded"))
     identical = all(output.identical for output in outputs)
-    print(_table(("output", "shape", "largest difference", "bit-identical"), rows))
-    print("verified: outputs are bit-identical" if identical else
-          "verification FAILED: the upgraded model gives different outputs")
+    default_level = verify.default_level_note(runnable, converted, feeds, outputs)
+    note(args, table(("output", "shape", "largest difference", "bit-identical"),
+                     [(o.name, "x".join(map(str, o.shape)) or "scalar", f"{o.largest:g}",
+                       "yes" if o.identical else "NO") for o in outputs]))
+    if identical:
+        note(args, f"verified: outputs are bit-identical (onnxruntime, {verify.EXACT_LEVEL})")
+        if default_level:
+            note(args, default_level)
+    for output in outputs:
+        if not output.identical:
+            print(f"{PROG}: verification FAILED: {output.describe()}", file=sys.stderr)
+    args.verification = {
+        "level": verify.EXACT_LEVEL, "identical": identical, "note": runnable.note,
+        "default_level_note": default_level,
+        "outputs": [{"name": o.name, "shape": list(o.shape), "largest_difference": o.largest,
+                     "differing_elements": o.differing, "elements": o.size,
+                     "identical": o.identical} for o in outputs]}
     return EXIT_OK if identical else EXIT_FINDINGS
 
 
 def _cmd_upgrade(args: argparse.Namespace) -> int:
     from ..onnx import upgrade
-    from ..onnx._graphs import default_opset, is_upsample, walk
+    from ..onnx.convert import rewrites
 
-    _check_output_path(args.output)
-    model = _load_model(args.model)
-    given = _read_inputs(args.input) if args.verify else {}
+    check_output_path(args.output)
     if args.input and not args.verify:
         raise UpsampleError("--input is used by --verify only")
-    count = sum(is_upsample(node) for site in walk(model) for node in site.owner.node)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", UpsampleWarning)
+    if args.keep_unverified and not args.verify:
+        raise UpsampleError("--keep-unverified is used with --verify only")
+    model = load_model(args.model)
+    given = read_inputs(args.input)
+    with caught_warnings() as caught:
         upgraded = upgrade(model, opset=args.opset)
-    _warning_lines(caught)
-    summary = (f"{args.model} (opset {default_opset(model.opset_import)}) -> {args.output} "
-               f"(opset {default_opset(upgraded.opset_import)}): {count} Upsample node(s) "
-               "became Resize")
+    warn_all(args, [item.message for item in caught])
+    document = {"command": "upgrade", **_conversion_line(
+        args, model, upgraded, rewrites(model, args.opset, "upgrade"))}
+    code, written = EXIT_OK, True
     if args.verify:
         # verified before anything is written: a failed verification leaves no output
-        print(summary)
-        code = _verify(_with_all_data(model, args.model), _with_all_data(upgraded, args.model),
-                       given, args.seed)
+        # unless --keep-unverified asks for it
+        code = _verify(with_all_data(model, args.model), with_all_data(upgraded, args.model),
+                       given, args.seed, args)
+        written = code == EXIT_OK or args.keep_unverified
+    if written:
+        save_model(upgraded, args.output, args.model)
         if code != EXIT_OK:
-            print(f"{args.output} was not written", file=sys.stderr)
-            return code
-        _save_model(upgraded, args.output, args.model)
-        return EXIT_OK
-    _save_model(upgraded, args.output, args.model)
-    print(summary)
-    return EXIT_OK
-
-
-# --------------------------------------------------------------------------- check, fold
-
-
-def _cmd_check(args: argparse.Namespace) -> int:
-    import json
-
-    from ..onnx import check
-
-    findings = check(_load_model(args.model))
-    errors = sum(f.severity == "error" for f in findings)
-    if args.json:
-        print(json.dumps([{"severity": f.severity, "node": f.node, "code": f.code,
-                           "message": f.message, "fix": f.fix} for f in findings], indent=2))
+            print(f"{PROG}: {args.output} was written although the verification failed "
+                  "(--keep-unverified)", file=sys.stderr)
     else:
-        for finding in findings:
-            print(f"{finding.severity}: {finding.node}: {finding.message} Fix: {finding.fix}")
-        print(f"{args.model}: {errors} error(s), {len(findings) - errors} warning(s)")
-    return EXIT_FINDINGS if errors else EXIT_OK
+        print(f"{PROG}: {args.output} was not written (--keep-unverified writes it for "
+              "inspection)", file=sys.stderr)
+    if args.json:
+        print_json({**document, "written": written,
+                    "verification": getattr(args, "verification", None),
+                    "warnings": _warnings(args)})
+    return code
+
+
+# --------------------------------------------------------------------------- downgrade, fold
 
 
 def _cmd_downgrade(args: argparse.Namespace) -> int:
     from ..onnx import downgrade
-    from ..onnx._graphs import default_opset
+    from ..onnx.convert import rewrites
 
-    _check_output_path(args.output)
-    model = _load_model(args.model)
-    resizes = sum(node.op_type == "Resize" for node in model.graph.node)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", UpsampleWarning)
+    check_output_path(args.output)
+    model = load_model(args.model)
+    with caught_warnings() as caught:
         lowered = downgrade(model, opset=args.opset)
-    _warning_lines(caught)
-    left = sum(node.op_type == "Resize" for node in lowered.graph.node)
-    _save_model(lowered, args.output, args.model)
-    print(f"{args.model} (opset {default_opset(model.opset_import)}) -> {args.output} (opset "
-          f"{default_opset(lowered.opset_import)}): {resizes - left} Resize node(s) became "
-          "Upsample")
+    warn_all(args, [item.message for item in caught])
+    save_model(lowered, args.output, args.model)
+    document = _conversion_line(args, model, lowered, rewrites(model, args.opset, "downgrade"))
+    if args.json:
+        print_json({"command": "downgrade", **document, "warnings": _warnings(args)})
     return EXIT_OK
 
 
@@ -351,82 +376,77 @@ def _parse_shapes(items: Sequence[str]) -> dict[str, list[int]]:
     return shapes
 
 
-def _cmd_fold(args: argparse.Namespace) -> int:
-    from ..onnx import fold_scales
+def _computed_scales(model: ModelProto) -> int:
+    """How many Upsample nodes read scales that no constant holds."""
     from ..onnx._graphs import is_upsample, walk
 
-    _check_output_path(args.output)
-    model = _load_model(args.model)
+    count = 0
+    for site in walk(model):
+        for node in site.owner.node:
+            if (is_upsample(node) and len(node.input) > 1 and node.input[1]
+                    and site.scope.constant(node.input[1]) is None):
+                count += 1
+    return count
+
+
+def _cmd_fold(args: argparse.Namespace) -> int:
+    from ..onnx import _feeds, fold_scales
+    from ..onnx._fold import ScalesNotFolded
+
+    check_output_path(args.output)
+    model = load_model(args.model)
     shapes = _parse_shapes(args.input_shape)
-    unknown = sorted(set(shapes) - {value.name for value in model.graph.input})
+    declared = {value.name: value for value in _feeds.graph_inputs(model)}
+    unknown = sorted(set(shapes) - set(declared))
     if unknown:
         raise UpsampleError(f"--input-shape names {unknown}, which are not inputs of the "
-                             "model")
-    folded = fold_scales(model, input_shapes=shapes or None)
-    _save_model(folded, args.output, args.model)
-
-    def computed(m: Any) -> list[str]:
-        names = []
-        for site in walk(m):
-            # a model-local function has no initializers: its constants are Constant nodes
-            initializers = getattr(site.owner, "initializer", ())
-            constants = {t.name for t in initializers} | {
-                o for n in site.owner.node if n.op_type == "Constant" for o in n.output}
-            for index, node in enumerate(site.owner.node):
-                if is_upsample(node) and len(node.input) > 1 and node.input[1] not in constants:
-                    names.append(node.name or f"Upsample#{index}")
-        return names
-
-    before, after = computed(model), computed(folded)
-    print(f"{args.model} -> {args.output}: {len(before) - len(after)} of {len(before)} "
-          "computed scales folded")
-    for name in after:
-        print(f"not folded: {name}: its scales depend on values known only at run time "
-              "(symbolic input dimensions or data); give concrete shapes with --input-shape "
-              "NAME=D0,D1,... if they come from input shapes")
+                             f"model; its inputs are {sorted(declared)}")
+    with caught_warnings() as caught:
+        folded = fold_scales(model, input_shapes=shapes or None)
+    # the library's warning for scales left computed names its Python argument; here each
+    # node gets a line naming the option
+    not_folded = [name for item in caught if isinstance(item.message, ScalesNotFolded)
+                  for name in item.message.nodes]
+    warn_all(args, [item.message for item in caught
+                    if not isinstance(item.message, ScalesNotFolded)])
+    save_model(folded, args.output, args.model)
+    before = _computed_scales(model)
+    note(args, f"{args.model} -> {args.output}: {before - len(not_folded)} of {before} "
+               "computed scales folded")
+    for name, dims in shapes.items():
+        note(args, f"input {name!r} is declared with the static shape {dims} in "
+                   f"{args.output} (was {_feeds.declaration(declared[name])}): the folded "
+                   "scales hold for that shape only (--input-shape)")
+    warn_all(args, [f"not folded: {name}: its scales depend on values known only at run time "
+                    "(symbolic input dimensions or data); give concrete shapes with "
+                    "--input-shape NAME=D0,D1,... if they come from input shapes"
+                    for name in not_folded])
+    if args.json:
+        print_json({"command": "fold", "model": args.model, "output": args.output,
+                    "input_shapes": shapes, "computed": before,
+                    "folded": before - len(not_folded), "not_folded": not_folded,
+                    "warnings": _warnings(args)})
     return EXIT_OK
 
 
 # --------------------------------------------------------------------------- run
 
 
-def _save_npy(path: str, array: np.ndarray) -> None:
-    """Write ``array`` atomically: never a half-written output."""
-    from ..io.atomic import atomic_path
-
-    if os.path.isdir(path):
-        raise UpsampleError(f"output {path!r} is a directory")
-    with atomic_path(path) as temporary, open(temporary, "wb") as stream:
-        np.save(stream, array, allow_pickle=array.dtype.kind == "O")
-
-
-def _file_name(name: str) -> str:
-    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
-    return (safe or "output") + ".npy"
-
-
-def _describe(array: np.ndarray) -> str:
-    """dtype, shape and range, numbers in the array's own precision (float32 digits)."""
-    line = f"{array.dtype} {list(array.shape)}"
-    if array.size and array.dtype.kind in "biuf":
-        line += f", min {array.min()!s}, max {array.max()!s}"
-    return line
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
     from ..onnx import _feeds
     from ..onnx._evaluator import reference_evaluator
 
-    model = _load_model(args.model, "all")
-    feeds = _read_inputs(args.input)
+    directory = args.output_dir
+    if directory is not None and os.path.exists(directory) and not os.path.isdir(directory):
+        raise UpsampleError(f"--output-dir {directory!r} is a file; give a directory (it is "
+                            "created if missing)")
+    model = load_model(args.model, "all")
+    feeds = read_inputs(args.input)
     inputs = _feeds.graph_inputs(model)
     if args.random:
         feeds |= _feeds.random_feeds(inputs, feeds, _feeds.scales_inputs(model), args.seed)
     _feeds.check_feeds(inputs, feeds)
-    if args.output_dir is not None and not os.path.isdir(args.output_dir):
-        raise UpsampleError(f"--output-dir {args.output_dir!r} is not a directory")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", UpsampleWarning)
+    with caught_warnings() as caught:
         try:
             session = reference_evaluator(model, legacy_modes=args.legacy_modes)
             results = session.run(None, feeds)
@@ -436,13 +456,29 @@ def _cmd_run(args: argparse.Namespace) -> int:
             first = str(error).strip().splitlines()[0] if str(error).strip() else ""
             raise UpsampleError(
                 f"the model failed to run: {type(error).__name__}: {first}") from None
-    _warning_lines(caught)
-    for name, value in zip(session.output_names, results, strict=True):
-        array = np.asarray(value)
-        line = f"{name}: {_describe(array)}"
-        if args.output_dir is not None:
-            path = os.path.join(args.output_dir, _file_name(name))
-            _save_npy(path, array)
-            line += f" -> {path}"
-        print(line)
+    warn_all(args, [item.message for item in caught])
+    arrays = {name: np.asarray(value)
+              for name, value in zip(session.output_names, results, strict=True)}
+    if directory is not None:
+        # every output checked before any is written: all of them, or none
+        arrays = {name: npy_ready(name, array) for name, array in arrays.items()}
+    if directory is not None and not os.path.isdir(directory):
+        os.makedirs(directory)
+        note(args, f"created directory {directory}")
+    outputs = []
+    for name, array in arrays.items():
+        found = {"name": name, **describe_array(array)}
+        if directory is not None:
+            found["file"] = os.path.join(directory, file_name(name))
+            save_npy(found["file"], array)
+        outputs.append(found)
+        line = f"{name}: {found['dtype']} {found['shape']}"
+        if "min" in found:
+            line += f", min {found['min']}, max {found['max']}"
+        note(args, line + (f" -> {found['file']}" if "file" in found else ""))
+    if args.json:
+        print_json({"command": "run", "model": args.model,
+                    "inputs": {name: describe_array(np.asarray(value))
+                               for name, value in feeds.items()},
+                    "outputs": outputs, "warnings": _warnings(args)})
     return EXIT_OK

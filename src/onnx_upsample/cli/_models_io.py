@@ -1,0 +1,213 @@
+"""What the model commands (cli/models.py) share: reading models and arrays, writing files,
+tables, warnings, and fixes spelled as the commands to type.
+
+onnx is imported inside the functions only, so that ``onnx-upsample --help`` and the core
+commands work without the ``onnx`` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._errors import UpsampleError, UpsampleWarning
+from ._common import shell_command, warn
+
+if TYPE_CHECKING:
+    from ..onnx._external import ModelProto
+    from ..onnx._fixes import Action, Fix
+
+__all__ = ["caught_warnings", "check_output_path", "describe_array", "file_name",
+           "hints_as_commands", "load_model", "read_inputs", "save_model", "save_npy",
+           "spell_fix", "table", "warn_all", "with_all_data"]
+
+
+def load_model(path: str, which: str = "small") -> ModelProto:
+    """The model at ``path``, read safely (see onnx/_external.py): its small external
+    tensors loaded (``which="all"``: every tensor, to run it)."""
+    from ..onnx import _external
+
+    if not os.path.exists(path):
+        raise UpsampleError(f"model file {path!r} does not exist")
+    if os.path.isdir(path):
+        raise UpsampleError(f"model {path!r} is a directory; give the .onnx file")
+    try:
+        model = _external.load(path, which)  # type: ignore[arg-type]
+    except UpsampleError:
+        raise
+    except Exception as error:  # protobuf DecodeError, unreadable files, ...
+        if type(error).__name__ == "DecodeError":
+            raise UpsampleError(f"{path!r} is not an ONNX model (its bytes are not an ONNX "
+                                 "ModelProto); give a .onnx file") from None
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise UpsampleError(f"cannot read {path!r} as an ONNX model: "
+                            f"{type(error).__name__} {first}".rstrip()) from None
+    if not model.graph.node and not model.graph.input and not model.opset_import:
+        raise UpsampleError(f"{path!r} is not an ONNX model (it holds no graph and no "
+                             "opset); give a .onnx file")
+    return model
+
+
+def with_all_data(model: ModelProto, source: str) -> ModelProto:
+    """A copy of ``model`` with every external tensor (relative to ``source``'s folder)
+    loaded, for onnxruntime; refused when the whole would pass protobuf's 2 GiB."""
+    from ..onnx import _external
+
+    if not _external.external_tensors(model):
+        return model
+    base = os.path.dirname(os.path.abspath(source))
+    total = _external.check_locations(model, base) + model.ByteSize()
+    if total > _external.PROTOBUF_LIMIT:
+        raise UpsampleError("the model with its external data passes protobuf's 2 GiB, which "
+                             "onnxruntime cannot take from memory: leave out --verify (the "
+                             "upgrade itself does not need to load the data)")
+    return _external.with_all_data(model, base)
+
+
+def read_inputs(items: Sequence[str]) -> dict[str, np.ndarray]:
+    """The arrays of ``--input NAME=FILE.npy`` options, read without pickle."""
+    feeds: dict[str, np.ndarray] = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise UpsampleError(f"--input {item!r}: expected NAME=FILE.npy")
+        if name in feeds:
+            raise UpsampleError(f"--input gives {name!r} twice")
+        try:
+            feeds[name] = np.load(path, allow_pickle=False)
+        except FileNotFoundError:
+            raise UpsampleError(f"--input {name}: file {path!r} does not exist") from None
+        except (OSError, ValueError) as error:
+            raise UpsampleError(f"--input {name}: cannot read {path!r} as a .npy array: "
+                                f"{error}") from None
+    return feeds
+
+
+@contextmanager
+def caught_warnings() -> Iterator[list[warnings.WarningMessage]]:
+    """Collect the library's warnings, for the command to word them as warning lines."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UpsampleWarning)
+        yield caught
+
+
+def warn_all(args: argparse.Namespace, messages: Sequence[object]) -> None:
+    """Each distinct message once as a warning line (stderr, also under ``-q``), kept for the
+    ``--json`` document; a fix that names a call is spelled as the command to type."""
+    from ..onnx._fixes import FixableWarning
+
+    kept: list[str] = args.__dict__.setdefault("warning_lines", [])
+    lines = [message.render(lambda action: spell_action(action, args.model))
+             if isinstance(message, FixableWarning) else str(message) for message in messages]
+    for text in dict.fromkeys(lines):
+        warn(text)
+        kept.append(text)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Columns padded to their widest cell, with a rule under the headers."""
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows,
+                                                                       strict=True)]
+    lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True))
+             .rstrip() for row in [headers, *rows]]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def check_output_path(path: str) -> str:
+    """The folder that will hold output ``path``; a bad path is refused before any work."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise UpsampleError(f"output directory {directory!r} does not exist")
+    if os.path.isdir(path):
+        raise UpsampleError(f"output {path!r} is a directory; give a file name such as "
+                             f"{os.path.join(path, 'model.onnx')!r}")
+    return directory
+
+
+def save_model(model: ModelProto, path: str, source: str | None = None) -> None:
+    """Write ``model`` atomically (through io.atomic, the package's one atomic writer);
+    its external data (relative to ``source``'s folder) is copied beside ``path`` where that
+    is another folder."""
+    from ..io.atomic import atomic_path
+    from ..onnx import _external
+
+    check_output_path(path)
+    source_base = None if source is None else os.path.dirname(os.path.abspath(source))
+    with atomic_path(path) as temporary:
+        _external.save(model, temporary, source_base)
+
+
+def npy_ready(name: str, array: np.ndarray) -> np.ndarray:
+    """``array`` as a .npy file that readers load without pickle: strings (object arrays of
+    str or bytes, as runtimes return ONNX string tensors) as fixed-width text; other objects
+    are refused in one line."""
+    if array.dtype.kind != "O":
+        return array
+    values = array.reshape(-1).tolist()
+    for kind in (str, bytes):
+        if all(isinstance(value, kind) for value in values):
+            return np.asarray(array.tolist(), dtype=kind).reshape(array.shape)
+    raise UpsampleError(f"output {name!r} holds Python objects that are not all text, which "
+                        "a .npy stores only with pickle (readers refuse it by default); run "
+                        "without --output-dir to see it")
+
+
+def save_npy(path: str, array: np.ndarray) -> None:
+    """Write ``array`` atomically, without pickle: never a half-written output."""
+    from ..io.atomic import atomic_path
+
+    if os.path.isdir(path):
+        raise UpsampleError(f"output {path!r} is a directory")
+    with atomic_path(path) as temporary, open(temporary, "wb") as stream:
+        np.save(stream, array, allow_pickle=False)
+
+
+def file_name(name: str) -> str:
+    """A file name for output ``name``: characters a file system may refuse become ``_``."""
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+    return (safe or "output") + ".npy"
+
+
+def describe_array(array: np.ndarray) -> dict[str, Any]:
+    """dtype, shape and range, numbers in the array's own precision (float32 digits)."""
+    found: dict[str, Any] = {"dtype": str(array.dtype), "shape": list(array.shape)}
+    if array.size and array.dtype.kind in "biuf":
+        found["min"], found["max"] = str(array.min()), str(array.max())
+    return found
+
+
+# ---------------------------------------------------------------------- fixes as commands
+
+
+def spell_action(action: Action, model: str) -> str:
+    """``action`` as the line to type for the model at ``model``."""
+    output = action.output_for(model)
+    words = action.command_words(model, output)
+    if words:
+        return shell_command(*words)
+    return shlex.join(action.python_command(model, output))
+
+
+def spell_fix(fix: Fix, model: str) -> str:
+    """A fix with its actions as the commands to type for the model at ``model``."""
+    return fix.render(lambda action: spell_action(action, model))
+
+
+@contextmanager
+def hints_as_commands(model: str) -> Iterator[None]:
+    """Re-word an error whose fix names a call (``FixableError``) with the command to type
+    instead; main() prints it as usual."""
+    from ..onnx._fixes import FixableError
+
+    try:
+        yield
+    except FixableError as error:
+        raise UpsampleError(error.render(lambda action: spell_action(action, model))) from None
