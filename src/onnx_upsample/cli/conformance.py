@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import json
 import math
 import sys
 import tempfile
@@ -13,7 +12,20 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import UpsampleError
-from ._common import EXIT_BAD_INPUT, EXIT_OK, _Parser, fail
+from ._common import (
+    EXIT_BAD_INPUT,
+    EXIT_FINDINGS,
+    EXIT_OK,
+    _Parser,
+    add_output_options,
+    fail,
+    note,
+    print_json,
+    shell_command,
+)
+
+#: --form choices: the Upsample models, the upgraded Resize models, or both in turn.
+FORM_CHOICES = ("upsample", "upgraded", "both")
 
 
 def register(subparsers: Any) -> None:
@@ -36,19 +48,24 @@ def register(subparsers: Any) -> None:
                         help="add the large cases (about 55 MB in all, 3 minutes)")
     export.add_argument("--no-ort-check", action="store_true",
                         help="do not check the cases against onnxruntime")
-    export.add_argument("--quiet", action="store_true", help="no progress, no summary")
+    add_output_options(export, json_help="print the summary (directory, version, content "
+                       "hash, number of cases, notes) as one JSON object on stdout")
     export.set_defaults(handler=_cmd_export)
 
     run = commands.add_parser(
         "run", help="grade one or more runtimes on the suite",
         description="Run every case in each backend, in an isolated worker process (restarted "
-        "after a crash or time-out), and grade it: exact, within 1 ULP, wrong, wrong shape, "
-        "refused, crashed, timed out. Outputs that are not exact are explained. Exit 0 when "
-        "the grading ran, whatever the grades.")
+        "after a crash or time-out), and grade it: exact, within 1 ULP, wrong, wrong dtype, "
+        "wrong shape, refused (the runtime's explicit not-supported error), error (any other "
+        "exception), adapter error, crashed, timed out; invalid models must be refused "
+        "(refused-as-required, or accepted-invalid). Outputs that are not exact are "
+        "explained. Exit status: 0 when the grading ran and no --fail-on verdict occurred; "
+        "1 when one did (CI); 2 on bad arguments or a backend that cannot be loaded.")
     run.add_argument("--backend", action="append", required=True, metavar="NAME",
                      help="onnxruntime, onnx-reference, onnx-reference+onnx-upsample, "
-                     "openvino, tract, tinygrad, tvm, package.module:callable, or a module "
-                     "implementing onnx.backend.base.Backend; repeat for several")
+                     "openvino, tract, tinygrad, tvm, pytorch, package.module:callable, or a "
+                     "module with onnx's backend API (prepare or run_model, e.g. "
+                     "onnxruntime.backend); repeat for several")
     run.add_argument("--suite", metavar="DIR",
                      help="an exported suite (default: export the default suite to a "
                      "temporary directory first)")
@@ -56,13 +73,24 @@ def register(subparsers: Any) -> None:
                      help="only the case IDs matching this shell pattern, e.g. 'rank*'")
     run.add_argument("--timeout", type=float, default=60.0, metavar="S",
                      help="seconds one case may take (default 60)")
-    run.add_argument("--json", metavar="FILE", help="write the full results as JSON")
+    run.add_argument("--form", choices=FORM_CHOICES, default="upsample",
+                     help="grade the Upsample models (default), the Resize models "
+                     "onnx_upsample.onnx.upgrade wrote for them, or both (then the report "
+                     "says which differences the upgrade fixes)")
+    run.add_argument("--fail-on", metavar="KINDS", default="",
+                     help="exit 1 when a verdict of these kinds occurs: a comma list of "
+                     "verdict kinds or unique prefixes of them, e.g. 'wrong,crashed,timeout' "
+                     "(a kind that does not exist is an error that lists them all)")
+    add_output_options(run, json_help="print the full results as one JSON object on stdout "
+                       "(the report files are --json-file, --markdown and --html)")
+    run.add_argument("--json-file", metavar="FILE", help="write the full results as JSON")
     run.add_argument("--markdown", metavar="FILE", help="write a Markdown report")
     run.add_argument("--html", metavar="FILE", help="write an HTML report")
     run.add_argument("--no-explain", action="store_true",
                      help="do not explain the outputs that are not exact")
     run.add_argument("--verbose", action="store_true",
-                     help="list every case that is not exact, with its explanation")
+                     help="list refusals and errors case by case, each with its whole "
+                     "message (the report groups them by message, with every case ID)")
     run.set_defaults(handler=_cmd_run)
 
     explain = subparsers.add_parser(
@@ -76,8 +104,31 @@ def register(subparsers: Any) -> None:
     explain.add_argument("--scales", type=float, nargs="+", required=True, metavar="S",
                          help="one scale per axis, space separated")
     explain.add_argument("--mode", default="nearest", help="nearest (default) or linear")
-    explain.add_argument("--json", action="store_true", help="print the explanation as JSON")
+    add_output_options(explain, json_help="print the explanation as one JSON object")
     explain.set_defaults(handler=_cmd_explain)
+
+
+def _fail_on_kinds() -> list[str]:
+    from ..conformance._grade import GRADES
+    from ..conformance._report import DOCUMENTED_KINDS
+
+    return [*GRADES, *DOCUMENTED_KINDS]
+
+
+def parse_fail_on(text: str) -> list[str]:
+    """The verdict kinds of ``--fail-on``: full names, or unique prefixes of them."""
+    kinds = _fail_on_kinds()
+    chosen: list[str] = []
+    for word in (w.strip() for w in text.split(",")):
+        if not word:
+            continue
+        matches = [word] if word in kinds else [k for k in kinds if k.startswith(word)]
+        if len(matches) != 1:
+            how = "matches " + ", ".join(matches) if matches else "is not a verdict kind"
+            raise UpsampleError(f"--fail-on {text!r}: {word!r} {how}; give a comma list of "
+                                f"{', '.join(kinds)}, e.g. --fail-on wrong,crashed")
+        chosen += [m for m in matches if m not in chosen]
+    return chosen
 
 
 class _Progress:
@@ -107,13 +158,19 @@ def _cmd_export(args: argparse.Namespace) -> int:
     suite = conformance.export(args.directory, full=args.full,
                                check_ort=not args.no_ort_check,
                                progress=_Progress("exporting case", args.quiet))
-    if not args.quiet:
-        size = sum(p.stat().st_size for p in Path(args.directory).rglob("*") if p.is_file())
-        print(f"wrote {len(suite.cases)} cases to {args.directory} (suite {suite.version}, "
-              f"{suite.content_hash}, {size / 2**20:.1f} MiB), checked against "
-              f"{', '.join(suite.manifest['checked_against'])}")
-        for note in suite.manifest["notes"]:
-            print(f"note: {note}")
+    size = sum(p.stat().st_size for p in Path(args.directory).rglob("*") if p.is_file())
+    if args.json:
+        print_json({"command": "conformance export", "directory": str(args.directory),
+                    "full": args.full, "cases": len(suite.cases), "version": suite.version,
+                    "content_hash": suite.content_hash, "bytes": size,
+                    "checked_against": suite.manifest["checked_against"],
+                    "notes": suite.manifest["notes"], "warnings": []})
+        return EXIT_OK
+    note(args, f"wrote {len(suite.cases)} cases to {args.directory} (suite {suite.version}, "
+               f"{suite.content_hash}, {size / 2**20:.1f} MiB), checked against "
+               f"{', '.join(suite.manifest['checked_against'])}")
+    for line in suite.manifest["notes"]:
+        note(args, f"note: {line}")
     return EXIT_OK
 
 
@@ -127,55 +184,96 @@ def _writable(path: str | None) -> None:
         raise UpsampleError(f"report {path!r}: its folder does not exist; create it first")
 
 
+def _load_forms(suite: Any, form: str) -> list[Any]:
+    """The suite in each form to grade, in order: the Upsample models first."""
+    from .. import conformance
+
+    forms = ["upsample", "upgraded"] if form == "both" else [form]
+    # loading the suite checked the files of both trees against their hashes already
+    return [suite if f == suite.form else conformance.load(suite.directory, form=f,
+                                                           verify=False)
+            for f in forms]
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from .. import conformance
     from ..conformance import _report
     from ..io.atomic import atomic_path
 
-    for path in (args.json, args.markdown, args.html):
+    for path in (args.json_file, args.markdown, args.html):
         _writable(path)
     if not (math.isfinite(args.timeout) and args.timeout > 0):
         raise UpsampleError(f"--timeout is {args.timeout:g}; give a finite number of seconds "
                             "> 0")
+    fail_on = parse_fail_on(args.fail_on)
     selected = None
     if args.cases:
         pattern = args.cases
         selected = lambda case_id: fnmatch.fnmatchcase(case_id, pattern)  # noqa: E731
+    quiet = args.quiet
     with tempfile.TemporaryDirectory(prefix="onnx-upsample-suite-") as scratch:
         if args.suite is None:
-            print("exporting the default suite to a temporary directory "
-                  "(use 'conformance export DIR' and --suite DIR to keep it)", file=sys.stderr)
+            if not quiet:
+                print("exporting the default suite to a temporary directory (use "
+                      f"'{shell_command('conformance', 'export', 'DIR')}' and --suite DIR "
+                      "to keep it)", file=sys.stderr)
             suite = conformance.export(Path(scratch) / "suite", check_ort=False,
-                                       progress=_Progress("exporting case"))
+                                       progress=_Progress("exporting case", quiet))
         else:
             suite = conformance.load(args.suite)
         if selected is not None and not any(selected(c.id) for c in suite.cases):
             raise UpsampleError(f"--cases {args.cases!r} matches no case of the suite; see "
                                 "the IDs in its manifest.json")
+        forms = _load_forms(suite, args.form)
         runs, unavailable = [], []
         for backend in args.backend:
-            print(f"{backend}: starting its worker", file=sys.stderr, flush=True)
-            try:
-                runs.append(conformance.run(backend, suite, timeout=args.timeout,
-                                            cases=selected, explain=not args.no_explain,
-                                            progress=_Progress(f"{backend}: case")))
-            except UpsampleError as error:  # one missing runtime must not lose the others
-                if not runs and len(args.backend) == 1:
-                    raise
-                unavailable.append(str(error))
+            for form in forms:
+                label = backend if form.form == "upsample" else f"{backend} ({form.form})"
+                if not quiet:
+                    print(f"{label}: starting its worker", file=sys.stderr, flush=True)
+                try:
+                    runs.append(conformance.run(backend, form, timeout=args.timeout,
+                                                cases=selected, explain=not args.no_explain,
+                                                progress=_Progress(f"{label}: case", quiet)))
+                except UpsampleError as error:  # one missing runtime must not lose the others
+                    if not runs and len(args.backend) == 1:
+                        raise
+                    unavailable.append(str(error))
+                    break
     if not runs:
         raise UpsampleError("; ".join(unavailable))
-    print(_report.terminal(runs, verbose=args.verbose))
-    for path, text in ((args.json, _report.to_json(runs, suite.manifest)),
+    found = _report.findings(runs, set(fail_on))
+    written = []
+    for path, text in ((args.json_file, _report.to_json(runs, suite.manifest)),
                        (args.markdown, _report.markdown(runs, suite.manifest)),
                        (args.html, _report.to_html(runs, suite.manifest))):
         if path is not None:
             with atomic_path(path) as temporary:
                 Path(temporary).write_text(text)
-            print(f"wrote {path}")
+            written.append(path)
+    if args.json:
+        print_json({"command": "conformance run", "backends": args.backend,
+                    "suite": {"directory": None if args.suite is None else str(args.suite),
+                              "version": suite.version, "content_hash": suite.content_hash},
+                    "form": args.form, "cases": args.cases, "fail_on": fail_on,
+                    "runs": [run.to_dict() for run in runs],
+                    "failed": [{"backend": run.label, "id": r.id,
+                                "verdict": _report.verdict(r, run.backend)}
+                               for run, r in found],
+                    "reports": written, "unavailable": unavailable, "warnings": []})
+    else:
+        note(args, _report.terminal(runs, verbose=args.verbose))
+        for path in written:
+            note(args, f"wrote {path}")
+        if fail_on:
+            note(args, f"--fail-on {','.join(fail_on)}: {len(found)} case(s)"
+                 + (": " + ", ".join(f"{run.label}: {r.id}" for run, r in found[:20])
+                    + (" ..." if len(found) > 20 else "") if found else ""))
     for message in unavailable:  # after the reports: the runs that did work are kept
         fail(message)
-    return EXIT_BAD_INPUT if unavailable else EXIT_OK
+    if unavailable:
+        return EXIT_BAD_INPUT
+    return EXIT_FINDINGS if found else EXIT_OK
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
@@ -186,9 +284,11 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     theirs = read_npy(args.theirs)
     explanation = explain(x, theirs, args.scales, args.mode)
     if args.json:
-        print(json.dumps(explanation.to_dict(), indent=1))
-    else:
-        print(explanation.summary)
-        for name in explanation.matches[1:6]:
-            print(f"  also reproduced by: {name}")
+        print_json({"command": "explain", "input": args.input, "theirs": args.theirs,
+                    "scales": args.scales, "mode": args.mode, **explanation.to_dict(),
+                    "warnings": []})
+        return EXIT_OK
+    note(args, explanation.summary)
+    for name in explanation.matches[1:6]:
+        note(args, f"  also reproduced by: {name}")
     return EXIT_OK

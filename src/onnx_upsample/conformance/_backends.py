@@ -3,16 +3,29 @@
 Loaded only inside a worker process (``_worker``): a runtime that crashes or hangs takes
 only its worker down. Built-in names: ``onnxruntime``, ``onnx-reference`` (onnx's
 ReferenceEvaluator), ``onnx-reference+onnx-upsample`` (the same with onnx-upsample's
-``Upsample``), ``openvino``, ``tract``, ``tinygrad``, ``tvm`` (Relax, LLVM on the CPU).
-Any other name is ``package.module:callable`` (called as
-``callable(model_bytes, inputs) -> outputs``, inputs a dict of name -> array) or a module
-or class implementing ``onnx.backend.base.Backend`` (``prepare(model, device).run(inputs)``).
+``Upsample``), ``openvino``, ``tract``, ``tinygrad``, ``tvm`` (Relax, LLVM on the CPU),
+``pytorch`` (``torch.nn.functional.interpolate``, as a converter maps the model; see
+``_pytorch``). Any other name is:
+
+- ``package.module:callable``, called as ``callable(model_bytes, inputs) -> outputs`` (inputs
+  a dict of name -> array; outputs a list, tuple or dict of arrays, or one array);
+- a module or class with the onnx backend API, as onnx's backend-test runner takes it:
+  ``prepare(model, device)`` returning a rep whose ``run(inputs)`` gives the outputs, or
+  ``run_model(model, inputs, device)`` (``onnxruntime.backend``, for one).
+
+**Refused or error.** An exception raised while the runtime loads or runs a model is graded
+``refused`` only when it is the runtime's own explicit not-implemented or not-supported
+error, recognised per backend by :data:`REFUSALS` (a pattern over ``"ExceptionType:
+message"``); Python's ``NotImplementedError`` counts for every backend, custom ones
+included. Any other exception is graded ``error``. An adapter that breaks its contract
+(returns None, a generator, ...) raises :class:`AdapterError`, graded ``adapter-error``.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
@@ -22,7 +35,29 @@ from typing import Any
 import numpy as np
 
 BUILTIN = ("onnxruntime", "onnx-reference", "onnx-reference+onnx-upsample", "openvino",
-           "tract", "tinygrad", "tvm")
+           "tract", "tinygrad", "tvm", "pytorch")
+
+_NOT_IMPLEMENTED = r"^NotImplementedError:"
+
+#: name -> what its explicit not-implemented / not-supported errors look like, as a pattern
+#: searched in "ExceptionType: message" (one line). Every other exception is an error.
+REFUSALS: dict[str, str] = {
+    # status NOT_IMPLEMENTED (no kernel for this version or type); a type it has no support
+    # for; a kernel's stated limits ("'Linear' mode only supports: 2-D inputs..."); the
+    # opset-10 Upsample its schema registry calls deprecated
+    "onnxruntime": r"^NotImplemented:|not currently registered or supported|only supports"
+                   r"|is deprecated in domain_version",
+    "onnx-reference": r"^RuntimeError: Not implemented",
+    "onnx-reference+onnx-upsample": r"^RuntimeError: Not implemented",
+    # the frontend cannot convert the node; a type it does not know; a plugin's limits
+    "openvino": r"OpConversionFailure|Unsupported type|only supports",
+    "tract": r"Unimplemented\(|Unknown DatumType",
+    # its stated limits; an ONNX element type it does not know
+    "tinygrad": r"not supported|is not a valid OnnxDataType",
+    "tvm": r"^OpNotImplemented:|not supported|is not implemented|unknown dtype",
+    # the adapter's own refusals are NotImplementedError; torch's dtype and rank limits too
+    "pytorch": r"not implemented for|not supported",
+}
 
 # name -> the pip line that installs it
 INSTALL = {
@@ -34,6 +69,8 @@ INSTALL = {
     "tinygrad": "pip install tinygrad (or 'onnx-upsample[conformance]'); its CPU device "
                 "needs clang",
     "tvm": "pip install apache-tvm (about 300 MB; not in the conformance extra)",
+    "pytorch": "pip install torch (the CPU wheel is enough: --index-url "
+               "https://download.pytorch.org/whl/cpu)",
 }
 
 Run = Callable[[Path, dict[str, np.ndarray]], list[np.ndarray]]
@@ -43,13 +80,24 @@ class BackendUnavailableError(Exception):
     """The backend cannot be loaded here (not installed, or not a valid name)."""
 
 
+class AdapterError(Exception):
+    """The backend's adapter broke its contract (graded ``adapter-error``, not the
+    runtime's fault)."""
+
+
 @dataclass(frozen=True)
 class Backend:
-    """A loaded runtime: its name, version and how to run one case."""
+    """A loaded runtime: its name, version, how to run one case, and which of its errors
+    are explicit refusals (see :data:`REFUSALS`)."""
 
     name: str
     version: str
     run: Run
+    refusal: str = _NOT_IMPLEMENTED
+
+    def refuses(self, words: str) -> bool:
+        """Whether an error, as "ExceptionType: message", is an explicit refusal."""
+        return re.search(f"{_NOT_IMPLEMENTED}|{self.refusal}", words) is not None
 
 
 def _version(distribution: str) -> str:
@@ -77,7 +125,7 @@ def _onnxruntime() -> Backend:
         session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         return list(session.run(None, inputs))
 
-    return Backend("onnxruntime", ort.__version__, run)
+    return Backend("onnxruntime", ort.__version__, run, REFUSALS["onnxruntime"])
 
 
 def _onnx_reference(with_ours: bool) -> Backend:
@@ -95,7 +143,7 @@ def _onnx_reference(with_ours: bool) -> Backend:
 
     version = _version("onnx") + (f" + onnx-upsample {_version('onnx-upsample')}"
                                   if with_ours else "")
-    return Backend(name, version, run)
+    return Backend(name, version, run, REFUSALS[name])
 
 
 def _openvino() -> Backend:
@@ -110,7 +158,7 @@ def _openvino() -> Backend:
         results = compiled(list(inputs.values()))
         return [np.asarray(results[output]) for output in compiled.outputs]
 
-    return Backend("openvino", _version("openvino"), run)
+    return Backend("openvino", _version("openvino"), run, REFUSALS["openvino"])
 
 
 _TRACT_TYPES = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8",
@@ -128,10 +176,14 @@ def _tract() -> Backend:
             if kind is None:
                 raise NotImplementedError(f"no tract element type for {array.dtype}")
             model.set_input_fact(index, ",".join([*map(str, array.shape), kind]))
-        runnable = model.into_model().into_optimized().into_runnable()
+        typed = model.into_model()
+        # tract < 0.22 optimises on request; later versions when made runnable
+        if hasattr(typed, "into_optimized"):
+            typed = typed.into_optimized()
+        runnable = typed.into_runnable()
         return [t.to_numpy() for t in runnable.run(list(inputs.values()))]
 
-    return Backend("tract", _version("tract"), run)
+    return Backend("tract", _version("tract"), run, REFUSALS["tract"])
 
 
 def _tinygrad() -> Backend:
@@ -145,7 +197,7 @@ def _tinygrad() -> Backend:
         outputs = runner(dict(inputs))
         return [np.asarray(value.numpy()) for value in outputs.values()]
 
-    return Backend("tinygrad", _version("tinygrad"), run)
+    return Backend("tinygrad", _version("tinygrad"), run, REFUSALS["tinygrad"])
 
 
 def _tvm() -> Backend:
@@ -164,7 +216,12 @@ def _tvm() -> Backend:
         values = result if isinstance(result, (list, tuple)) else [result]
         return [np.asarray(v.numpy()) for v in values]
 
-    return Backend("tvm", _version("apache-tvm"), run)
+    return Backend("tvm", _version("apache-tvm"), run, REFUSALS["tvm"])
+
+
+# top-level package -> the built-in backend whose refusals its errors are
+_PACKAGES = {"onnxruntime": "onnxruntime", "openvino": "openvino", "tract": "tract",
+             "tinygrad": "tinygrad", "tvm": "tvm", "torch": "pytorch", "onnx": "onnx-reference"}
 
 
 def _custom(spec: str) -> Backend:
@@ -175,42 +232,64 @@ def _custom(spec: str) -> Backend:
         raise BackendUnavailableError(
             f"backend {spec!r}: cannot import {module_name!r} ({error}); built-in backends "
             f"are {', '.join(BUILTIN)}, others are 'package.module:callable' or a module "
-            "implementing onnx.backend.base.Backend") from None
+            "with onnx's backend API (prepare or run_model)") from None
     target = getattr(module, attribute, None) if attribute else module
     if target is None:
         raise BackendUnavailableError(f"backend {spec!r}: module {module_name!r} has no "
-                                 f"{attribute!r}")
+                                      f"{attribute!r}")
     version = _version(module_name.split(".")[0])
-    if hasattr(target, "prepare") and hasattr(target, "run_model"):
-        return Backend(spec, version, _backend_api(target))
+    # onnx's backend-test runner needs only prepare(); run_model() alone is the other half
+    # of the same API (onnxruntime.backend has both, as module functions)
+    # a runtime's own backend module (onnxruntime.backend) refuses as that runtime does
+    refusal = REFUSALS.get(_PACKAGES.get(module_name.split(".")[0], ""), _NOT_IMPLEMENTED)
+    if callable(getattr(target, "prepare", None)) or callable(getattr(target, "run_model",
+                                                                        None)):
+        return Backend(spec, version, _backend_api(target), refusal)
     if not callable(target):
         raise BackendUnavailableError(
-            f"backend {spec!r} is neither callable (model_bytes, inputs) -> outputs nor an "
-            "onnx.backend.base.Backend")
+            f"backend {spec!r} is neither callable (model_bytes, inputs) -> outputs nor a "
+            "module or class with onnx's backend API (prepare or run_model)")
     function = target
 
     def run(path: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
-        return _as_list(function(path.read_bytes(), dict(inputs)))
+        return as_list(function(path.read_bytes(), dict(inputs)), "the callable")
 
-    return Backend(spec, version, run)
+    return Backend(spec, version, run, refusal)
 
 
 def _backend_api(backend: Any) -> Run:
     def run(path: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
         import onnx
 
-        prepared = backend.prepare(onnx.load(str(path)), "CPU")
-        return _as_list(prepared.run(list(inputs.values())))
+        model = onnx.load(str(path))
+        if callable(getattr(backend, "prepare", None)):
+            prepared = backend.prepare(model, "CPU")
+            if prepared is None or not callable(getattr(prepared, "run", None)):
+                raise AdapterError(f"prepare() returned {type(prepared).__name__}, not a rep "
+                                   "with run(inputs)")
+            return as_list(prepared.run(list(inputs.values())), "rep.run()")
+        return as_list(backend.run_model(model, list(inputs.values()), "CPU"), "run_model()")
 
     return run
 
 
-def _as_list(outputs: Any) -> list[np.ndarray]:
+def as_list(outputs: Any, source: str) -> list[np.ndarray]:
+    """The outputs as a list; anything but a list, tuple or dict of outputs, or one array,
+    breaks the adapter's contract (a generator would be consumed once, None holds nothing)."""
     if isinstance(outputs, dict):
-        return [np.asarray(v) for v in outputs.values()]
+        return list(outputs.values())
     if isinstance(outputs, (list, tuple)):
-        return [np.asarray(v) for v in outputs]
-    return [np.asarray(outputs)]
+        return list(outputs)
+    if isinstance(outputs, np.ndarray):
+        return [outputs]
+    raise AdapterError(f"{source} returned {type(outputs).__name__}; the contract is a list, "
+                       "tuple or dict of arrays (or one numpy array)")
+
+
+def _pytorch() -> Backend:
+    from ._pytorch import pytorch
+
+    return pytorch()
 
 
 def load(spec: str) -> Backend:
@@ -223,6 +302,7 @@ def load(spec: str) -> Backend:
         "tract": _tract,
         "tinygrad": _tinygrad,
         "tvm": _tvm,
+        "pytorch": _pytorch,
     }
     if spec in makers:
         return makers[spec]()

@@ -1,27 +1,46 @@
 """Grading one runtime output against the expected ``Upsample`` output (numpy only).
 
-Grades, best first: ``exact`` (bitwise; any NaN equals any NaN, ``-0.0 != +0.0``),
+Grades, best first: ``exact`` (bitwise; any NaN equals any NaN, ``-0.0 != +0.0``; values
+are compared in native byte order, so a big-endian output is not wrong for its byte order),
 ``1-ulp`` (every float element within one unit in the last place, the two zeros counted as
 neighbours; not counted as exact), ``wrong`` (with the largest difference, the share of
-differing elements and the first differing index), ``wrong-shape`` (shape or element type),
-and, from the runner, ``refused`` (the runtime raised an error), ``crashed`` (its process
-died) and ``timeout``.
+differing elements and the first differing index), ``wrong-dtype`` (another element type;
+the detail says whether the values are right once converted), ``wrong-shape``, and, from the
+runner: ``refused`` (the runtime's own explicit not-implemented or not-supported error; how
+each backend's is recognised is in ``_backends``), ``error`` (any other exception raised
+while the runtime loaded or ran the model), ``adapter-error`` (the backend adapter broke its
+contract, e.g. returned None or a generator instead of a list of arrays), ``crashed`` (its
+process died) and ``timeout``.
+
+Cases that must be refused (invalid models) have two grades of their own:
+``refused-as-required`` (the runtime raised its own error, refused or error: a pass) and
+``accepted-invalid`` (it returned outputs for an invalid model: a failure).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
-EXACT, ULP1, WRONG, WRONG_SHAPE = "exact", "1-ulp", "wrong", "wrong-shape"
-REFUSED, CRASHED, TIMEOUT = "refused", "crashed", "timeout"
-GRADES = (EXACT, ULP1, WRONG, WRONG_SHAPE, REFUSED, CRASHED, TIMEOUT)
-GRADE_WORDS = {EXACT: "exact", ULP1: "within 1 ULP", WRONG: "wrong",
-               WRONG_SHAPE: "wrong shape", REFUSED: "refused", CRASHED: "crashed",
-               TIMEOUT: "timed out"}
+EXACT, ULP1, WRONG = "exact", "1-ulp", "wrong"
+WRONG_DTYPE, WRONG_SHAPE = "wrong-dtype", "wrong-shape"
+REFUSED, ERROR, ADAPTER_ERROR = "refused", "error", "adapter-error"
+CRASHED, TIMEOUT = "crashed", "timeout"
+REFUSED_AS_REQUIRED, ACCEPTED_INVALID = "refused-as-required", "accepted-invalid"
+#: Every grade, best first.
+GRADES = (EXACT, REFUSED_AS_REQUIRED, ULP1, WRONG, WRONG_DTYPE, WRONG_SHAPE, ACCEPTED_INVALID,
+          REFUSED, ERROR, ADAPTER_ERROR, CRASHED, TIMEOUT)
+GRADE_WORDS = {EXACT: "exact", REFUSED_AS_REQUIRED: "refused, as required",
+               ULP1: "within 1 ULP", WRONG: "wrong", WRONG_DTYPE: "wrong dtype",
+               WRONG_SHAPE: "wrong shape", ACCEPTED_INVALID: "accepted invalid input",
+               REFUSED: "refused", ERROR: "error", ADAPTER_ERROR: "adapter error",
+               CRASHED: "crashed", TIMEOUT: "timed out"}
+#: The grades that pass: the output is the expected one, or an invalid model was refused.
+PASSES = (EXACT, REFUSED_AS_REQUIRED)
 
 
 @dataclass(frozen=True)
@@ -134,15 +153,46 @@ def _show(value: Any) -> str:
     return repr(value.item() if hasattr(value, "item") else value)
 
 
+def native(array: np.ndarray) -> np.ndarray:
+    """``array`` in the machine's byte order: the bits are compared as numbers, and a
+    big-endian output holds the same numbers."""
+    if array.dtype.byteorder in "=|" or array.dtype.kind in "OUSV":
+        return array
+    return array.astype(array.dtype.newbyteorder("="))
+
+
+def as_expected_type(expected: np.ndarray, actual: np.ndarray) -> np.ndarray | None:
+    """``actual`` converted to the element type of ``expected``; None when it cannot be."""
+    try:
+        # NaN to an integer, complex to real: the values then differ, which is the finding
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return actual.astype(expected.dtype)
+    except (TypeError, ValueError):
+        return None
+
+
+def _converted(expected: np.ndarray, actual: np.ndarray) -> str:
+    """Whether ``actual``, of another element type, holds the expected values."""
+    back = as_expected_type(expected, actual)
+    if back is None:
+        return "its values cannot be converted to compare them"
+    grade = compare(expected, back)
+    if grade.kind == EXACT:
+        return f"converted to {_type_name(expected)}, its values are the expected ones"
+    return f"converted to {_type_name(expected)}: {GRADE_WORDS[grade.kind]}, {grade.detail}"
+
+
 def compare(expected: np.ndarray, actual: Any) -> Grade:
     """Grade a runtime's output ``actual`` against ``expected``."""
-    actual = np.asarray(actual)
+    expected = native(np.asarray(expected))
+    actual = native(np.asarray(actual))
     if actual.shape != expected.shape:
         return Grade(WRONG_SHAPE, f"shape {list(actual.shape)}, expected "
                                   f"{list(expected.shape)}")
     if _type_name(actual) != _type_name(expected):
-        return Grade(WRONG_SHAPE, f"element type {_type_name(actual)}, expected "
-                                  f"{_type_name(expected)}")
+        return Grade(WRONG_DTYPE, f"element type {_type_name(actual)}, expected "
+                                  f"{_type_name(expected)}; {_converted(expected, actual)}")
     wrong = ~equal_elements(expected, actual)
     if not wrong.any():
         return Grade(EXACT)

@@ -19,6 +19,16 @@ HEADER = struct.Struct("<Q")
 CLOSED = object()
 
 
+def shorten(text: str, limit: int) -> str:
+    """``text`` on one line, at most ``limit`` characters, cut between words (never inside
+    one) and marked with an ellipsis where it was cut."""
+    words = " ".join(text.split())
+    if len(words) <= limit:
+        return words
+    cut = words.rfind(" ", 0, limit - 1)
+    return words[:cut if cut > 0 else limit - 1] + "…"
+
+
 def send(stream: BinaryIO, message: Any) -> None:
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(HEADER.pack(len(data)) + data)

@@ -2,7 +2,8 @@
 
 The worker is restarted after a crash or a timeout, so one bad case costs only itself.
 Every output that is not exact goes through the explainer, which names the convention that
-reproduces it.
+reproduces it. A case that must be refused (an invalid model) passes when the runtime
+raises its own error, and fails as "accepted invalid input" when it returns outputs.
 """
 
 from __future__ import annotations
@@ -24,7 +25,22 @@ from typing import Any
 import numpy as np
 
 from .._errors import UpsampleError
-from ._grade import CRASHED, EXACT, REFUSED, TIMEOUT, ULP1, WRONG, WRONG_SHAPE, Grade, compare
+from ._grade import (
+    ACCEPTED_INVALID,
+    CRASHED,
+    ERROR,
+    EXACT,
+    REFUSED,
+    REFUSED_AS_REQUIRED,
+    TIMEOUT,
+    ULP1,
+    WRONG,
+    WRONG_DTYPE,
+    WRONG_SHAPE,
+    Grade,
+    as_expected_type,
+    compare,
+)
 from ._protocol import CLOSED, read, send
 from ._suite import Suite, SuiteCase
 
@@ -46,11 +62,14 @@ class CaseResult:
     grade: Grade
     seconds: float
     explanation: dict[str, Any] | None = None
+    must_refuse: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "group": self.group, "grade": self.grade.kind,
                                 **self.grade.to_dict(), "seconds": round(self.seconds, 4)}
         data.pop("kind")
+        if self.must_refuse is not None:
+            data["must_refuse"] = self.must_refuse
         if self.explanation is not None:
             data["explanation"] = self.explanation
         return data
@@ -66,6 +85,12 @@ class BackendResult:
     content_hash: str
     date: str
     results: list[CaseResult] = field(default_factory=list)
+    form: str = "upsample"
+
+    @property
+    def label(self) -> str:
+        """The backend's name, and the model form when it is not the Upsample models."""
+        return self.backend if self.form == "upsample" else f"{self.backend} ({self.form})"
 
     def counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -74,7 +99,7 @@ class BackendResult:
         return counts
 
     def to_dict(self) -> dict[str, Any]:
-        return {"backend": self.backend, "version": self.version,
+        return {"backend": self.backend, "version": self.version, "form": self.form,
                 "suite_version": self.suite_version, "content_hash": self.content_hash,
                 "date": self.date, "counts": self.counts(),
                 "cases": [r.to_dict() for r in self.results]}
@@ -178,6 +203,29 @@ class _Worker:
         self.errors.close()
 
 
+def _grade(case: SuiteCase, status: str, payload: Any) -> tuple[Grade, np.ndarray | None]:
+    """The grade of one answer, and the output to explain when it is not exact."""
+    must_refuse = case.must_refuse
+    if status == "ok" and must_refuse is not None:
+        return Grade(ACCEPTED_INVALID, f"returned {len(payload)} output(s) for a model that "
+                                       f"must be refused ({must_refuse})"), None
+    if status in (REFUSED, ERROR) and must_refuse is not None:
+        return Grade(REFUSED_AS_REQUIRED, payload), None
+    if status != "ok":
+        return Grade(status, payload), None
+    if len(payload) != 1:
+        return Grade(WRONG_SHAPE, f"{len(payload)} outputs, expected 1"), None
+    expected, output = case.expected(), np.asarray(payload[0])
+    grade = compare(expected, output)
+    if grade.kind == WRONG_DTYPE:
+        # explain the values when they are wrong too, in the expected type
+        converted = as_expected_type(expected, output)
+        if converted is None or compare(expected, converted).kind == EXACT:
+            return grade, None
+        return grade, converted
+    return grade, (output if grade.kind in (WRONG, WRONG_SHAPE, ULP1) else None)
+
+
 def _explain(case: SuiteCase, output: np.ndarray) -> dict[str, Any] | None:
     from ._explain import explain
 
@@ -191,7 +239,8 @@ def _explain(case: SuiteCase, output: np.ndarray) -> dict[str, Any] | None:
 def grade_backend(spec: str, suite: Suite, *, timeout: float = 60.0,
                   select_ids: Callable[[str], bool] | None = None,
                   explain: bool = True, progress: Progress | None = None) -> BackendResult:
-    """Run every case of ``suite`` in backend ``spec`` and grade the outputs."""
+    """Run every case of ``suite`` in backend ``spec`` and grade the outputs (the suite's
+    form, ``upsample`` or ``upgraded``, is the one it was loaded in)."""
     if not isinstance(spec, str):
         raise TypeError(f"backend is {spec!r}; expected a name such as 'onnxruntime'")
     if isinstance(timeout, bool) or not isinstance(timeout, int | float):
@@ -202,28 +251,19 @@ def grade_backend(spec: str, suite: Suite, *, timeout: float = 60.0,
     try:
         worker.start()
         result = BackendResult(worker.name, worker.version, suite.version, suite.content_hash,
-                               datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"))
+                               datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"),
+                               form=suite.form)
         cases = [c for c in suite.cases if select_ids is None or select_ids(c.id)]
         for done, case in enumerate(cases, 1):
             started = time.perf_counter()
             status, payload = worker.call(str(case.path), timeout)
             seconds = time.perf_counter() - started
-            explanation = None
-            if status == "ok":
-                outputs = payload
-                if len(outputs) != 1:
-                    grade = Grade(WRONG_SHAPE, f"{len(outputs)} outputs, expected 1")
-                else:
-                    grade = compare(case.expected(), outputs[0])
-                    if explain and grade.kind in (WRONG, WRONG_SHAPE, ULP1):
-                        explanation = _explain(case, np.asarray(outputs[0]))
-            elif status == "error":
-                grade = Grade(REFUSED, payload)
-            else:
-                grade = Grade(status, payload)
+            grade, to_explain = _grade(case, status, payload)
+            explanation = (_explain(case, to_explain) if explain and to_explain is not None
+                           else None)
             result.results.append(CaseResult(case.id, case.group, case.mode,
                                              tuple(case.tags), case.ort, grade, seconds,
-                                             explanation))
+                                             explanation, case.must_refuse))
             if progress is not None:
                 progress(done, len(cases), case.id, grade.kind)
         return result

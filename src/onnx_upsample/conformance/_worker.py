@@ -2,7 +2,9 @@
 
 ``python -m onnx_upsample.conformance._worker BACKEND`` loads the backend, answers
 ``("ready", name, version)`` or ``("unavailable", message)``, then for each request (a case
-directory) answers ``("ok", outputs)`` or ``("error", message)``. Messages are
+directory) answers ``("ok", outputs)``, ``("refused", message)`` (the runtime's explicit
+not-supported error, as its backend recognises it), ``("error", message)`` (any other
+exception) or ``("adapter-error", message)`` (the adapter broke its contract). Messages are
 length-prefixed pickles on the process's original standard output; anything the runtime
 prints goes to standard error instead, so it cannot corrupt the protocol.
 """
@@ -18,17 +20,27 @@ from typing import Any
 
 import numpy as np
 
-from ._protocol import receive, send
+from ._backends import AdapterError, BackendUnavailableError, load
+from ._grade import ADAPTER_ERROR, ERROR, REFUSED
+from ._protocol import receive, send, shorten
 
 _LOCATION = re.compile(r"^Exception from |failed at \S+:\d+:?$")
+# Rust runtimes (tract) append a backtrace of dozens of frames
+_BACKTRACE = re.compile(r"^Stack backtrace:")
+# C++ runtimes (onnxruntime) put the source file, line and function signature before the
+# words that say what is wrong
+_SOURCE = re.compile(r"/?[\w/.-]+\.(?:h|hpp|cc|cpp|c):\d+ [\w:~<>]+\([^)]*\)"
+                     r"(?: const)?(?: \[with [^\]]*\])?\s*")
 
 
 def _one_line(error: BaseException) -> str:
     """The error's type and its informative words on one line (C++ runtimes wrap the
     message in source locations, e.g. "Exception from src/inference/src/cpp/core.cpp:84:")."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    cut = next((i for i, line in enumerate(lines) if _BACKTRACE.search(line)), len(lines))
+    lines = lines[:cut]
     words = [line for line in lines if not _LOCATION.search(line)] or lines
-    return f"{type(error).__name__}: {' '.join(words)}"[:300]
+    return " ".join(f"{type(error).__name__}: {_SOURCE.sub('', ' '.join(words))}".split())
 
 
 def _inputs(case_dir: Path) -> dict[str, Any]:
@@ -49,13 +61,16 @@ def _plain_outputs(outputs: list[Any]) -> list[np.ndarray]:
     """Numeric or string arrays only: anything else could not be graded, or unpickled."""
     plain = []
     for index, value in enumerate(outputs):
+        if value is None:
+            raise AdapterError(f"output {index} is None, not an array")
         array = np.asarray(value)
         if array.dtype.kind == "O" and not all(isinstance(v, str | bytes)
                                                for v in array.reshape(-1)):
-            raise TypeError(f"output {index} is not an array of numbers or strings (it holds "
-                            f"{type(array.reshape(-1)[0]).__name__ if array.size else 'nothing'})")
+            raise AdapterError(
+                f"output {index} is not an array of numbers or strings (it holds "
+                f"{type(array.reshape(-1)[0]).__name__ if array.size else 'nothing'})")
         if array.dtype.kind == "V" and array.dtype.names:
-            raise TypeError(f"output {index} is a structured array")
+            raise AdapterError(f"output {index} is a structured array")
         plain.append(array)
     return plain
 
@@ -75,7 +90,6 @@ def main(argv: list[str]) -> int:
     os.dup2(2, 1)  # the runtime's own prints go to stderr
     requests = sys.stdin.buffer
     warnings.simplefilter("ignore")
-    from ._backends import BackendUnavailableError, load
 
     try:
         backend = load(argv[0])
@@ -84,7 +98,7 @@ def main(argv: list[str]) -> int:
         return 0
     except Exception as error:
         send(protocol, ("unavailable", f"backend {argv[0]!r} failed to load: "
-                                       f"{_one_line(error)}"))
+                                       f"{shorten(_one_line(error), 600)}"))
         return 0
     send(protocol, ("ready", backend.name, backend.version))
     while True:
@@ -101,8 +115,11 @@ def main(argv: list[str]) -> int:
         try:
             reply: tuple[str, Any] = ("ok", _plain_outputs(backend.run(
                 case_dir / "model.onnx", inputs)))
+        except AdapterError as error:
+            reply = (ADAPTER_ERROR, f"the adapter broke its contract: {error}")
         except Exception as error:
-            reply = ("error", _one_line(error))
+            words = _one_line(error)  # recognised whole, sent shortened
+            reply = (REFUSED if backend.refuses(words) else ERROR, shorten(words, 600))
         send(protocol, reply)
 
 

@@ -1,0 +1,340 @@
+"""The conformance grader: grades, backends' contracts, must-refuse cases, the two model
+forms, reports, the CI exit status, and the pytorch mapping.
+
+Runs on a suite of a few hand-built cases (no export), so that each worker start is the
+main cost.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from onnx_upsample import conformance, upsample
+from onnx_upsample.cli import main
+from onnx_upsample.conformance import _grade, _report, _suite
+from onnx_upsample.conformance._protocol import shorten
+from onnx_upsample.onnx import upgrade
+
+TESTS = Path(__file__).parent
+SHAPE = (1, 1, 2, 3)
+
+
+# ------------------------------------------------------------------ a suite built by hand
+
+def _model(case_id: str, scales: list[float], mode: str = "nearest",
+           opset: int = 9) -> onnx.ModelProto:
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, SHAPE)
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["N", "C", "H", "W"])
+    if opset == 1:
+        node = helper.make_node("Upsample", ["X"], ["Y"], mode=mode,
+                                height_scale=float(scales[2]), width_scale=float(scales[3]))
+        initializers = []
+    else:
+        node = helper.make_node("Upsample", ["X", "scales"], ["Y"], mode=mode)
+        initializers = [numpy_helper.from_array(np.array(scales, np.float32), "scales")]
+    graph = helper.make_graph([node], f"test_upsample_{case_id}", [x], [y], initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model
+
+
+def _write(case_dir: Path, model: onnx.ModelProto, x: np.ndarray,
+           expected: np.ndarray | None, must_refuse: str | None) -> str:
+    (case_dir / _suite.DATA_SET).mkdir(parents=True)
+    onnx.save(model, str(case_dir / "model.onnx"))
+    (case_dir / _suite.DATA_SET / "input_0.pb").write_bytes(
+        numpy_helper.from_array(x, "X").SerializeToString())
+    if expected is None:
+        (case_dir / _suite.REFUSAL_MARKER).write_text(json.dumps(
+            {"expect": "refusal", "reason": must_refuse}))
+    else:
+        (case_dir / _suite.DATA_SET / "output_0.pb").write_bytes(
+            numpy_helper.from_array(expected, "Y").SerializeToString())
+    return _suite._hash_files(case_dir)
+
+
+#: id -> (scales, mode, opset, why it must be refused)
+CASES: dict[str, tuple[list[float], str, int, str | None]] = {
+    "plain": ([1, 1, 2, 2], "nearest", 9, None),
+    "frac": ([1, 1, 1.5, 2.5], "nearest", 9, None),
+    "linear": ([1, 1, 2, 2], "linear", 9, None),
+    "v1": ([1, 1, 2, 2], "nearest", 1, None),
+    "none": ([1, 1, 2, 2], "nearest", 9, None),
+    "generator": ([1, 1, 2, 2], "nearest", 9, None),
+    "value_error": ([1, 1, 2, 2], "nearest", 9, None),
+    "not_supported": ([1, 1, 2, 2], "linear", 9, None),
+    "big_endian": ([1, 1, 1.5, 2.5], "nearest", 9, None),
+    "float64": ([1, 1, 2, 2], "linear", 9, None),
+    "float64_off": ([1, 1, 2, 2], "linear", 9, None),
+    "invalid_accepted": ([1, 1, 0.5, 2], "nearest", 9, "scales below 1"),
+    "invalid_refused": ([1, 1, 0.5, 2], "nearest", 9, "scales below 1"),
+}
+
+
+@pytest.fixture(scope="module")
+def suite_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("hand") / "suite"
+    x = np.arange(6, dtype=np.float32).reshape(SHAPE)
+    records, hashes = [], {}
+    for case_id, (scales, mode, opset, must_refuse) in CASES.items():
+        model = _model(case_id, scales, mode, opset)
+        expected = None if must_refuse else upsample(x, scales, mode)
+        name = f"test_upsample_{case_id}"
+        hashes[case_id] = _write(root / "upsample" / name, model, x, expected, must_refuse)
+        upgraded = None
+        if must_refuse is None:
+            key = _suite._hash_key("upgraded", case_id)
+            hashes[key] = _write(root / "upgraded" / name, upgrade(model), x, expected, None)
+            upgraded = {"path": f"upgraded/{name}", "sha256": hashes[key]}
+        records.append({"id": case_id, "path": f"upsample/{name}", "group": "hand-made",
+                        "mode": mode, "scales": scales, "tags": [], "dtype": "float32",
+                        "ort": "refuses" if opset == 1 else "exact",
+                        "sha256": hashes[case_id], "must_refuse": must_refuse,
+                        "upgraded": upgraded})
+    manifest = {"suite": _suite.SUITE_NAME, "version": "test", "cases": records,
+                "content_hash": _suite._suite_hash(hashes), "upgraded": {"opset": 18},
+                "ort_tags_measured_with": "onnxruntime 1.32"}
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    return root
+
+
+@pytest.fixture
+def test_backends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let the worker processes import tests/conformance_backends.py."""
+    monkeypatch.setenv("PYTHONPATH", str(TESTS))
+
+
+@pytest.fixture(scope="module")
+def contract_run(suite_dir: Path) -> conformance.BackendResult:
+    import os
+
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(TESTS)
+    try:
+        return conformance.run("conformance_backends:contract", conformance.load(suite_dir))
+    finally:
+        if old is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = old
+
+
+# ------------------------------------------------------------------------------ grades
+
+def test_byte_order_alone_is_not_a_difference() -> None:
+    expected = np.array([1.0, 2.0, -0.0], np.float32)
+    assert _grade.compare(expected, expected.astype(">f4")).kind == "exact"
+    off = np.array([1.0, 3.0, -0.0], ">f4")
+    grade = _grade.compare(expected, off)
+    # compared as numbers, not as swapped bytes: the difference is 1, at index 1
+    assert (grade.kind, grade.first_index, grade.max_difference) == ("wrong", (1,), 1.0)
+    assert _grade.compare(np.array([7, -2], ">i8"), np.array([7, -2], "<i8")).kind == "exact"
+
+
+def test_another_element_type_is_a_wrong_dtype_that_says_whether_values_are_right() -> None:
+    expected = np.array([0.5, 1.5], np.float32)
+    right = _grade.compare(expected, expected.astype(np.float64))
+    assert right.kind == "wrong-dtype"
+    assert right.detail == ("element type float64, expected float32; converted to float32, "
+                            "its values are the expected ones")
+    wrong = _grade.compare(expected, expected.astype(np.float64) + 1)
+    assert wrong.kind == "wrong-dtype" and "converted to float32: wrong" in wrong.detail
+    assert _grade.GRADE_WORDS["wrong-dtype"] == "wrong dtype"
+
+
+def test_shorten_cuts_between_words() -> None:
+    text = "Could not find an implementation for Upsample(9) node with name ''"
+    short = shorten(text, 30)
+    assert short == "Could not find an…" and len(short) <= 30
+    assert shorten("a  b\n c", 30) == "a b c"
+    assert shorten("x" * 40, 10) == "x" * 9 + "…"
+
+
+# --------------------------------------------------------------- the contract, refusals
+
+def test_each_way_of_breaking_the_contract_has_its_own_verdict(
+        contract_run: conformance.BackendResult) -> None:
+    grades = {r.id: r.grade for r in contract_run.results}
+    assert grades["plain"].kind == "exact" and grades["frac"].kind == "exact"
+    for case_id, returned in (("none", "NoneType"), ("generator", "generator")):
+        assert grades[case_id].kind == "adapter-error", grades[case_id]
+        assert grades[case_id].detail.startswith(
+            f"the adapter broke its contract: the callable returned {returned}")
+    assert grades["value_error"].kind == "error"
+    assert grades["value_error"].detail == "ValueError: my port cannot read these scales"
+    # NotImplementedError is every backend's explicit refusal
+    assert grades["not_supported"].kind == "refused"
+    assert grades["big_endian"].kind == "exact"
+    assert grades["float64"].kind == "wrong-dtype"
+    assert "its values are the expected ones" in grades["float64"].detail
+    assert grades["float64_off"].kind == "wrong-dtype"
+
+
+def test_invalid_models_pass_only_when_refused(contract_run: conformance.BackendResult) -> None:
+    by_id = {r.id: r for r in contract_run.results}
+    accepted, refused = by_id["invalid_accepted"], by_id["invalid_refused"]
+    assert accepted.grade.kind == "accepted-invalid" and accepted.must_refuse == "scales below 1"
+    assert "must be refused (scales below 1)" in accepted.grade.detail
+    assert refused.grade.kind == "refused-as-required"
+    assert refused.grade.detail == "ValueError: my port cannot read these scales"
+    assert _report.passed(refused, "x") and not _report.passed(accepted, "x")
+    score = _report._score(contract_run)
+    assert score.endswith("invalid models: 1/2 refused, as required")
+    text = _report.terminal([contract_run])
+    assert f"{_report.MUST_REFUSE_ROW}  " in text and "1/2" in text
+
+
+def test_every_report_lists_every_case_that_did_not_pass(
+        contract_run: conformance.BackendResult) -> None:
+    meta = {"version": "test", "content_hash": "sha256:x", "cases": [],
+            "ort_tags_measured_with": "onnxruntime 1.32"}
+    not_passed = {r.id for r in contract_run.results if not _report.passed(r, "x")}
+    assert not_passed == {"none", "generator", "value_error", "not_supported", "float64",
+                          "float64_off", "invalid_accepted"}
+    page = _report.to_html([contract_run], meta)
+    markdown = _report.markdown([contract_run], meta)
+    terminal = _report.terminal([contract_run])
+    for case_id in not_passed:
+        assert f"`{case_id}`" in markdown or f"[{case_id}]" in markdown, case_id
+        assert case_id in page and case_id in terminal, case_id
+    assert "| `float64_off` | wrong dtype |" in markdown
+    assert "| `invalid_accepted` | accepted invalid input |" in markdown
+    assert "1 error: ValueError: my port cannot read these scales [value_error]" in markdown
+    # the explainer's one-line verdict for the wrong values
+    row = next(line for line in markdown.splitlines() if line.startswith("| `float64_off`"))
+    assert row.count("|") == 5 and row.split("|")[4].strip().startswith(("closest", "matches"))
+    data = json.loads(_report.to_json([contract_run], meta))
+    assert {c["grade"] for c in data["backends"][0]["cases"]} >= {"adapter-error", "error"}
+
+
+def test_refusals_with_different_messages_are_not_merged(
+        contract_run: conformance.BackendResult) -> None:
+    import dataclasses
+
+    results = [r for r in contract_run.results if r.id in ("plain", "frac", "linear")]
+    refusals = ["RuntimeError: Not implemented for mode='nearest' and scale=[1. 2.]",
+                "RuntimeError: Not implemented for mode='nearest' and scale=[1. 1.5]",
+                "RuntimeError: no kernel for float16"]
+    run = dataclasses.replace(contract_run, results=[
+        dataclasses.replace(r, grade=_grade.Grade("refused", words))
+        for r, words in zip(results, refusals, strict=True)])
+    lines = _report.message_groups(run)
+    assert lines == [
+        "2 refused: RuntimeError: Not implemented for mode='nearest' and scale=[…] "
+        "[plain, frac]",
+        "1 refused: RuntimeError: no kernel for float16 [linear]"]
+
+
+# -------------------------------------------------------------------- runtime backends
+
+def test_a_runtime_backend_module_is_accepted_and_refuses_as_its_runtime(
+        suite_dir: Path) -> None:
+    suite = conformance.load(suite_dir)
+    result = conformance.run("onnxruntime.backend", suite,
+                             cases={"plain", "frac", "v1", "invalid_refused"}.__contains__)
+    grades = {r.id: r.grade for r in result.results}
+    assert grades["plain"].kind == "exact" and grades["frac"].kind == "exact"
+    # ORT's NOT_IMPLEMENTED, through onnxruntime.backend, is onnxruntime's refusal
+    assert grades["v1"].kind == "refused" and grades["v1"].detail.startswith("NotImplemented")
+    assert grades["invalid_refused"].kind == "refused-as-required"
+
+
+def test_both_forms_on_the_command_line_with_ci_exit_status(
+        suite_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    common = ["conformance", "run", "--backend", "onnxruntime", "--suite", str(suite_dir),
+              "--cases", "[plv]*"]
+    assert main([*common, "--form", "both", "--fail-on", "wrong,crashed"]) == 0
+    out = capsys.readouterr().out
+    assert "onnxruntime (upgraded) 1.32" in out
+    # Upsample-1 has no ORT kernel; its Resize upgrade runs exactly
+    assert "onnxruntime: 1 refused (no ORT kernel, as documented) -> upgraded: fixed: exact " \
+           "[v1]" in out
+    assert main([*common, "--fail-on", "documented-refusal", "-q"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
+    assert main([*common, "--fail-on", "documented-r", "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert next(iter(doc)) == "command" and doc["command"] == "conformance run"
+    assert doc["failed"] == [{"backend": "onnxruntime", "id": "v1",
+                              "verdict": "refused (no ORT kernel, as documented)"}]
+    assert [run["form"] for run in doc["runs"]] == ["upsample"]
+    assert main([*common, "--fail-on", "wrang"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'wrang' is not a verdict kind" in err
+    assert main([*common, "--fail-on", "wrong-"]) == 2
+    assert "matches wrong-dtype, wrong-shape" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- pytorch mapping
+
+def _run_pytorch(model: onnx.ModelProto, x: np.ndarray, tmp_path: Path) -> np.ndarray:
+    from onnx_upsample.conformance._pytorch import pytorch
+
+    path = tmp_path / "model.onnx"
+    onnx.save(model, str(path))
+    return pytorch().run(path, {"X": x.copy()})[0]
+
+
+def _ort_resize(x: np.ndarray, scales: list[float], mode: str, coordinates: str) -> np.ndarray:
+    import onnxruntime
+
+    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], mode=mode,
+                            coordinate_transformation_mode=coordinates)
+    graph = helper.make_graph(
+        [node], "resize", [helper.make_tensor_value_info("X", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array(scales, np.float32), "scales")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    return np.asarray(session.run(None, {"X": x})[0])
+
+
+def test_pytorch_maps_upsample_as_a_converter_does(tmp_path: Path) -> None:
+    x = np.arange(6, dtype=np.float32).reshape(SHAPE)
+    # integer-scale nearest is the same in both conventions
+    nearest = _run_pytorch(_model("a", [1, 1, 2, 3]), x, tmp_path)
+    assert np.array_equal(nearest, upsample(x, [1, 1, 2, 3]))
+    # linear is interpolate's half_pixel (align_corners=False), not Upsample's asymmetric
+    linear = _run_pytorch(_model("b", [1, 1, 2, 2], "linear"), x, tmp_path)
+    np.testing.assert_allclose(linear, _ort_resize(x, [1, 1, 2, 2], "linear", "half_pixel"),
+                               rtol=1e-6)
+    assert not np.allclose(linear, upsample(x, [1, 1, 2, 2], "linear"))
+    # v1's attributes are read too
+    v1 = _run_pytorch(_model("c", [1, 1, 2, 2], opset=1), x, tmp_path)
+    assert np.array_equal(v1, upsample(x, [1, 1, 2, 2]))
+
+
+@pytest.mark.parametrize("change, words", [
+    ("rank2", "rank 2: interpolate takes"),
+    ("int32", "element type int32"),
+    ("batch", "on N and C"),
+    ("runtime", "given or computed at run time"),
+    ("resize-asymmetric", "coordinate_transformation_mode 'asymmetric' has no interpolate"),
+])
+def test_pytorch_refuses_what_a_converter_cannot_map(tmp_path: Path, change: str,
+                                                     words: str) -> None:
+    x = np.arange(6, dtype=np.float32).reshape(SHAPE)
+    model = _model("d", [2, 1, 2, 2] if change == "batch" else [1, 1, 2, 2],
+                   "linear" if change == "resize-asymmetric" else "nearest")
+    if change == "rank2":
+        x = x.reshape(2, 3)
+        model.graph.initializer[0].CopyFrom(numpy_helper.from_array(
+            np.array([2, 2], np.float32), "scales"))
+    if change == "int32":
+        x = x.astype(np.int32)
+    if change == "runtime":
+        del model.graph.initializer[:]
+        model.graph.input.append(helper.make_tensor_value_info("scales", TensorProto.FLOAT,
+                                                               [4]))
+    if change == "resize-asymmetric":
+        model = upgrade(model)
+    with pytest.raises(NotImplementedError, match=words):
+        _run_pytorch(model, x, tmp_path)
