@@ -11,8 +11,11 @@ Needs the ``onnx`` extra; the optional runtimes are the ``conformance`` extra
   the ``Resize`` models :func:`onnx_upsample.onnx.upgrade` writes;
   :func:`load` reads either form back.
 - :func:`run` grades one runtime on it, each case in an isolated worker process: exact,
-  within 1 ULP, wrong, wrong shape, refused, crashed or timed out; every difference goes
-  through :func:`explain`.
+  within 1 ULP, wrong, wrong dtype, wrong shape, refused (the runtime's own explicit
+  not-supported error), error (any other exception), adapter error, crashed or timed out;
+  an invalid model is "refused, as required" or "accepted invalid input"; every difference
+  goes through :func:`explain`. Load the suite with ``form="upgraded"`` to grade the
+  upgraded Resize models instead.
 - :func:`explain` names the conventions (Resize's ``half_pixel``, ``align_corners``,
   PyTorch's reciprocal multiply, TVM's rounded sizes...) that reproduce a runtime's output,
   all of them when one output cannot tell them apart.
@@ -56,11 +59,13 @@ def run(backend: str, suite: Suite | str | os.PathLike[str] | None = None, *,
     ----------
     backend
         A name from :data:`BACKENDS`, ``package.module:callable`` (called with the model's
-        bytes and a dict of inputs, returning the outputs), or a module or class implementing
-        ``onnx.backend.base.Backend``.
+        bytes and a dict of inputs, returning the outputs), or a module or class with the
+        onnx backend API (``prepare(model)`` returning something with ``run(inputs)``, or
+        ``run_model``), as onnx's backend-test runner takes it (``onnxruntime.backend``).
     suite
-        An exported suite (:class:`Suite` or its directory); None exports the default suite
-        to a temporary directory first.
+        An exported suite (:class:`Suite`, in the form it was loaded in, or its directory,
+        read in the Upsample form); None exports the default suite to a temporary directory
+        first.
     timeout
         Seconds one case may take; the worker is then stopped and restarted.
     cases
