@@ -171,7 +171,8 @@ def test_environment_variable_sets_threads_and_bad_values_are_errors() -> None:
     for value, expected in (("", str(onnx_upsample._threads.available_cores())), ("3", "3")):
         result = _run("import numpy as np, onnx_upsample as u; from onnx_upsample import _threads;"
                       "u.upsample(np.zeros((64, 64, 64), np.float32), [2, 2, 2]);"
-                      "print(_threads.num_threads())", ONNX_UPSAMPLE_NUM_THREADS=value)
+                      "print(_threads.num_threads())", ONNX_UPSAMPLE_NUM_THREADS=value,
+                      OMP_NUM_THREADS="")
         assert result.returncode == 0, result.stderr
         assert result.stdout.strip() == expected
 

@@ -210,7 +210,7 @@ def unconfigured(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     monkeypatch.setattr(_threads, "_limit", None)
     monkeypatch.setattr(_threads, "available_cores", lambda: 8)
     monkeypatch.delenv("ONNX_UPSAMPLE_NUM_THREADS", raising=False)
-    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(_threads, "_omp_at_import", None)
     return monkeypatch
 
 
@@ -221,12 +221,26 @@ def unconfigured(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
 def test_omp_num_threads_sets_the_default(unconfigured: pytest.MonkeyPatch, omp: str,
                                           expected: int) -> None:
     unconfigured.setenv("OMP_NUM_THREADS", omp)
+    unconfigured.setattr(_threads, "_omp_at_import", _threads._omp_num_threads())
     assert onnx_upsample.get_num_threads() == expected
+
+
+def test_omp_num_threads_is_read_when_the_package_loads() -> None:
+    # as OpenMP and BLAS read it: a worker started with OMP_NUM_THREADS=1 keeps to one
+    # thread, and a process whose environment gains it later (distributed's nanny writes it
+    # into the client's environment when it starts a worker) keeps its count
+    code = ("import os, onnx_upsample as u; a = u.get_num_threads();"
+            "os.environ['OMP_NUM_THREADS'] = '1'; print(a, u.get_num_threads())")
+    started_with_one = _run(code, OMP_NUM_THREADS="1", ONNX_UPSAMPLE_NUM_THREADS="")
+    started_without = _run(code, OMP_NUM_THREADS="", ONNX_UPSAMPLE_NUM_THREADS="")
+    cores = _threads.available_cores()
+    assert started_with_one.split() == ["1", "1"]
+    assert started_without.split() == [str(cores), str(cores)]
 
 
 def test_the_sources_of_the_count_in_order(unconfigured: pytest.MonkeyPatch) -> None:
     assert onnx_upsample.get_num_threads() == 8
-    unconfigured.setenv("OMP_NUM_THREADS", "2")
+    unconfigured.setattr(_threads, "_omp_at_import", 2)
     assert onnx_upsample.get_num_threads() == 2
     unconfigured.setenv("ONNX_UPSAMPLE_NUM_THREADS", "3")
     assert onnx_upsample.get_num_threads() == 3

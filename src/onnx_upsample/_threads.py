@@ -5,7 +5,11 @@ The count for a call is the first of: a ``threadpoolctl.threadpool_limits`` bloc
 environment variable ``OMP_NUM_THREADS`` (its first field; a value that is not a count >= 1
 is another library's business and is ignored), and the number of cores this process may
 use: its CPU affinity, reduced by a cgroup CPU quota (containers), not ``os.cpu_count()``.
-The environment is read at each call (empty means unset). Any count >= 1 is accepted; a call
+``ONNX_UPSAMPLE_NUM_THREADS`` is read at each call (empty means unset); ``OMP_NUM_THREADS``
+once, when this module is imported, as OpenMP runtimes and BLAS libraries read it when they
+load: distributed's nanny writes ``OMP_NUM_THREADS=1`` into the *client's* environment when
+it starts a worker, and reading it at each call would drop the client's own calls to one
+thread from then on. Any count >= 1 is accepted; a call
 then runs on at most ``threads_for_call()`` threads: the count chosen, but never more than
 the cores this process may use at that moment (affinity is read at every call, so a worker
 pinned after import, or a forked child, is seen) nor than the pool's ``MAX_THREADS``; more
@@ -127,6 +131,9 @@ def _omp_num_threads() -> int | None:
     return int(first) if first.isdecimal() and int(first) >= 1 else None
 
 
+_omp_at_import = _omp_num_threads()
+
+
 def configured_threads() -> int:
     """The count chosen without a threadpoolctl limit: set_num_threads, else
     ONNX_UPSAMPLE_NUM_THREADS, else OMP_NUM_THREADS, else the cores this process may use."""
@@ -144,7 +151,7 @@ def configured_threads() -> int:
                 f"number of threads >= 1, or unset it (default: {available_cores()} cores)"
             )
         return _check(value, f"the environment variable {ENV_VAR}")
-    return _omp_num_threads() or available_cores()
+    return _omp_at_import or available_cores()
 
 
 def num_threads() -> int:
