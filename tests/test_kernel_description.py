@@ -296,3 +296,13 @@ def test_a_description_by_name_refuses_unknown_and_missing_names() -> None:
     del args["segment"]
     with pytest.raises(TypeError):
         _native.nearest_kernel(**args)
+
+
+def test_kernels_are_made_only_by_their_constructors() -> None:
+    """The Kernel type is created from a spec (the limited API has no static types), which by
+    default would inherit object's constructor: an empty kernel, whose call divides by its
+    zero segment length. It refuses to be called instead."""
+    kernel = _native.nearest_kernel(**_nearest_args())
+    assert type(kernel) is _native.Kernel
+    with pytest.raises(TypeError, match="cannot create"):
+        _native.Kernel()

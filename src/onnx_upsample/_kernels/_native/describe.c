@@ -212,7 +212,7 @@ PyObject *nearest_kernel(PyObject *module, PyObject *args, PyObject *kwargs)
                                      &block, &axes_obj, &scales_obj, &row_kind, &repeat,
                                      &n_blocks, &n_segments, &segment))
         return NULL;
-    Kernel *self = (Kernel *)KernelType.tp_alloc(&KernelType, 0);
+    Kernel *self = kernel_new();
     if (self == NULL)
         return NULL;
     int n = read_axes(self, axes_obj, scales_obj, block, x_elements);
@@ -278,7 +278,7 @@ PyObject *linear_kernel(PyObject *module, PyObject *args, PyObject *kwargs)
                                      &blk_w_lo_obj, &blk_w_hi_obj, &n_blocks, &n_segments,
                                      &segment, &low_bound, &high_bound, &isa, &row_repeat))
         return NULL;
-    Kernel *self = (Kernel *)KernelType.tp_alloc(&KernelType, 0);
+    Kernel *self = kernel_new();
     if (self == NULL)
         return NULL;
     LinearJob *job = &self->linear;
@@ -392,7 +392,7 @@ PyObject *repeat_factor(PyObject *module, PyObject *args)
     float scale;
     if (!PyArg_ParseTuple(args, "Of", &axis_obj, &scale))
         return NULL;
-    Kernel *holder = (Kernel *)KernelType.tp_alloc(&KernelType, 0);
+    Kernel *holder = kernel_new();
     if (holder == NULL)
         return NULL;
     Py_ssize_t n_values;

@@ -4,6 +4,13 @@
 #ifndef ONNX_UPSAMPLE_KERNEL_OBJECT_H
 #define ONNX_UPSAMPLE_KERNEL_OBJECT_H
 
+/* CPython's limited API of 3.11 (the first with the buffer protocol in it): the extension
+ * then loads in every later CPython, so one abi3 wheel serves them all (setup.py tags it
+ * cp311-abi3). Free-threaded CPython has no limited API: setup.py builds the full API there
+ * and says so with ONNX_UPSAMPLE_FULL_API. */
+#ifndef ONNX_UPSAMPLE_FULL_API
+#define Py_LIMITED_API 0x030B0000
+#endif
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -26,7 +33,10 @@ typedef struct {
     Py_buffer views[MAX_VIEWS];
 } Kernel;
 
-extern PyTypeObject KernelType;
+extern PyTypeObject *KernelType;
+
+/* A new, zero-filled Kernel for the constructors to fill; NULL with an exception set. */
+Kernel *kernel_new(void);
 
 /* nearest_kernel(...) and linear_kernel(...): see describe.c. */
 PyObject *nearest_kernel(PyObject *module, PyObject *args, PyObject *kwargs);

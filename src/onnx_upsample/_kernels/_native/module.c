@@ -22,7 +22,11 @@ static void kernel_dealloc(Kernel *self)
     }
     for (int i = 0; i < self->n_views; i++)
         PyBuffer_Release(&self->views[i]);
-    Py_TYPE(self)->tp_free((PyObject *)self);
+    /* a heap type: each instance holds a reference to it */
+    PyTypeObject *type = Py_TYPE((PyObject *)self);
+    freefunc tp_free = (freefunc)PyType_GetSlot(type, Py_tp_free);
+    tp_free(self);
+    Py_DECREF(type);
 }
 
 /* Between work items: let Python run its signal handlers (Ctrl-C raises there). */
@@ -151,15 +155,28 @@ done:
     return result;
 }
 
-PyTypeObject KernelType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "onnx_upsample._kernels._native.Kernel",
-    .tp_basicsize = sizeof(Kernel),
-    .tp_dealloc = (destructor)kernel_dealloc,
-    .tp_call = (ternaryfunc)kernel_call,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A prepared Upsample kernel call: kernel(x, out, threads[, row_base]).",
+/* Created from a spec (the limited API has no static types); instances are made only by the
+ * constructors of describe.c, never by calling the type. */
+PyTypeObject *KernelType = NULL;
+
+static PyType_Slot kernel_slots[] = {
+    {Py_tp_dealloc, (void *)kernel_dealloc},
+    {Py_tp_call, (void *)kernel_call},
+    {Py_tp_doc, (void *)"A prepared Upsample kernel call: kernel(x, out, threads[, row_base])."},
+    {0, NULL},
 };
+
+static PyType_Spec kernel_spec = {
+    .name = "onnx_upsample._kernels._native.Kernel",
+    .basicsize = sizeof(Kernel),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = kernel_slots,
+};
+
+Kernel *kernel_new(void)
+{
+    return (Kernel *)PyType_GenericAlloc(KernelType, 0); /* zero-filled */
+}
 
 static PyObject *py_linear_scratch_per_element(PyObject *module, PyObject *args)
 {
@@ -213,12 +230,13 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__native(void)
 {
-    if (PyType_Ready(&KernelType) < 0)
-        return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
         return NULL;
-    if (PyModule_AddIntConstant(module, "MAX_THREADS", pool_max_threads()) < 0
+    if (KernelType == NULL)
+        KernelType = (PyTypeObject *)PyType_FromSpec(&kernel_spec);
+    if (KernelType == NULL || PyModule_AddObjectRef(module, "Kernel", (PyObject *)KernelType) < 0
+        || PyModule_AddIntConstant(module, "MAX_THREADS", pool_max_threads()) < 0
         || PyModule_AddIntConstant(module, "MAX_OUTER", MAX_OUTER) < 0
         || PyModule_AddIntConstant(module, "MAX_INTERP", MAX_INTERP) < 0
         || PyModule_AddIntConstant(module, "AXIS_COPY", AXIS_COPY) < 0
