@@ -100,7 +100,9 @@ def _quiet(nan: np.floating) -> np.floating:
     """The NaN with its quiet bit set, as x86 arithmetic returns it."""
     bits = np.array(nan).view(f"u{nan.itemsize}")
     quiet_bit = 1 << (8 * nan.itemsize - (10 if nan.itemsize == 4 else 13))
-    return (bits | type(bits.item())(quiet_bit)).view(nan.dtype)[()]
+    # the mask in the bits' own dtype: a Python int would widen a 0-d array to int64 under
+    # numpy 1.x's value-based casting, and the view back would then fail
+    return (bits | bits.dtype.type(quiet_bit)).view(nan.dtype)[()]
 
 
 def add(total: np.floating, term: np.floating) -> np.floating:
