@@ -23,7 +23,7 @@ LAYERS = {
     "_resources": 2, "_threads": 2, "_buffers": 2,
     "_kernels": 3, "reference": 3,
     "_api": 4, "": 4,  # "" is the package's __init__: the public names
-    "dask": 5,
+    "dask": 5, "_chunking": 5, "xarray": 5,
     "io": 6, "onnx": 6,
     "conformance": 7,
     "cli": 8, "__main__": 8,
@@ -34,6 +34,8 @@ HEAVY_HOMES = {
     "onnxruntime": ("onnx", "conformance"),
     "dask": ("dask", "io"),
     "zarr": ("io",),
+    "xarray": ("xarray",),
+    "threadpoolctl": (),  # never imported: _threads registers with it once it is
     "PIL": ("io", "cli"),
 }
 

@@ -1,15 +1,18 @@
 """``onnx_upsample.dask.upsample`` against the in-memory ``upsample``, bit for bit.
 
 Chunking must not change the answer (style anchors, example 9): random shapes, scales,
-input chunkings and output chunkings, both modes and every element type, compared as raw
-bytes with the whole-array call; plus the ``2**24`` rule, the no-resize copy, the graph's
-shape (one task per output chunk, reading only the chunks it needs) and a LocalCluster run.
+input chunkings and output chunkings (the default ones under random ``array.chunk-size``
+budgets), both modes and every element type, compared as raw bytes with the whole-array
+call; plus the ``2**24`` rule, the no-resize copy, the graph's shape (one task per output
+chunk, reading only the chunks it needs) and the default chunks' budget. Runs on a
+``distributed`` cluster are in test_distributed.py.
 """
 
 from __future__ import annotations
 
 import itertools
 import warnings
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -20,7 +23,7 @@ from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import onnx_upsample.dask as oud  # noqa: E402
-from onnx_upsample import UpsampleError, UpsampleWarning, upsample  # noqa: E402
+from onnx_upsample import UpsampleError, UpsampleWarning, _chunking, upsample  # noqa: E402
 
 SCALES = [1.0, 1.04, 1.3, 1.3333334, 1.5, 2.0, 2.5, 3.0]
 NUMERIC = [
@@ -100,7 +103,12 @@ def _case(draw, dtypes):
     in_chunks = tuple(draw(_partition(n)) for n in shape)
     dtype = draw(st.sampled_from(dtypes))
     kind = draw(st.sampled_from(["default", "int", "tuple", "dict"]))
-    return shape, scales, in_chunks, dtype, kind, draw(st.data())
+    # small budgets make the default chunks cut the followed ones, large ones group them
+    budget = draw(st.sampled_from([4096, 2**16, 2**27]))
+    # halo pieces (a neighbour's edge read alone) only come with chunks of 1 MiB and more:
+    # lower that threshold to 0 half the time so that tiny arrays read through them too
+    halo_from = draw(st.sampled_from([0, _chunking.HALO_PIECES_FROM_BYTES]))
+    return shape, scales, in_chunks, dtype, kind, (budget, halo_from), draw(st.data())
 
 
 def _out_chunks(kind: str, out_shape: tuple[int, ...], data):
@@ -115,14 +123,21 @@ def _out_chunks(kind: str, out_shape: tuple[int, ...], data):
 
 
 def _check_case(case, mode: str) -> None:
-    shape, scales, in_chunks, dtype_name, kind, data = case
+    shape, scales, in_chunks, dtype_name, kind, (budget, halo_from), data = case
     dtype = _dtype(dtype_name)
     x = _values(shape, dtype, seed=len(shape) * 7 + sum(shape))
     expected = upsample(x, scales, mode)
     chunks = _out_chunks(kind, expected.shape, data)
-    lazy = oud.upsample(da.from_array(x, chunks=in_chunks), scales, mode, chunks=chunks)
+    with (dask.config.set({"array.chunk-size": budget}),
+          mock.patch.object(_chunking, "HALO_PIECES_FROM_BYTES", halo_from)):
+        lazy = oud.upsample(da.from_array(x, chunks=in_chunks), scales, mode, chunks=chunks)
     if chunks is not None and not isinstance(chunks, dict | int):
         assert lazy.chunks == chunks
+    if chunks is None and dtype.kind != "O" and expected.size:
+        # the budget holds the output chunk plus its input window, so the output alone
+        # fits it, down to single elements
+        largest = np.prod([max(axis) for axis in lazy.chunks]) * dtype.itemsize
+        assert largest <= max(budget, dtype.itemsize)
     _assert_same(lazy, expected)
 
 
@@ -158,9 +173,10 @@ def test_no_resize_copy(mode: str, scales: list[float]) -> None:
     expected = upsample(x, scales, mode)
     assert expected.shape == x.shape
     np.testing.assert_array_equal(expected, x)
-    lazy = oud.upsample(da.from_array(x, chunks=(2, 3, 1)), scales, mode)
-    assert lazy.chunks == ((2, 1), (3, 3, 3, 1), (1, 1))
+    in_chunks = ((2, 1), (3, 3, 3, 1), (1, 1))
+    lazy = oud.upsample(da.from_array(x, chunks=in_chunks), scales, mode, chunks=in_chunks)
     _assert_same(lazy, expected)
+    _assert_same(oud.upsample(da.from_array(x, chunks=in_chunks), scales, mode), expected)
     _assert_same(oud.upsample(da.from_array(x, chunks=(2, 3, 1)), scales, mode, chunks=4),
                  expected)
 
@@ -193,45 +209,133 @@ def test_axes_beyond_2_24(mode: str) -> None:
     _assert_same(lazy, upsample(small, [2.5], mode))
 
 
-def _upsample_layer(lazy):
-    graph = lazy.__dask_graph__()
-    return graph.layers[lazy.name], graph
+def _reads(lazy) -> list[int]:
+    """How many pieces (input chunks, or halo pieces of them) each output task reads."""
+    deps = lazy.__dask_graph__().get_all_dependencies()
+    return [len(deps[key]) for key in lazy.__dask_graph__().layers[lazy.name]
+            if key[0] == lazy.name]
 
 
 def test_one_task_per_output_chunk_reading_only_its_input() -> None:
-    x = da.zeros((40, 30, 20), chunks=(10, 10, 10), dtype=np.float32)
-    nearest = oud.upsample(x, [2, 2, 2])
-    assert nearest.chunks == ((20,) * 4, (20,) * 3, (20,) * 2)
-    layer, graph = _upsample_layer(nearest)
-    assert len(layer) == 4 * 3 * 2
+    x = da.zeros((256, 192, 128), chunks=64, dtype=np.float32)  # 1 MiB chunks
+    nearest = oud.upsample(x, [2, 2, 2], chunks=128)
+    graph = nearest.__dask_graph__()
+    assert len(graph.layers[nearest.name]) == 4 * 3 * 2
     assert set(graph.layers) == {nearest.name, x.name}  # nothing rechunked or overlapped
-    for task in dict(layer).values():
-        assert len(task.dependencies) == 1  # nearest reads exactly one input chunk
-    linear = oud.upsample(x, [2, 2, 2], "linear")
-    layer, _ = _upsample_layer(linear)
-    assert len(layer) == 24
-    deps = [len(task.dependencies) for task in dict(layer).values()]
-    assert max(deps) == 8 and min(deps) == 1  # one element of halo crosses into neighbours
-    assert len(dict(graph)) == 24 + x.npartitions
+    assert _reads(nearest) == [1] * 24  # nearest reads exactly one input chunk
+    linear = oud.upsample(x, [2, 2, 2], "linear", chunks=128)
+    reads = _reads(linear)
+    assert len(reads) == 24
+    assert max(reads) == 8 and min(reads) == 1  # one element of halo crosses into neighbours
+    # ... and only that element travels: a neighbour is read through a piece of it
+    graph = dict(linear.__dask_graph__())
+    deps = linear.__dask_graph__().get_all_dependencies()
+    halos = [key for key in graph if isinstance(key, tuple) and key[0].startswith("upsample-h")]
+    assert halos and all(len(deps[key]) == 1 for key in halos)
+    assert all(min(piece.shape) == 1 for piece in dask.get(graph, halos))
+    assert len(graph) == 24 + len(halos) + x.npartitions
 
 
-def test_default_chunks_follow_input_boundaries() -> None:
-    x = da.zeros((10, 7), chunks=((3, 3, 4), (5, 2)), dtype=np.uint8)
-    y = oud.upsample(x, [1.5, 2])
-    assert y.chunks == ((5, 4, 6), (10, 4))
+def test_tasks_are_plain_tuples_of_public_dask() -> None:
+    """The layer holds dask's documented task form, ``(function, *args)`` with input keys
+    in a list, so the package needs no private dask module (``dask._task_spec``)."""
+    import operator
+
+    x = da.zeros((1024, 600), chunks=(512, 300), dtype=np.int16)  # 300 KiB chunks
+    for mode in ("nearest", "linear"):
+        lazy = oud.upsample(x, [2, 2], mode, chunks=400)
+        layer = lazy.__dask_graph__().layers[lazy.name]
+        inputs = set(dict(x.__dask_graph__()))
+        for key, task in layer.items():
+            assert type(task) is tuple and callable(task[0]), (key, task)
+            assert key[0] == lazy.name  # whole chunks: no halo pieces below 1 MiB
+            assert task[2] and all(ref in inputs for ref in task[2])
+            assert task[1].pool  # no distributed client: outputs in reused buffers
+    y = da.zeros((2048, 600), chunks=(1024, 600), dtype=np.int16)  # 1.2 MiB chunks
+    lazy = oud.upsample(y, [2, 2], "linear", chunks=400)
+    halos = {key: task for key, task in lazy.__dask_graph__().layers[lazy.name].items()
+             if key[0] != lazy.name}
+    assert halos and all(task[0] is operator.getitem for task in halos.values())
+
+
+def test_followed_chunks_are_the_input_boundaries_mapped() -> None:
+    from onnx_upsample._chunking import default_chunks
+    from onnx_upsample._spec.call import describe_call
+
+    call = describe_call([1.5, 2.0], "nearest", np.dtype(np.uint8), (10, 7))
+    assert default_chunks(call, ((3, 3, 4), (5, 2))) == ((5, 4, 6), (10, 4))
     # an input chunk that no output reads (in=30, s=1.04: index 29 is never read) is dropped
-    z = oud.upsample(da.zeros(30, chunks=((29, 1),), dtype=np.uint8), [1.04])
-    assert z.chunks == ((31,),)
+    call = describe_call([1.04], "nearest", np.dtype(np.uint8), (30,))
+    assert default_chunks(call, ((29, 1),)) == ((31,),)
+
+
+MiB = 2**20
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_default_chunks_fit_dask_chunk_size(mode: str) -> None:
+    """The issue's case (never computed): (256, 1024, 1024) float32 in 64 MiB chunks, x2.
+    Following the input would make 512 MiB output chunks; the default cuts each followed
+    chunk in two per axis: 64 MiB of output plus about 8 MiB of input window per task,
+    within dask's default 128 MiB, and (128, 512, 512) would be 128 MiB of output alone."""
+    x = da.zeros((256, 1024, 1024), chunks=(64, 512, 512), dtype=np.float32)
+    assert dask.config.get("array.chunk-size") == "128MiB"
+    lazy = oud.upsample(x, [2, 2, 2], mode)
+    assert lazy.chunksize == (64, 512, 512) and lazy.npartitions == 128
+    reads = _reads(lazy)
+    # a cut never straddles an input chunk: nearest reads one, linear one more per axis
+    # where its halo crosses a boundary
+    assert max(reads) == (1 if mode == "nearest" else 8)
+    with dask.config.set({"array.chunk-size": "16MiB"}):  # dask's own setting is obeyed
+        small = oud.upsample(x, [2, 2, 2], mode)
+    assert np.prod(small.chunksize) * 4 <= 16 * MiB
+    # cut at the followed chunks' boundaries: each size divides (128, 1024, 1024)
+    assert all(f % c == 0 for f, c in zip((128, 1024, 1024), small.chunksize, strict=True))
+    assert np.prod(small.chunksize) * 4 > 4 * MiB  # ... and not cut further than needed
+    # ... and regular, as to_zarr needs: equal sizes but a smaller last one, per axis
+    assert all(len(set(axis[:-1])) <= 1 and axis[-1] <= axis[0] for axis in small.chunks)
+    with dask.config.set({"array.chunk-size": "1GiB"}):  # no client: this size decides
+        large = oud.upsample(x, [2, 2, 2], mode)
+    assert large.chunksize == (128, 1024, 1024)  # 512 MiB: the followed input chunks
+
+
+def test_default_chunks_group_small_input_chunks() -> None:
+    """Many small input chunks give fewer, larger tasks: whole followed chunks (128 per axis
+    here) grouped up to the budget, never cut."""
+    x = da.zeros((512, 512, 512), chunks=64, dtype=np.float32)
+    lazy = oud.upsample(x, [2, 2, 2], "linear")
+    assert lazy.npartitions < 8**3
+    assert all(c % 128 == 0 for axis in lazy.chunks for c in axis)
+    assert np.prod(lazy.chunksize) * 4 <= 128 * MiB
+    assert _reads(lazy) and max(_reads(lazy)) <= 27
+
+
+def test_looking_for_a_client_never_imports_distributed(monkeypatch) -> None:
+    """distributed is used only when already imported (a second of import for local users):
+    with it made unimportable, building a graph still works and finds no client."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "distributed", None)  # `import distributed` would raise
+    x = da.zeros((8, 8), chunks=4, dtype=np.float32)
+    assert oud.client_workers() is None and oud.worker_memory(None) is None
+    assert oud.upsample(x, [2, 2], "linear").chunks == ((16,), (16,))
+
+
+def test_default_chunks_of_tiny_arrays_are_one_chunk() -> None:
+    # dask's "auto" convention: an array far below array.chunk-size is one chunk
+    x = da.zeros((10, 7), chunks=((3, 3, 4), (5, 2)), dtype=np.uint8)
+    assert oud.upsample(x, [1.5, 2]).chunks == ((15,), (14,))
 
 
 def test_chunks_forms() -> None:
     x = da.from_array(np.arange(60, dtype=np.int32).reshape(6, 10), chunks=(4, 5))
     expected = upsample(x.compute(), [2, 1.5])
     assert oud.upsample(x, [2, 1.5], chunks=4).chunks == ((4, 4, 4), (4, 4, 4, 3))
-    assert oud.upsample(x, [2, 1.5], chunks={1: -1}).chunks == ((8, 4), (15,))
+    assert oud.upsample(x, [2, 1.5], chunks={1: -1}).chunks == ((12,), (15,))
+    assert oud.upsample(x, [2, 1.5], chunks={0: 5}).chunks == ((5, 5, 2), (15,))
     assert oud.upsample(x, [2, 1.5], chunks=(None, 5)).chunks == ((12,), (5, 5, 5))
     assert oud.upsample(x, [2, 1.5], chunks="auto").shape == (12, 15)
-    for chunks in [None, 4, {1: -1}, (None, 5), "auto", ((1, 11), (7, 8))]:
+    for chunks in [None, 4, {1: -1}, {0: 5}, (None, 5), "auto", ((1, 11), (7, 8))]:
         _assert_same(oud.upsample(x, [2, 1.5], chunks=chunks), expected)
     with pytest.raises(UpsampleError, match="chunks"):
         oud.upsample(x, [2, 1.5], chunks=((5, 5), (15,)))
@@ -279,26 +383,17 @@ def test_graph_of_1000_chunks_builds_fast() -> None:
 
     x = da.zeros((1000, 1000, 1000), chunks=100, dtype=np.float32)
     start = time.perf_counter()
-    y = oud.upsample(x, [2, 2, 2], "linear")
+    y = oud.upsample(x, [2, 2, 2], "linear", chunks=200)
     graph = dict(y.__dask_graph__())
     elapsed = time.perf_counter() - start
-    assert y.npartitions == 1000 and len(graph) == 2000
+    # 1000 tasks, 1000 input chunks, and the halo pieces 4 MB chunks are read through
+    halos = sum(1 for key in graph if key[0].startswith("upsample-halo"))
+    assert y.npartitions == 1000 and len(graph) == 2000 + halos and halos > 0
+    start = time.perf_counter()
+    y = oud.upsample(x, [2, 2, 2], "linear")  # the default: dask's auto, within the budget
+    elapsed = max(elapsed, time.perf_counter() - start)
+    assert y.npartitions <= 1000
     assert elapsed < 2.0  # the goal is 1 s; leave room for a busy test machine
-
-
-def test_local_cluster() -> None:
-    distributed = pytest.importorskip("distributed")
-    x = _values((9, 8, 3), np.dtype(np.float32), seed=5)
-    d = da.from_array(x, chunks=(4, 3, 3))
-    with (
-        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                 dashboard_address=None, silence_logs=40) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        for mode in ("nearest", "linear"):
-            lazy = oud.upsample(d, [1.5, 2, 1], mode, chunks=(5, 4, 3))
-            got = client.compute(lazy).result()
-            assert got.tobytes() == upsample(x, [1.5, 2, 1], mode).tobytes()
 
 
 def test_zarr_and_numpy_arrays_are_wrapped_in_their_own_chunks(tmp_path) -> None:
@@ -308,7 +403,9 @@ def test_zarr_and_numpy_arrays_are_wrapped_in_their_own_chunks(tmp_path) -> None
                           dtype=x.dtype)
     z[...] = x
     lazy = oud.upsample(z, [2, 1.5], "linear")
-    assert lazy.chunks == ((8, 8, 2), (8, 7))  # the store's chunks, followed through
+    inputs = [key for key in dict(lazy.__dask_graph__())
+              if isinstance(key, tuple) and key[0] != lazy.name]
+    assert len(inputs) == 3 * 2  # the store's (4, 5) chunks
     _assert_same(lazy, upsample(x, [2, 1.5], "linear"))
     strings = np.array(["a", "bc", None], dtype=object)
     _assert_same(oud.upsample(strings, [2]), upsample(strings, [2]))

@@ -8,41 +8,66 @@ the input slice its output window needs (for linear mode one more element on eac
 interpolated axis), cuts that slice out and runs the same kernels as
 :func:`onnx_upsample.upsample` on it, every index computed from *global* output indices,
 so every chunking gives exactly the whole-array result. Nothing is
-rechunked and the graph grows with the number of output chunks only.
+rechunked and the graph grows with the number of output chunks only. The graph is built
+from dask's public API only: a ``HighLevelGraph`` layer of plain tuple tasks.
+
+Default output chunks follow dask's ``"auto"`` convention (``array.chunk-size``), cut at the
+input's chunk boundaries, and keep each task's output chunk plus input window within that
+size, and within a quarter of a worker thread's memory when a ``distributed`` client is
+active (see docs/dask.md).
 """
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import math
+import operator
+import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
-import dask.array as da
 import numpy as np
 import numpy.typing as npt
-from dask._task_spec import List, Task, TaskRef
-from dask.array.core import normalize_chunks
-from dask.highlevelgraph import HighLevelGraph
-from dask.tokenize import tokenize
 
+try:
+    import dask
+    import dask.array as da
+    from dask.array.core import normalize_chunks
+    from dask.base import tokenize
+    from dask.highlevelgraph import HighLevelGraph
+    from dask.utils import parse_bytes
+except ModuleNotFoundError as missing:  # the extra is not installed: one line naming it
+    if (missing.name or "").split(".")[0] != "dask":
+        raise
+    raise ModuleNotFoundError(
+        "onnx_upsample.dask needs dask, which is not installed: "
+        "pip install 'onnx-upsample[dask]'", name=missing.name,
+    ) from None
+
+from ._buffers import new_output
+from ._chunking import (
+    AxisPart,
+    Chunks,
+    axis_parts,
+    default_chunks,
+    first,
+    halo_pieces,
+    input_slice,
+    largest_task,
+    split,
+    with_axis,
+)
 from ._errors import UpsampleError, UpsampleWarning
-from ._resources import check_fits_in_memory
+from ._resources import check_fits_in_memory, format_bytes
 from ._spec.call import Call, describe_call, scale_values
 from ._spec.dtypes import check_mode_defined, element_type
 from ._spec.modes import mode_of
-from ._spec.rules import nearest_indices
 from ._threads import _check as _check_threads
 from ._threads import threads_for_call
 
 __all__ = ["upsample"]
-
-Chunks = tuple[tuple[int, ...], ...]
-
 
 def upsample(
     array: Any,
@@ -73,11 +98,15 @@ def upsample(
         :class:`~onnx_upsample.UpsampleWarning`.
     chunks : optional
         Chunks of the output, in any form ``dask.array`` accepts (``"auto"``, an int, a
-        tuple of ints or of tuples, a dict ``{axis: chunks}``). By default the output
-        follows the input's chunk boundaries: output chunk ``k`` of an axis holds the
-        outputs whose nearest input index lies in input chunk ``k`` (with integer scales,
-        input chunks scaled by the scale). Axes missing from a dict keep that default;
-        ``-1`` or ``None`` for an axis means one chunk along it.
+        tuple of ints or of tuples, a dict ``{axis: chunks}``). By default (``None``, the
+        same as ``"auto"``) dask's ``"auto"`` chunking picks them from the chunks that
+        follow the input's boundaries (output chunk ``k`` of an axis holds the outputs
+        whose nearest input index lies in input chunk ``k``): whole input chunks are
+        grouped, or cut into near-equal pieces, so that each task's output chunk plus
+        input window stays within ``dask.config.get("array.chunk-size")``, and within a
+        quarter of ``memory_limit / nthreads`` of the smallest worker when a
+        ``distributed`` client is active. Axes missing from a dict are ``"auto"``; ``-1``
+        or ``None`` for an axis means one chunk along it.
     threads : int, default 1
         Threads each task's kernel uses. dask already runs one task per worker thread, so
         the default of 1 keeps ``dask workers x kernel threads`` at the core count; raise
@@ -95,8 +124,11 @@ def upsample(
     TypeError
         Arguments of the wrong kind (``None`` or strings as scales).
     UpsampleError
-        Wrong values (scales, mode, element type for the mode), unknown chunk sizes, or
-        output chunks dask cannot use. Raised here, before anything is computed.
+        Wrong values (scales, mode, element type for the mode), unknown chunk sizes,
+        output chunks dask cannot use, or a task larger than this machine's memory (with a
+        ``distributed`` client: than the spill target, 60%, of a worker thread's share of
+        its ``memory_limit``).
+        Raised here, before anything is computed or submitted.
 
     Notes
     -----
@@ -110,9 +142,9 @@ def upsample(
     >>> import numpy as np
     >>> import onnx_upsample.dask
     >>> x = da.from_array(np.arange(6).reshape(2, 3), chunks=(1, 2))
-    >>> y = onnx_upsample.dask.upsample(x, [2, 1.5])
+    >>> y = onnx_upsample.dask.upsample(x, [2, 1.5], chunks=2)
     >>> y.chunks
-    ((2, 2), (3, 1))
+    ((2, 2), (2, 2))
     >>> y.compute().tolist()
     [[0, 0, 1, 2], [0, 0, 1, 2], [3, 3, 4, 5], [3, 3, 4, 5]]
     """
@@ -140,12 +172,14 @@ def upsample(
     call = describe_call(values, canonical_mode, array.dtype, tuple(int(n) for n in in_shape))
     if warning is not None:
         warnings.warn(warning, UpsampleWarning, stacklevel=2)
-    out_chunks = _output_chunks(call, array.chunks, chunks)
-    # each task holds one output chunk (and its input window) in memory
-    largest = tuple(max(axis, default=0) for axis in out_chunks)
-    check_fits_in_memory(largest, call.out_dtype.itemsize, "the largest output chunk",
-                         "pass smaller chunks= (e.g. chunks=256 or 'auto')")
-    return _build(array, call, out_chunks, task_threads)
+    workers = client_workers()  # once per call: it asks the scheduler
+    worker = worker_memory(workers)
+    out_chunks = _output_chunks(call, array.chunks, chunks, worker)
+    parts = axis_parts(call, array.chunks, out_chunks)
+    _check_task_memory(call, array.chunks, parts, chunks, worker)
+    # outputs are built in reused buffers (page faults cost as much as nearest's copying),
+    # but not on distributed workers, whose memory accounting cannot see a buffer pool
+    return _build(array, call, out_chunks, parts, task_threads, pool=workers is None)
 
 
 def _as_dask(array: Any) -> da.Array:
@@ -165,53 +199,64 @@ def _as_dask(array: Any) -> da.Array:
 # More output chunks than this make a graph too large to build or schedule.
 MAX_CHUNKS = 10_000_000
 
-
-def default_chunks(call: Call, in_chunks: Chunks) -> Chunks:
-    """Output chunks that follow the input's chunk boundaries (see :func:`upsample`)."""
-    return tuple(
-        _follow_axis(n_in, n_out, scale, axis_chunks, call.no_resize)
-        for n_in, n_out, scale, axis_chunks in zip(
-            call.in_shape, call.out_shape, call.scales, in_chunks, strict=True
-        )
-    )
+# On a distributed worker, one task's output chunk plus input window may take this fraction
+# of a worker thread's share of the worker's memory_limit by default: the rest holds the
+# input chunks tasks read, finished chunks waiting for their consumer, and the worker
+# process itself.
+WORKER_TASK_FRACTION = 0.25
 
 
-def _follow_axis(
-    n_in: int, n_out: int, scale: np.float32, in_chunks: tuple[int, ...], no_resize: bool
-) -> tuple[int, ...]:
-    """Map input chunk boundaries ``b`` to the first output index whose nearest source is >= b.
+def client_workers() -> dict[str, Any] | None:
+    """The workers of the active ``distributed`` client, as its scheduler describes them;
+    ``None`` without a client.
 
-    Empty output chunks (input chunks no output reads, and empty input chunks) are dropped,
-    except that an axis keeps one chunk.
+    ``distributed`` is looked up, never imported: a process that has not imported it has
+    no client, and importing it would cost every local user a second.
     """
-    if no_resize or scale == 1.0 or n_out == 0:
-        sizes = tuple(c for c in in_chunks if c) or (n_out,)
-        return sizes if sum(sizes) == n_out else (n_out,)
-    exact = Fraction(float(scale))
-    bounds = [0]
-    for b in itertools.accumulate(in_chunks[:-1]):
-        if b <= 0 or b >= n_in:
-            continue
-        # the rules may differ from the exact floor(o / s) by one below 2**24: search around,
-        # by bisection (the window spans about 2 * scale outputs: no table of that size)
-        low = max(0, math.floor((b - 1) * exact) - 1)
-        high = min(n_out, math.ceil((b + 1) * exact) + 2)
-        bounds.append(bisect.bisect_left(
-            range(low, high), b,
-            key=lambda o: int(nearest_indices(n_in, n_out, scale, o, o + 1)[0]),
-        ) + low)
-    bounds.append(n_out)
-    sizes = tuple(q - p for p, q in itertools.pairwise(bounds) if q > p)
-    return sizes or (n_out,)
+    distributed = sys.modules.get("distributed")
+    if distributed is None:
+        return None
+    try:
+        return dict(distributed.get_client().scheduler_info().get("workers", {}))
+    except (ValueError, RuntimeError, OSError, AttributeError):  # no client, or closed
+        return None
 
 
-def _output_chunks(call: Call, in_chunks: Chunks, chunks: Any) -> Chunks:
+def worker_memory(workers: Mapping[str, Any] | None) -> tuple[int, str] | None:
+    """The memory one thread of the smallest of ``workers`` has (``memory_limit /
+    nthreads``) and its description; ``None`` without workers or limits."""
+    if not workers:
+        return None
+    shares = [
+        (int(w["memory_limit"]) // max(1, int(w.get("nthreads") or 1)),
+         int(w["memory_limit"]), int(w.get("nthreads") or 1))
+        for w in workers.values() if w.get("memory_limit")
+    ]
+    if not shares:
+        return None
+    share, limit, nthreads = min(shares)
+    return share, (f"the {format_bytes(share)} a distributed worker thread has (memory_limit "
+                   f"{format_bytes(limit)} / {nthreads} thread{'s' if nthreads > 1 else ''})")
+
+
+def task_budget(worker: tuple[int, str] | None) -> int:
+    """Bytes one task's output chunk plus input window may take by default: dask's
+    ``array.chunk-size``, and a quarter of a worker thread's memory (``worker``, from
+    :func:`worker_memory`) where that is less."""
+    budget = int(parse_bytes(dask.config.get("array.chunk-size")))
+    if worker is not None:
+        budget = min(budget, int(worker[0] * WORKER_TASK_FRACTION))
+    return max(1, budget)
+
+
+def _output_chunks(
+    call: Call, in_chunks: Chunks, chunks: Any, worker: tuple[int, str] | None
+) -> Chunks:
     given = chunks  # for messages: as the caller wrote it
-    default = default_chunks(call, in_chunks)
-    if chunks is None:
-        return default
-    if isinstance(chunks, Mapping):
-        rank = len(call.out_shape)
+    rank = len(call.out_shape)
+    if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
+        chunks = ("auto",) * rank
+    elif isinstance(chunks, Mapping):
         bad = [axis for axis in chunks if not isinstance(axis, int) or not -rank <= axis < rank]
         if bad:
             raise UpsampleError(
@@ -219,18 +264,86 @@ def _output_chunks(call: Call, in_chunks: Chunks, chunks: Any) -> Chunks:
                 f"0..{rank - 1} (or negative from the end)"
             )
         per_axis = {axis % rank: value for axis, value in chunks.items()}
-        chunks = tuple(per_axis.get(axis, default[axis]) for axis in range(rank))
+        chunks = tuple(per_axis.get(axis, "auto") for axis in range(rank))
     _check_chunk_count(call.out_shape, chunks, given)
     try:
-        normalized = normalize_chunks(
-            chunks, call.out_shape, dtype=call.out_dtype, previous_chunks=default
-        )
+        normalized = _auto_within_budget(call, in_chunks, chunks, task_budget(worker))
     except (ValueError, TypeError, NotImplementedError, ZeroDivisionError) as error:
         raise UpsampleError(
             f"chunks is {given!r}; expected output chunks dask accepts for shape "
             f"{call.out_shape} (an int >= 1, a tuple per axis, a dict or 'auto'): {error}"
         ) from None
     return tuple(tuple(int(c) for c in axis) for axis in normalized)
+
+
+def _auto_within_budget(call: Call, in_chunks: Chunks, chunks: Any, budget: int) -> Chunks:
+    """Resolve ``"auto"`` axes as dask does (``normalize_chunks``, from the chunks that follow
+    the input's boundaries), then shrink dask's byte limit until the largest task's output
+    chunk plus input window fits :func:`task_budget` (dask's limit counts the output only)."""
+    followed = default_chunks(call, in_chunks)
+    autos = [a for a, c in enumerate(chunks) if isinstance(c, str) and c == "auto"] \
+        if isinstance(chunks, tuple) else []
+    if not autos:
+        return normalize_chunks(chunks, call.out_shape, dtype=call.out_dtype,
+                                previous_chunks=followed)
+    total = math.prod(call.out_shape) * call.out_dtype.itemsize
+    # dask cannot size objects; and an output that chunks of the budget would cut into more
+    # pieces than a graph holds keeps the input's boundaries (the memory check then words
+    # what is too large) rather than listing billions of chunks
+    if call.out_dtype.hasobject or total > budget * (MAX_CHUNKS >> len(autos)):
+        chunks = tuple(followed[a] if a in autos else c for a, c in enumerate(chunks))
+        return normalize_chunks(chunks, call.out_shape, previous_chunks=followed)
+    limit = budget
+
+    def need(candidate: Chunks) -> int:
+        out_bytes, window_bytes, _ = largest_task(
+            call, axis_parts(call, in_chunks, candidate), halo_pieces(call, in_chunks))
+        return out_bytes + window_bytes
+
+    for _ in range(12):
+        result = normalize_chunks(chunks, call.out_shape, limit=limit, dtype=call.out_dtype,
+                                  previous_chunks=followed)
+        # dask shrinks an axis to any size; split the followed chunks instead, so that a
+        # task still reads one input chunk (plus a linear halo) and not two or more
+        result = tuple(
+            split(followed[a], max(sizes)) if a in autos and max(sizes) < max(followed[a])
+            else sizes
+            for a, sizes in enumerate(result)
+        )
+        needed = need(result)
+        if needed <= budget or limit == 1:
+            break
+        limit = max(1, math.floor(limit * budget / needed * 0.97))
+    # dask spreads a shrink or a growth over every axis, rounding each one down: cut the
+    # followed chunks into fewer pieces, or group more of them, where the budget allows,
+    # last axes first (long contiguous rows read and write fastest)
+    for a in reversed(autos):
+        current, largest = result, max(followed[a], default=0)
+        pieces = -(-largest // max(max(current[a], default=1), 1))
+        if pieces > 1:  # the fewest pieces that fit, by bisection: need shrinks with more
+
+            def cut(count: int, a: int = a, current: Chunks = current,
+                    largest: int = largest) -> Chunks:
+                return with_axis(current, a, split(followed[a], -(-largest // count)))
+
+            def cut_fits(n: int, cut: Callable[[int], Chunks] = cut) -> bool:
+                return need(cut(n)) <= budget
+
+            result = cut(first(1, pieces, cut_fits))
+            continue
+
+        def group(size: int, a: int = a, current: Chunks = current) -> Chunks:
+            sizes = current[a]  # whole chunks, grouped `size` at a time
+            return with_axis(current, a, tuple(sum(sizes[i:i + size])
+                                                for i in range(0, len(sizes), size)))
+
+        def too_large(n: int, group: Callable[[int], Chunks] = group) -> bool:
+            return need(group(n)) > budget
+
+        size = first(1, len(current[a]) + 1, too_large)
+        if size - 1 > 1 and need(group(size - 1)) <= budget:
+            result = group(size - 1)
+    return result
 
 
 def _check_chunk_count(out_shape: tuple[int, ...], chunks: Any, given: Any) -> None:
@@ -259,81 +372,98 @@ def _check_chunk_count(out_shape: tuple[int, ...], chunks: Any, given: Any) -> N
 # --- graph ---------------------------------------------------------------------------------
 
 
+def _check_task_memory(
+    call: Call, in_chunks: Chunks, parts: list[list[AxisPart]], given: Any,
+    worker: tuple[int, str] | None,
+) -> None:
+    """Refuse, before anything is submitted, a task that cannot fit where it will run: a
+    distributed worker thread's share of its ``memory_limit`` when a client is active,
+    else this machine's memory."""
+    out_bytes, window_bytes, read_bytes = largest_task(call, parts,
+                                                       halo_pieces(call, in_chunks))
+    if worker is None:
+        largest = tuple(max((p.out_stop - p.out_start for p in axis), default=0)
+                        for axis in parts)
+        check_fits_in_memory(largest, call.out_dtype.itemsize, "the largest output chunk",
+                             "pass smaller chunks= (e.g. chunks=256 or 'auto')",
+                             working_bytes=window_bytes + read_bytes)
+        return
+    share, what = worker
+    # beyond the worker's spill target (distributed's config, 60% by default) one task alone
+    # makes the worker spill, pause and, past its limit, restart until the computation fails
+    target = float(dask.config.get("distributed.worker.memory.target", None) or 0.6)
+    allowed = int(share * target)
+    spill = f"more than {target:.0%} (the spill target) of {what}"
+    largest_in = tuple(max(axis, default=0) for axis in in_chunks)
+    in_bytes = math.prod(largest_in) * call.out_dtype.itemsize
+    fix = "rechunk the input smaller (array.rechunk(...)) or give the workers a larger " \
+        "memory_limit"
+    if in_bytes > allowed:  # a worker holds each input chunk whole, whatever reads it
+        raise UpsampleError(
+            f"array has chunks up to {largest_in} ({format_bytes(in_bytes)}), {spill}; {fix}"
+        )
+    need = out_bytes + window_bytes + read_bytes
+    if need <= allowed:
+        return
+    held = (f"{format_bytes(need)} (output chunk {format_bytes(out_bytes)}, input window "
+            f"{format_bytes(window_bytes)}, input read {format_bytes(read_bytes)}), {spill}")
+    if given is None or isinstance(given, str):  # the default chunks are already the least
+        raise UpsampleError(
+            f"array has chunks up to {largest_in}, too large for the workers: a task reading "
+            f"them holds {held}; {fix}"
+        )
+    raise UpsampleError(
+        f"chunks is {given!r}: the largest task would hold {held}; pass smaller chunks= (or "
+        "leave chunks=None: the default fits the workers)"
+    )
+
+
 @dataclass(frozen=True)
-class _AxisPart:
-    """One output chunk along one axis and what it reads.
+class _Block:
+    """What one task needs besides its input pieces: one small picklable argument.
+    ``sliced[i]`` says that piece ``i`` is a halo piece, not a whole input chunk; ``pool``
+    that the output may be built in a reused buffer."""
 
-    ``out_start:out_stop`` is the output range; ``in_start:in_stop`` the input slice it needs
-    (global indices); ``blocks`` the input chunk indices overlapping that slice and
-    ``block_starts`` their global starts.
-    """
-
-    out_start: int
-    out_stop: int
-    in_start: int
-    in_stop: int
-    blocks: tuple[int, ...]
-    block_starts: tuple[int, ...]
+    call: Call
+    threads: int
+    parts: tuple[AxisPart, ...]
+    sliced: tuple[bool, ...] = ()
+    pool: bool = False
 
 
-def _axis_parts(call: Call, in_chunks: Chunks, out_chunks: Chunks) -> list[list[_AxisPart]]:
-    """For every axis, the :class:`_AxisPart` of each of its output chunks.
-
-    The rules are separable (an axis's input range depends on that axis's output range only),
-    so the N-D input window of an output block is the product of its per-axis parts.
-    """
-    from ._kernels import Window, input_window  # lazy: loads the kernels only when used
-
-    rank = len(call.out_shape)
-    parts: list[list[_AxisPart]] = []
-    for axis in range(rank):
-        in_offsets = [0, *itertools.accumulate(in_chunks[axis])]
-        axis_parts = []
-        for out_start, out_stop in itertools.pairwise(
-            [0, *itertools.accumulate(out_chunks[axis])]
-        ):
-            if out_stop <= out_start or 0 in call.out_shape:
-                in_start = in_stop = 0  # an empty output block reads nothing
-            elif call.no_resize:
-                in_start, in_stop = out_start, out_stop
-            else:
-                # a window that is this chunk on `axis` and one element on every other axis
-                starts = [0] * rank
-                stops = [1] * rank
-                starts[axis], stops[axis] = out_start, out_stop
-                window = Window(tuple(starts), tuple(stops))
-                lo, hi = input_window(call.in_shape, call.out_shape, call.scales, call.mode,
-                                      window)
-                in_start, in_stop = lo[axis], hi[axis]
-            blocks = tuple(
-                j for j in range(len(in_chunks[axis]))
-                if in_offsets[j] < in_stop and in_offsets[j + 1] > in_start
-            )
-            axis_parts.append(_AxisPart(
-                out_start, out_stop, in_start, in_stop, blocks,
-                tuple(in_offsets[j] for j in blocks),
-            ))
-        parts.append(axis_parts)
-    return parts
-
-
-def _build(array: da.Array, call: Call, out_chunks: Chunks, threads: int) -> da.Array:
+def _build(
+    array: da.Array, call: Call, out_chunks: Chunks, parts: list[list[AxisPart]],
+    threads: int, pool: bool,
+) -> da.Array:
+    """The graph, in dask's public form: a ``HighLevelGraph`` layer of plain tuple tasks
+    ``(function, block, [input keys])``, one per output chunk, and ``(getitem, chunk,
+    slices)`` for each halo piece, so that a worker receives a neighbour's edge rather than
+    the whole neighbour chunk."""
     token = tokenize(array.name, [float(s) for s in call.scales], call.mode, out_chunks)
-    name = f"upsample-{token}"
-    parts = _axis_parts(call, array.chunks, out_chunks)
+    name, halo = f"upsample-{token}", f"upsample-halo-{token}"
+    halos = halo_pieces(call, array.chunks)
     layer: dict[Any, Any] = {}
     for block_index in itertools.product(*(range(len(c)) for c in out_chunks)):
         per_axis = tuple(parts[axis][i] for axis, i in enumerate(block_index))
-        key = (name, *block_index)
         if any(p.out_stop == p.out_start for p in per_axis):
-            shape = tuple(p.out_stop - p.out_start for p in per_axis)
-            layer[key] = Task(key, np.empty, shape, call.out_dtype)
+            layer[(name, *block_index)] = (_empty_block, _Block(call, threads, per_axis))
             continue
-        refs = [
-            TaskRef((array.name, *in_index))
-            for in_index in itertools.product(*(p.blocks for p in per_axis))
-        ]
-        layer[key] = Task(key, _compute_block, call, threads, per_axis, List(*refs))
+        refs: list[tuple[Any, ...]] = []
+        sliced: list[bool] = []
+        for ks in itertools.product(*(range(len(p.blocks)) for p in per_axis)):
+            pairs = list(zip(per_axis, ks, strict=True))
+            key: tuple[Any, ...] = (array.name, *(p.blocks[k] for p, k in pairs))
+            sliced.append(halos and any(p.is_halo(k) for p, k in pairs))
+            if sliced[-1]:
+                ranges = [p.piece(k) for p, k in pairs]
+                local = tuple(slice(lo - p.block_starts[k], hi - p.block_starts[k])
+                              for (lo, hi), (p, k) in zip(ranges, pairs, strict=True))
+                piece_key = (halo, *key[1:], *itertools.chain.from_iterable(ranges))
+                layer[piece_key] = (operator.getitem, key, local)
+                key = piece_key
+            refs.append(key)
+        block = _Block(call, threads, per_axis, tuple(sliced), pool)
+        layer[(name, *block_index)] = (_compute_block, block, refs)
     graph = HighLevelGraph.from_collections(
         name, layer, dependencies=[array]  # type: ignore[list-item]
     )
@@ -341,40 +471,19 @@ def _build(array: da.Array, call: Call, out_chunks: Chunks, threads: int) -> da.
     return da.Array(graph, name, out_chunks, meta=meta)
 
 
-def _input_slice(per_axis: tuple[_AxisPart, ...], pieces: list[np.ndarray]) -> np.ndarray:
-    """The input window ``[in_start, in_stop)`` per axis, assembled from the chunks read.
-
-    A view of the chunk when one chunk holds it all (the usual case for nearest); otherwise
-    one buffer the size of the window, filled piece by piece (no whole-chunk concatenation).
-    """
-    if len(pieces) == 1:
-        (piece,) = pieces
-        return piece[tuple(
-            slice(p.in_start - p.block_starts[0], p.in_stop - p.block_starts[0])
-            for p in per_axis
-        )]
-    shape = tuple(p.in_stop - p.in_start for p in per_axis)
-    buffer = np.empty(shape, dtype=pieces[0].dtype)
-    positions = itertools.product(*(range(len(p.blocks)) for p in per_axis))
-    for position, piece in zip(positions, pieces, strict=True):
-        source, target = [], []
-        for p, j, n in zip(per_axis, position, piece.shape, strict=True):
-            begin = p.block_starts[j]
-            lo, hi = max(p.in_start, begin), min(p.in_stop, begin + n)
-            source.append(slice(lo - begin, hi - begin))
-            target.append(slice(lo - p.in_start, hi - p.in_start))
-        buffer[tuple(target)] = piece[tuple(source)]
-    return buffer
+def _empty_block(block: _Block) -> np.ndarray:
+    """An output chunk with no elements (it reads nothing)."""
+    return np.empty(tuple(p.out_stop - p.out_start for p in block.parts), block.call.out_dtype)
 
 
-def _compute_block(
-    call: Call, threads: int, per_axis: tuple[_AxisPart, ...], pieces: list[np.ndarray]
-) -> np.ndarray:
+def _compute_block(block: _Block, pieces: list[np.ndarray]) -> np.ndarray:
     """One output chunk: exactly the values the whole-array call gives for that window."""
     from ._kernels import Window, execute
 
-    x_window = _input_slice(per_axis, [np.asarray(piece) for piece in pieces])
-    out = np.empty(tuple(p.out_stop - p.out_start for p in per_axis), dtype=call.out_dtype)
+    call, threads, per_axis = block.call, block.threads, block.parts
+    x_window = input_slice(per_axis, [np.asarray(piece) for piece in pieces], block.sliced)
+    shape = tuple(p.out_stop - p.out_start for p in per_axis)
+    out = new_output(shape, call.out_dtype) if block.pool else np.empty(shape, call.out_dtype)
     if call.no_resize:
         out[...] = x_window
     elif out.size:
