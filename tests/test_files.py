@@ -183,6 +183,100 @@ def test_jpeg(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert not (tmp_path / "x.jpg").exists()
 
 
+def test_jpeg_quality(tmp_path: Path) -> None:
+    """--jpeg-quality reaches the encoder; without it the documented default, 95, is used."""
+    source = tmp_path / "in.png"
+    Image.fromarray(_rgb(32, 32)).save(source)
+    sizes = {}
+    for name, extra in [("default", []), ("q95", ["--jpeg-quality", "95"]),
+                        ("q20", ["--jpeg-quality", "20"])]:
+        target = tmp_path / f"{name}.jpg"
+        assert run(["apply", source, target, "--scales", "2", "2", "-q", *extra]) == 0
+        sizes[name] = target.read_bytes()
+    assert formats.DEFAULT_JPEG_QUALITY == 95
+    assert sizes["default"] == sizes["q95"]
+    # noise at quality 20 keeps far fewer bits than at 95
+    assert len(sizes["q20"]) < len(sizes["q95"]) / 2
+
+
+# ---------------------------------------------------------------------------------------------
+# an output that is the input
+# ---------------------------------------------------------------------------------------------
+
+
+def _same_file_paths(tmp_path: Path) -> list[Path]:
+    """The input itself, and the input through other paths: '..', a link, a hard link."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "link.npy").symlink_to(tmp_path / "in.npy")
+    os.link(tmp_path / "in.npy", tmp_path / "hard.npy")
+    return [tmp_path / "in.npy", tmp_path / "sub" / ".." / "in.npy", tmp_path / "link.npy",
+            tmp_path / "hard.npy"]
+
+
+def test_output_that_is_the_input_is_refused(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    x = RNG.integers(0, 9, (3, 4), dtype=np.uint8)
+    np.save(tmp_path / "in.npy", x)
+    for target in _same_file_paths(tmp_path):
+        assert run(["apply", tmp_path / "in.npy", target, "--scales", "2", "2"]) == 2
+        line = one_line_error(capsys)
+        assert "is the input" in line and "--overwrite" in line, line
+        assert same(np.load(tmp_path / "in.npy"), x)
+    only(tmp_path, "in.npy", "sub", "link.npy", "hard.npy")
+
+
+def test_overwrite_replaces_the_input(tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    x = RNG.integers(0, 9, (3, 4), dtype=np.uint8)
+    np.save(tmp_path / "in.npy", x)
+    assert run(["apply", tmp_path / "in.npy", tmp_path / "in.npy", "--scales", "2", "2",
+                "--overwrite"]) == 0
+    assert "replaced the existing output" in capsys.readouterr().out
+    assert same(np.load(tmp_path / "in.npy"), upsample(x, [2, 2]))
+    only(tmp_path, "in.npy")
+
+
+def test_another_existing_output_is_replaced_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    np.save(tmp_path / "in.npy", np.zeros((2, 2), np.uint8))
+    (tmp_path / "out.npy").write_bytes(b"old")
+    assert run(["apply", tmp_path / "in.npy", tmp_path / "out.npy", "--scales", "2", "2"]) == 0
+    assert "replaced the existing output" in capsys.readouterr().out
+    assert np.load(tmp_path / "out.npy").shape == (4, 4)
+    # a new output is not announced as a replacement
+    assert run(["apply", tmp_path / "in.npy", tmp_path / "new.npy", "--scales", "2", "2"]) == 0
+    assert "replaced" not in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------------------------
+# slow steps say so
+# ---------------------------------------------------------------------------------------------
+
+
+def test_a_slow_write_says_so_on_stderr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A write that outlasts the threshold (Pillow's PNG encoder on a large image) gets a
+    line when it has lasted that long and one when it ends; a quick one and -q get none."""
+    Image.fromarray(_rgb(4, 4)).save(tmp_path / "in.png")
+    real_save = apply_job.save_image
+
+    def slow_save(*args: object, **kwargs: object) -> None:
+        time.sleep(0.4)
+        real_save(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(apply_job, "save_image", slow_save)
+    monkeypatch.setattr(formats, "SLOW_STEP_SECONDS", 0.1)
+    out = tmp_path / "out.png"
+    assert run(["apply", tmp_path / "in.png", out, "--scales", "2", "2"]) == 0
+    captured = capsys.readouterr()
+    assert f"writing {out} ...\n" in captured.err
+    assert re.search(rf"writing {re.escape(str(out))}: done in 0\.\d s", captured.err)
+    assert "writing" not in captured.out and "reading" not in captured.err  # quick: silent
+    assert run(["apply", tmp_path / "in.png", out, "--scales", "2", "2", "-q"]) == 0
+    assert capsys.readouterr() == ("", "")
+
+
 def test_other_pillow_modes_are_converted(tmp_path: Path) -> None:
     bits = RNG.integers(0, 2, (5, 6)).astype(bool)
     Image.fromarray(bits).save(tmp_path / "bits.png")
@@ -244,6 +338,30 @@ def test_zarr_v2_and_image_to_zarr(tmp_path: Path) -> None:
                 "--quiet"]) == 0
     with Image.open(tmp_path / "out.png") as out:
         assert same(np.asarray(out), upsample(upsample(x, [2, 2, 1]), [1.5, 1, 1]))
+
+
+def test_zarr_dimension_names_are_kept(tmp_path: Path) -> None:
+    """Axis names survive apply: v3 ``dimension_names`` to v3, to v2 as xarray's
+    ``_ARRAY_DIMENSIONS`` attribute, and from that attribute back to v3 names."""
+    x = _volume()
+    source = zarr.create_array(str(tmp_path / "in.zarr"), shape=x.shape, chunks=(4, 9, 7),
+                               dtype=x.dtype, dimension_names=("z", None, "x"))
+    source[...] = x
+    named = zarr.create_array(str(tmp_path / "named.zarr"), shape=x.shape, dtype=x.dtype,
+                              dimension_names=("time", "lat", "lon"))
+    named[...] = x
+    for name, fmt in (("in", "3"), ("named", "2")):
+        assert run(["apply", tmp_path / f"{name}.zarr", tmp_path / f"{name}_x2.zarr",
+                    "--scales", "2", "1", "1", "--zarr-format", fmt, "--quiet"]) == 0
+    assert zarr.open_array(str(tmp_path / "in_x2.zarr")).metadata.dimension_names == (
+        "z", None, "x")
+    v2 = zarr.open_array(str(tmp_path / "named_x2.zarr"))
+    assert v2.attrs["_ARRAY_DIMENSIONS"] == ["time", "lat", "lon"]
+    assert same(v2[...], upsample(x, [2, 1, 1]))
+    assert run(["apply", tmp_path / "named_x2.zarr", tmp_path / "back.zarr", "--scales", "1",
+                "1", "2", "--quiet"]) == 0
+    assert zarr.open_array(str(tmp_path / "back.zarr")).metadata.dimension_names == (
+        "time", "lat", "lon")
 
 
 @pytest.mark.parametrize("dtype", ["uint8", ">i2", "float64", "complex64", "bool", "U2"])
@@ -341,10 +459,10 @@ BAD = [
     (["group.zarr", "out.zarr", "--scales", "2", "2"], r"zarr group.*volume"),
     (["corrupt.zarr", "out.zarr", "--scales", "2", "2"], r"cannot upsample .*decompression"),
     (["corrupt.zarr", "out.npy", "--scales", "2", "2"], r"cannot upsample .*decompression"),
-    (["ok.npy", "out.npy", "--scales", "2", "0.5"], r"scales\[1\] is 0.5"),
+    (["ok.npy", "out.npy", "--scales", "2", "0.5"], r"value 2 of --scales is 0.5"),
     (["ok.npy", "out.npy", "--scales", "2", "1e30"], r"largest dimension"),
     (["ok.npy", "out.zarr", "--scales", "2", "1e30"], r"largest dimension"),
-    (["ok.npy", "out.npy", "--scales", "2"], r"scales has 1 value"),
+    (["ok.npy", "out.npy", "--scales", "2"], r"--scales has 1 value"),
     (["ok.npy", "out.npy", "--scales", "2", "2", "--mode", "cubic"], r"cubic"),
     (["ok.npy", "out.npy", "--scales", "2", "2", "--chunks", "1", "2", "3"], r"--chunks has 3"),
     (["ok.npy", "out.npy", "--scales", "2", "2", "--chunks", "0"], r"--chunks\[0\] is 0"),
@@ -354,6 +472,12 @@ BAD = [
     (["ok.npy", "no/such/out.npy", "--scales", "2", "2"], r"does not exist; create it"),
     (["ok.npy", "out.npy", "--scales", "x"], r"invalid float value"),
     (["ok.npy", "out.zarr", "--scales", "2", "2", "--zarr-format", "4"], r"invalid choice"),
+    (["ok.npy", "out.jpg", "--scales", "2", "2", "--jpeg-quality", "0"],
+     r"--jpeg-quality is 0; expected 1 .* to 100 .*default is 95"),
+    (["ok.npy", "out.jpg", "--scales", "2", "2", "--jpeg-quality", "101"],
+     r"--jpeg-quality is 101"),
+    (["gray.png", "out.png", "--scales", "2", "2", "--jpeg-quality", "80"],
+     r"--jpeg-quality is for \.jpg/\.jpeg outputs.*out\.png' is not one"),
 ]
 
 
@@ -451,3 +575,74 @@ def test_ctrl_c_of_a_running_process(tmp_path: Path) -> None:
     assert process.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
     only(tmp_path, "in.zarr")
+
+
+# ---------------------------------------------------------------------------------------------
+# the README's command-line examples, as written
+# ---------------------------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _readme_section(title: str) -> str:
+    text = (ROOT / "README.md").read_text()
+    start = text.index(f"### {title}\n")
+    return text[start:text.index("\n### ", start + 1)]
+
+
+def _fenced_blocks(section: str) -> list[tuple[str, list[str]]]:
+    """(language, lines) of every fenced block in a README section."""
+    blocks, language, lines = [], None, []
+    for line in section.splitlines():
+        if line.startswith("```"):
+            if language is None:
+                language, lines = line[3:], []
+            else:
+                blocks.append((language, lines))
+                language = None
+        elif language is not None:
+            lines.append(line)
+    return blocks
+
+
+def test_readme_apply_examples_run_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Every line of the README's apply block runs from a checkout (its heredoc makes the
+    inputs it names), and every transcript prints exactly what the README shows."""
+    import json
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs").symlink_to(ROOT / "docs")
+    (commands_language, commands), (_, transcript) = _fenced_blocks(
+        _readme_section("On the command line"))
+    assert commands_language == "bash"
+    lines = iter(commands)
+    ran = 0
+    for line in lines:
+        if not line.strip() or line.startswith("#"):
+            continue
+        if line == "python - <<'EOF'":
+            exec("\n".join(iter(lines.__next__, "EOF")), {})  # the README's own heredoc
+            continue
+        words = shlex.split(line, comments=True)
+        assert words[0] == "onnx-upsample", f"not a command this test runs: {line!r}"
+        assert run(words[1:]) == 0, (line, capsys.readouterr().err)
+        ran += 1
+        out = capsys.readouterr().out
+        if "--json" in words:
+            assert json.loads(out)["command"] == "apply"
+    assert ran == 7
+    assert np.load("signal_x4.npy").shape == (800_000,)
+    # the transcripts: each command's lines, exactly
+    shown: dict[str, list[str]] = {}
+    for line in transcript:
+        if line.startswith("$ "):
+            command = line[2:]
+            shown[command] = []
+        else:
+            shown[command].append(line)
+    for command, expected in shown.items():
+        run(shlex.split(command)[1:])
+        captured = capsys.readouterr()
+        assert (captured.err + captured.out).splitlines() == expected, command

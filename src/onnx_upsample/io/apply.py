@@ -11,8 +11,11 @@ dask is imported inside the functions of the chunked path only.
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import sys
+import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +23,10 @@ from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 
-from .._errors import UpsampleError
+from .._errors import UpsampleError, UpsampleWarning
 from .formats import (
+    DEFAULT_JPEG_QUALITY,
+    IMAGE_FORMATS,
     Kind,
     Source,
     check_image_output,
@@ -31,6 +36,7 @@ from .formats import (
     reason,
     save_image,
     save_npy,
+    slow_step,
     store_npy,
     store_zarr,
 )
@@ -40,7 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHUNKED_ABOVE_BYTES", "TARGET_CHUNK_BYTES", "ZARR_CHUNK_BYTES", "Result", "apply",
-    "check_resources", "output_chunks", "resolve_scales", "summary",
+    "check_output_path", "check_resources", "output_chunks", "resolve_scales", "summary",
 ]
 
 # .npy inputs are upsampled in memory below this output size, chunk by chunk above it
@@ -154,12 +160,16 @@ def _input_chunks(
 
 @dataclass(frozen=True)
 class Result:
-    """What :func:`apply` did, for the one-line summary."""
+    """What :func:`apply` did, for the one-line summary and ``--json``."""
 
     in_shape: tuple[int, ...]
     in_dtype: np.dtype
     out_shape: tuple[int, ...]
     chunked: bool
+    mode: str = "nearest"  # canonical (a legacy name as the mode it runs as)
+    scales: tuple[float, ...] = ()  # one per axis of the data (an image's channels included)
+    replaced: bool = False  # an existing output was replaced
+    seconds: float = 0.0
 
 
 def apply(
@@ -171,6 +181,8 @@ def apply(
     chunks: Sequence[int] | None = None,
     zarr_format: int = 3,
     progress: TextIO | None = sys.stderr,
+    overwrite: bool = False,
+    jpeg_quality: int | None = None,
 ) -> Result:
     """Upsample the array in ``input_path`` and write it to ``output_path`` (ONNX Upsample).
 
@@ -182,13 +194,21 @@ def apply(
     scales : sequence of float
         One per axis; for an image input two (height, width: channels stay) or three.
     mode : str
-        ``nearest`` or ``linear`` (see :func:`onnx_upsample.upsample`).
+        ``nearest`` or ``linear`` (see :func:`onnx_upsample.upsample`); a legacy name
+        (``bilinear``) runs as ``linear`` with an :class:`UpsampleWarning`.
     chunks : sequence of int, optional
         Output chunk sizes (one for all axes or one per axis); forces the chunked path.
     zarr_format : {2, 3}
         Format of a zarr output.
     progress : text stream or None
-        Where the progress bar of a chunked run goes (it shows after a second); None: quiet.
+        Where the progress bar of a chunked run, and a line for every other step that takes
+        more than a second, go; None: quiet.
+    overwrite : bool
+        Allow ``output_path`` to be the input itself (under any path); without it that is
+        refused before anything is read.
+    jpeg_quality : int, optional
+        1 to 100 (Pillow's scale), for a ``.jpg``/``.jpeg`` output only; default
+        :data:`~onnx_upsample.io.formats.DEFAULT_JPEG_QUALITY`.
 
     Returns
     -------
@@ -199,18 +219,29 @@ def apply(
     ------
     UpsampleError
         Unknown formats, unreadable inputs, impossible scales, outputs the format cannot
-        hold; nothing is left at ``output_path`` then.
+        hold, an output that is the input; nothing is left at ``output_path`` then. The
+        messages name the command line's options (``--mode linear``), whose job this is.
     """
-    from .._api import output_shape
+    from .._spec.call import describe_call, scales_of, shape_of
     from .._spec.modes import mode_of
+    from .._spec.spelling import command_line
 
-    mode_of(mode)  # a wrong mode is reported before any file is opened
+    started = time.perf_counter()
+    words = command_line(input_path)
+    # a wrong mode or option is reported before any file is opened
+    canonical, legacy = mode_of(mode, words)
     out_kind = kind_of(output_path, "output")
-    source = read(input_path)
+    _check_jpeg_quality(output_path, jpeg_quality)
+    replaced = check_output_path(input_path, output_path, overwrite)
+    with slow_step(progress, f"reading {input_path}"):
+        source = read(input_path)
     full_scales = resolve_scales(source, scales)
-    out_shape = output_shape(source.shape, full_scales)
-    if out_kind == "image":
+    out_shape = shape_of(source.shape, scales_of(full_scales, source.shape, words), words)
+    if out_kind == "image":  # what the format cannot hold, whatever else is wrong
         check_image_output(output_path, out_shape, source.dtype)
+    describe_call(full_scales, canonical, source.dtype, source.shape, words)
+    if legacy is not None:  # once the call is known to run, as upsample() warns
+        warnings.warn(legacy, UpsampleWarning, stacklevel=2)
     requested = output_chunks(chunks, out_shape)
     out_bytes = math.prod(out_shape) * source.dtype.itemsize
     chunked = (
@@ -222,12 +253,15 @@ def apply(
     if not chunked:
         from .._api import upsample
 
-        result = upsample(np.asarray(source.data), full_scales, mode)
-        _write_memory(output_path, out_kind, result)
+        with slow_step(progress, f"upsampling to {out_shape}"):
+            result = upsample(np.asarray(source.data), full_scales, canonical)
+        with slow_step(progress, f"writing {output_path}"):
+            _write_memory(output_path, out_kind, result, jpeg_quality)
     else:
-        lazy = _lazy(source, full_scales, mode, requested, out_kind)
+        lazy = _lazy(source, full_scales, canonical, requested, out_kind)
         try:
-            _write_lazy(output_path, out_kind, lazy, source, zarr_format, progress)
+            _write_lazy(output_path, out_kind, lazy, source, zarr_format, progress,
+                        jpeg_quality)
         except (UpsampleError, ModuleNotFoundError):  # an extra missing: one line by the CLI
             raise
         except (OSError, MemoryError):
@@ -237,7 +271,50 @@ def apply(
                 f"cannot upsample {input_path!r} into {output_path!r}: "
                 f"{type(error).__name__}: {reason(error)}"
             ) from None
-    return Result(source.shape, source.dtype, out_shape, chunked)
+    return Result(source.shape, source.dtype, out_shape, chunked, canonical,
+                  tuple(full_scales), replaced, time.perf_counter() - started)
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file or store (links, ``..``, case-folding file systems)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return False
+
+
+def check_output_path(input_path: str, output_path: str, overwrite: bool) -> bool:
+    """Refuse an output that is the input, under any path, unless ``overwrite``; return
+    whether an existing output will be replaced.
+
+    Raises
+    ------
+    UpsampleError
+        The output is the input and ``overwrite`` is false.
+    """
+    if _same_file(input_path, output_path) and not overwrite:
+        raise UpsampleError(
+            f"output {output_path!r} is the input {input_path!r}: the upsampled array would "
+            "replace it; give another output, or add --overwrite to replace the input"
+        )
+    return os.path.lexists(output_path)
+
+
+def _check_jpeg_quality(output_path: str, quality: int | None) -> None:
+    """``--jpeg-quality`` is 1 to 100 and only for a JPEG output."""
+    if quality is None:
+        return
+    image_format = IMAGE_FORMATS.get(Path(output_path).suffix.lower())
+    if image_format != "JPEG":
+        raise UpsampleError(
+            f"--jpeg-quality is for .jpg/.jpeg outputs, and {output_path!r} is not one; "
+            "leave the option out"
+        )
+    if not 1 <= quality <= 100:
+        raise UpsampleError(
+            f"--jpeg-quality is {quality}; expected 1 (smallest file) to 100 (best; above 95 "
+            f"the file grows for little gain); the default is {DEFAULT_JPEG_QUALITY}"
+        )
 
 
 def check_resources(
@@ -268,11 +345,11 @@ def check_resources(
         raise UpsampleError(
             f"output {output_path!r} would have shape {out_shape} ({dtype.name}) and take "
             f"{format_bytes(n_bytes)}, more than the {format_bytes(free)} free on its disk; "
-            "use smaller scales or write it where there is room"
+            "use smaller --scales or write it where there is room"
         )
     if in_memory:
         check_fits_in_memory(out_shape, dtype.itemsize, f"output {output_path!r}",
-                             "use smaller scales, or a .zarr output (written chunk by chunk)")
+                             "use smaller --scales, or a .zarr output (written chunk by chunk)")
 
 
 def _lazy(
@@ -311,12 +388,12 @@ def _lazy(
     return ou_dask.upsample(array, scales, mode, chunks=requested)
 
 
-def _write_memory(path: str, kind: Kind, array: np.ndarray) -> None:
+def _write_memory(path: str, kind: Kind, array: np.ndarray, jpeg_quality: int | None) -> None:
     """Write a computed array in the format of ``kind``."""
     if kind == "npy":
         save_npy(path, array)
     elif kind == "image":
-        save_image(path, array)
+        save_image(path, array, jpeg_quality=jpeg_quality)
     else:  # pragma: no cover - zarr outputs always take the chunked path
         raise AssertionError(kind)
 
@@ -328,24 +405,26 @@ def _write_lazy(
     source: Source,
     zarr_format: int,
     progress: TextIO | None,
+    jpeg_quality: int | None,
 ) -> None:
     """Compute and write a dask array; an image is computed whole first (Pillow needs it)."""
     if kind == "image":
         with progress_bar(progress):
             array = lazy.compute()
-        save_image(path, array)
+        with slow_step(progress, f"writing {path}"):
+            save_image(path, array, jpeg_quality=jpeg_quality)
     elif kind == "npy":
         store_npy(path, lazy, progress)
     else:
-        store_zarr(path, lazy, source.attrs, zarr_format, progress)
+        store_zarr(path, lazy, source.attrs, zarr_format, progress,
+                   dimension_names=source.dimension_names)
 
 
-def summary(
-    input_path: str, output_path: str, result: Result, mode: str
-) -> str:
+def summary(input_path: str, output_path: str, result: Result) -> str:
     """The line ``apply`` prints on success."""
     how = ", chunked" if result.chunked else ""
+    replaced = ", replaced the existing output" if result.replaced else ""
     return (
         f"{input_path} {result.in_shape} {result.in_dtype.name} -> {output_path} "
-        f"{result.out_shape} ({mode}{how})"
+        f"{result.out_shape} ({result.mode}{how}{replaced}, {result.seconds:.2f} s)"
     )

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,15 +29,20 @@ if TYPE_CHECKING:
     import dask.array as da
 
 __all__ = [
-    "IMAGE_FORMATS", "SUFFIXES", "ZARR_MARKERS", "Kind", "Source", "check_image_output",
-    "kind_of", "progress_bar", "read", "read_image", "read_npy", "reason", "save_image",
-    "save_npy", "store_npy", "store_zarr",
+    "DEFAULT_JPEG_QUALITY", "IMAGE_FORMATS", "SUFFIXES", "ZARR_MARKERS", "Kind", "Source",
+    "check_image_output", "kind_of", "progress_bar", "read", "read_image", "read_npy",
+    "reason", "save_image", "save_npy", "slow_step", "store_npy", "store_zarr",
 ]
 
 Kind = Literal["npy", "image", "zarr"]
 
 IMAGE_FORMATS = {".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG", ".tif": "TIFF", ".tiff": "TIFF"}
 SUFFIXES = ".npy, .png, .jpg/.jpeg, .tif/.tiff or .zarr (a zarr store directory)"
+# JPEG quality on Pillow's scale (1-100): 95 keeps upsampled edges free of visible artefacts;
+# above it the file grows for little gain
+DEFAULT_JPEG_QUALITY = 95
+# the attribute in which xarray keeps axis names in zarr v2 stores (v3 has dimension_names)
+XARRAY_DIMENSIONS = "_ARRAY_DIMENSIONS"
 
 
 @dataclass
@@ -66,6 +73,21 @@ class Source:
     def shape(self) -> tuple[int, ...]:
         """The array's shape as Python ints."""
         return tuple(int(n) for n in self.data.shape)
+
+    @property
+    def dimension_names(self) -> tuple[str | None, ...] | None:
+        """A zarr input's axis names: a v3 array's ``dimension_names``, or the
+        ``_ARRAY_DIMENSIONS`` attribute xarray writes in v2 stores (kept in a zarr output)."""
+        if self.kind != "zarr":
+            return None
+        names = getattr(getattr(self.data, "metadata", None), "dimension_names", None)
+        if names is None:
+            names = self.attrs.get(XARRAY_DIMENSIONS)
+        if not isinstance(names, list | tuple) or len(names) != len(self.shape):
+            return None
+        if not all(name is None or isinstance(name, str) for name in names):
+            return None
+        return tuple(names)
 
     @property
     def dtype(self) -> np.dtype:
@@ -149,7 +171,8 @@ def read_image(path: str) -> tuple[np.ndarray, str]:
         from PIL import Image, UnidentifiedImageError
     except ImportError:  # pragma: no cover - the images extra is missing
         raise UpsampleError(
-            "reading images needs Pillow; install onnx-upsample[images]"
+            "reading images needs Pillow, which is not installed: "
+            "pip install 'onnx-upsample[images]'"
         ) from None
     try:
         with Image.open(path) as opened:
@@ -268,8 +291,9 @@ def check_image_output(path: str, shape: tuple[int, ...], dtype: np.dtype) -> No
     _image_mode(path, shape, np.dtype(dtype))
 
 
-def save_image(path: str, array: np.ndarray) -> None:
-    """Write ``array`` as the image format of ``path``'s suffix, atomically."""
+def save_image(path: str, array: np.ndarray, *, jpeg_quality: int | None = None) -> None:
+    """Write ``array`` as the image format of ``path``'s suffix, atomically (a JPEG with
+    ``jpeg_quality``, default :data:`DEFAULT_JPEG_QUALITY`)."""
     from PIL import Image
 
     array = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("="))
@@ -281,8 +305,43 @@ def save_image(path: str, array: np.ndarray) -> None:
         image = Image.fromarray(array)
         if image.mode != mode:  # pragma: no cover - fromarray picks these modes itself
             image = image.convert(mode)
-        options = {"quality": 95} if image_format == "JPEG" else {}
+        quality = DEFAULT_JPEG_QUALITY if jpeg_quality is None else jpeg_quality
+        options = {"quality": quality} if image_format == "JPEG" else {}
         image.save(temporary, format=image_format, **options)
+
+
+# --- progress --------------------------------------------------------------------------------
+
+# A step that lasts longer than this gets a line (a person starts to wonder after a second)
+SLOW_STEP_SECONDS = 1.0
+
+
+@contextlib.contextmanager
+def slow_step(out: TextIO | None, what: str) -> Iterator[None]:
+    """Say on ``out`` that ``what`` is under way once it has lasted a second, and when it
+    ends (Pillow's PNG encoder takes tens of seconds for a large image and reports
+    nothing); nothing for a quick step, or when ``out`` is None."""
+    if out is None:
+        yield
+        return
+    started = time.perf_counter()
+    said = threading.Event()
+
+    def say() -> None:
+        said.set()
+        print(f"{what} ...", file=out, flush=True)
+
+    timer = threading.Timer(SLOW_STEP_SECONDS, say)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        timer.join()
+        if said.is_set():
+            print(f"{what}: done in {time.perf_counter() - started:.1f} s", file=out,
+                  flush=True)
 
 
 # --- writers of dask arrays, chunk by chunk ------------------------------------------------
@@ -333,11 +392,14 @@ def store_zarr(
     attrs: dict[str, Any],
     zarr_format: int,
     progress: TextIO | None,
+    dimension_names: tuple[str | None, ...] | None = None,
 ) -> None:
     """Compute ``lazy`` chunk by chunk into a new zarr store, atomically.
 
     The store's chunks are ``lazy``'s first chunk per axis (zarr chunks are regular: irregular
-    dask chunks are rechunked first); ``attrs`` are kept where they are plain JSON.
+    dask chunks are rechunked first); ``attrs`` are kept where they are plain JSON, and
+    ``dimension_names`` as a v3 array's ``dimension_names`` (in v2, where all are named, as
+    xarray's ``_ARRAY_DIMENSIONS`` attribute).
 
     Raises
     ------
@@ -357,11 +419,16 @@ def store_zarr(
     )
     if not regular:
         lazy = lazy.rechunk(chunks)
+    attributes = _json_attrs(attrs)
+    names = dimension_names if version == 3 else None
+    if version == 2 and dimension_names and all(isinstance(n, str) for n in dimension_names):
+        attributes[XARRAY_DIMENSIONS] = list(dimension_names)
     with atomic_path(path, directory=True) as temporary:
         try:
             target = zarr.create_array(
                 store=temporary, shape=lazy.shape, chunks=chunks, dtype=lazy.dtype,
-                zarr_format=version, attributes=_json_attrs(attrs), overwrite=True,
+                zarr_format=version, attributes=attributes, overwrite=True,
+                dimension_names=names,
             )
         except Exception as error:  # zarr raises many kinds for a type it cannot store
             raise UpsampleError(
