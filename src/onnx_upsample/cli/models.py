@@ -103,7 +103,8 @@ def register(subparsers: Any) -> None:
     upgrade.set_defaults(handler=_hinted(_cmd_upgrade))
 
     check = subparsers.add_parser(
-        "check", help="the findings of onnx_upsample.onnx.check; exit 1 if there are errors",
+        "check", help="list what is wrong with the Upsample nodes, each with the command that "
+        "fixes it; exit 1 on errors",
         description="Every finding (severity, node, message, fix) of onnx_upsample.onnx.check "
         "for MODEL, one per line or as JSON for CI pipelines. Exit 1 if there are errors "
         "(with --strict, also if there are warnings).")
