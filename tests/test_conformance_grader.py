@@ -190,6 +190,21 @@ def test_invalid_models_pass_only_when_refused(contract_run: conformance.Backend
     assert f"{_report.MUST_REFUSE_ROW}  " in text and "1/2" in text
 
 
+def test_refusing_everything_does_not_verify_the_invalid_models(
+        contract_run: conformance.BackendResult) -> None:
+    # an adapter that raises on every model "refuses" the invalid ones too: the score must
+    # not present that as checking them
+    import dataclasses
+
+    broken = dataclasses.replace(contract_run, results=[
+        r if r.must_refuse is not None
+        else dataclasses.replace(r, grade=_grade.Grade("error", "RuntimeError: adapter bug"))
+        for r in contract_run.results])
+    score = _report._score(broken)
+    assert score.endswith("(unverified: it returned no output for any valid model either)")
+    assert "unverified" not in _report._score(contract_run)
+
+
 def test_every_report_lists_every_case_that_did_not_pass(
         contract_run: conformance.BackendResult) -> None:
     meta = {"version": "test", "content_hash": "sha256:x", "cases": [],

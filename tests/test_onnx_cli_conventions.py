@@ -268,3 +268,18 @@ def test_keep_unverified_writes_a_failed_upgrade(
     assert 0 < row["differing_elements"] <= row["elements"] == 80
     code, _, err = _run(capsys, "upgrade", path, "-o", output, "--keep-unverified")
     assert code == 2 and "with --verify only" in err
+
+
+@pytest.mark.parametrize("command", ["upgrade", "downgrade", "fold"])
+def test_an_output_that_is_the_input_model_needs_overwrite(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str) -> None:
+    model = tmp_path / "legacy.onnx"
+    model.write_bytes(EXAMPLE.read_bytes())
+    before = model.read_bytes()
+    alias = tmp_path / "sub" / ".." / "legacy.onnx"
+    (tmp_path / "sub").mkdir()
+    code, _, err = _run(capsys, command, model, "-o", alias)
+    assert code == 2 and "is the input model" in err and "--overwrite" in err, err
+    assert model.read_bytes() == before  # the only original is untouched
+    code, _, err = _run(capsys, command, model, "-o", model, "--overwrite")
+    assert code == 0, err

@@ -208,6 +208,7 @@ def unconfigured(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     by the test alone."""
     monkeypatch.setattr(_threads, "_requested", None)
     monkeypatch.setattr(_threads, "_limit", None)
+    monkeypatch.setattr(_threads, "_limit_stack", [])
     monkeypatch.setattr(_threads, "available_cores", lambda: 8)
     monkeypatch.delenv("ONNX_UPSAMPLE_NUM_THREADS", raising=False)
     monkeypatch.setattr(_threads, "_omp_at_import", None)
@@ -308,6 +309,27 @@ def test_threadpool_limits_sets_the_count_of_each_call_and_restores_it(
     with threadpool_limits(1, user_api="blas"):  # another library's pools only
         assert onnx_upsample.get_num_threads() == 3
     assert used == [1, 3]
+
+
+def test_a_count_set_inside_a_block_applies_after_it(
+    threadpoolctl: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the block gives back the count it read (2), which is no longer the configured one (1):
+    # the block's end must still lift its limit rather than pin 2 for good
+    from threadpoolctl import threadpool_limits
+
+    monkeypatch.setattr(_threads, "available_cores", lambda: 4)
+    monkeypatch.setattr(_threads, "_limit_stack", [])
+    set_num_threads(2)
+    try:
+        with threadpool_limits(1):
+            set_num_threads(1)
+            assert onnx_upsample.get_num_threads() == 1
+        assert _threads._limit is None and onnx_upsample.get_num_threads() == 1
+        set_num_threads(3)
+        assert onnx_upsample.get_num_threads() == 3
+    finally:
+        monkeypatch.setattr(_threads, "_requested", None)
 
 
 def test_threadpool_info_survives_a_bad_environment_variable(

@@ -63,6 +63,26 @@ def test_dates_stay_dates_in_their_unit() -> None:
         "2020-01-01", "2020-01-02", "2020-01-03", "2020-01-04"]
 
 
+def test_missing_coordinate_values_stay_missing() -> None:
+    # NaT is the int64 minimum: interpolated as a number it became dates 146 billion years
+    # away. Missing stays missing, and samples on an input sample keep its value beside one.
+    dates = np.array(["2020-01-01", "NaT", "2020-01-03"], "M8[D]")
+    out = upsample_da(xr.DataArray(np.arange(3.0), dims="t", coords={"t": dates}), {"t": 2})
+    got = out.t.values.astype("M8[D]")
+    assert [str(v) for v in got] == ["2020-01-01", "NaT", "NaT", "NaT", "2020-01-03", "NaT"]
+    floats = upsample_da(xr.DataArray(np.arange(3.0), dims="t", coords={"t": [0, np.nan, 2]}),
+                         {"t": 2})
+    np.testing.assert_array_equal(floats.t.values, [0, np.nan, np.nan, np.nan, 2, np.nan])
+
+
+def test_multi_index_levels_are_dropped_not_blended() -> None:
+    stacked = xr.DataArray(np.arange(12.0).reshape(3, 4), dims=("y", "x"),
+                           coords={"y": [0, 1, 2], "x": [0, 1, 2, 3]}).stack(z=("y", "x"))
+    with pytest.warns(UpsampleWarning, match=r"'y' \(a level of a multi-index\)"):
+        out = upsample_da(stacked, {"z": 2})
+    assert not {"z", "y", "x"} & set(out.coords)
+
+
 def test_no_resize_keeps_every_coordinate() -> None:
     """ORT's global rule: no axis changes length (3 * 1.2 -> 3), so x is copied, and every
     sample, with its coordinate, stays where it was."""

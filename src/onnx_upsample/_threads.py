@@ -24,7 +24,6 @@ applies to the whole process, as ``set_num_threads`` does.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib.machinery
 import math
@@ -208,22 +207,39 @@ def _extension_path() -> str | None:
     return None
 
 
+# The limits threadpoolctl blocks set, innermost last: for each, the limit in force before it
+# and the count threadpoolctl read on entering (and gives back on leaving).
+_limit_stack: list[tuple[int | None, int | None]] = []
+
+
 def _set_limit(count: int | None) -> None:
-    """What threadpoolctl sets, and restores after a block: a count equal to the configured
-    one is no limit, so a block that ends restores the configuration itself (later changes
-    to set_num_threads or the environment apply again), and nested blocks unwind in turn."""
+    """What threadpoolctl sets on entering a block, and gives back on leaving it.
+
+    threadpoolctl enters a block by reading the count (our ``num_threads()``) and setting
+    the limit, and leaves it by setting the count it read. A call that gives back the
+    count read on entering the innermost block is that block's end: the state before the
+    block comes back exactly, so a ``set_num_threads`` or environment change made inside the
+    block applies once it ends, and nested blocks unwind in turn. A call that sets the count
+    in force changes nothing (threadpoolctl gives every library its count back at the end of
+    a block, also the libraries the block did not limit). Any other call is a new limit.
+    """
     global _limit
+    if _limit_stack and count == _limit_stack[-1][1]:
+        _limit = _limit_stack.pop()[0]
+        return
     if count is None:  # the count threadpoolctl read was unknown (a bad environment)
         _limit = None
         return
+    try:
+        before: int | None = num_threads()
+    except UpsampleError:
+        before = None
+    if count == before:
+        return
+    _limit_stack.append((_limit, before))
     # Refusing a count here would leave the libraries threadpoolctl set before us limited
     # for good (the block never starts, so it never restores them): below 1 means 1.
-    limit = max(1, operator.index(count))
-    try:
-        configured: int | None = configured_threads()
-    except UpsampleError:
-        configured = None
-    _limit = None if limit == configured else limit
+    _limit = max(1, operator.index(count))
 
 
 def _controller_class(threadpoolctl: Any) -> type:
@@ -320,8 +336,10 @@ _finder = _RegisterOnImport()
 
 
 def _unwatch() -> None:
-    with contextlib.suppress(ValueError):
-        sys.meta_path.remove(_finder)
+    # a new list, not remove(): another thread's import may be iterating over the old one,
+    # and removing an element under it would make it skip the next finder
+    if _finder in sys.meta_path:
+        sys.meta_path = [finder for finder in sys.meta_path if finder is not _finder]
 
 
 def _watch_threadpoolctl() -> None:

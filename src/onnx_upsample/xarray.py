@@ -28,9 +28,12 @@ from ._spec.call import scale_value_problems, scale_values, scales_of
 
 try:
     import xarray as xr
-except ImportError:
-    raise ImportError("onnx_upsample.xarray needs xarray: pip install 'onnx-upsample[xarray]'"
-                      ) from None
+except ModuleNotFoundError as missing:  # the extra is not installed: one line naming it
+    if (missing.name or "").split(".")[0] != "xarray":
+        raise  # xarray is there but one of its own dependencies is broken: its own error
+    raise ModuleNotFoundError(
+        "onnx_upsample.xarray needs xarray: pip install 'onnx-upsample[xarray]'",
+        name=missing.name) from None
 
 __all__ = ["upsample"]
 
@@ -165,6 +168,10 @@ def _coordinates(
             kept[name] = variable.copy(deep=False)
             continue
         why = _cannot_place(variable)
+        if why is None and name in da.xindexes and len(da.xindexes.get_all_coords(name)) > 1:
+            # a level of a multi-index: its values repeat and wrap along the dim, so
+            # interpolating between neighbours means nothing
+            why = "a level of a multi-index"
         if why is not None:
             dropped.append(f"{name!r} ({why})")
             continue
@@ -196,12 +203,24 @@ def _interpolate(coord: np.ndarray, positions: np.ndarray) -> np.ndarray:
     """``coord`` at fractional ``positions``: linear between samples, and past the last one
     with the spacing of the last two (the asymmetric mapping only looks forward)."""
     kind = coord.dtype.kind
-    if kind in "mM":  # dates and durations: whole units, relative to the first value
-        start = coord[0]
-        offsets = (coord - start).astype(np.int64).astype(np.float64)
-        placed = np.rint(_interpolate(offsets, positions)).astype(np.int64)
-        return start + placed.astype(f"m8[{np.datetime_data(coord.dtype)[0]}]")
+    if kind in "mM":  # dates and durations: whole units, relative to the first valid value
+        nat = np.isnat(coord)
+        start = coord[~nat][0] if not nat.all() else coord[0]
+        # NaT is the int64 minimum: as a number it would be interpolated into nonsense dates,
+        # so it travels as NaN, as NaN does through a float coordinate
+        offsets = np.where(nat, np.nan, (coord - start).astype(np.int64).astype(np.float64))
+        placed = _interpolate(offsets, positions)
+        missing = np.isnan(placed)
+        whole = np.rint(np.where(missing, 0.0, placed)).astype(np.int64)
+        result = start + whole.astype(f"m8[{np.datetime_data(coord.dtype)[0]}]")
+        result[missing] = np.array("NaT", dtype=result.dtype)
+        return result
     values = coord.astype(coord.dtype if coord.dtype == np.float32 else np.float64)
     left = np.minimum(np.floor(positions).astype(np.intp), len(values) - 2)
     fraction = (positions - left).astype(values.dtype)
-    return values[left] + fraction * (values[left + 1] - values[left])
+    placed = values[left] + fraction * (values[left + 1] - values[left])
+    # a sample that lands on an input sample takes its value, also beside a NaN (0 * NaN)
+    on_sample, on_next = fraction == 0, fraction == 1
+    placed[on_sample] = values[left][on_sample]
+    placed[on_next] = values[left + 1][on_next]
+    return placed

@@ -121,8 +121,14 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-def check_output_path(path: str) -> str:
-    """The folder that will hold output ``path``; a bad path is refused before any work."""
+def check_output_path(path: str, source: str | None = None, overwrite: bool = False) -> str:
+    """The folder that will hold output ``path``; a bad path, or the input model ``source``
+    under any name (without ``overwrite``), is refused before any work."""
+    from ..io.atomic import same_file
+
+    if source is not None and not overwrite and same_file(source, path):
+        raise UpsampleError(f"-o {path} is the input model {source}: the result would replace "
+                            "it; give another -o, or add --overwrite to replace the input")
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise UpsampleError(f"output directory {directory!r} does not exist")

@@ -45,7 +45,7 @@ def register(subparsers: Any) -> None:
     export.add_argument("directory", metavar="DIR", help="new or empty directory, or an "
                         "earlier export to replace")
     export.add_argument("--full", action="store_true",
-                        help="add the large cases (about 55 MB in all, 3 minutes)")
+                        help="add the large cases (about 200 MB in all, under a minute)")
     export.add_argument("--no-ort-check", action="store_true",
                         help="do not check the cases against onnxruntime")
     add_output_options(export, json_help="print the summary (directory, version, content "

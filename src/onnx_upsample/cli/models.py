@@ -84,6 +84,8 @@ def register(subparsers: Any) -> None:
         "converter.")
     upgrade.add_argument("model", help="the .onnx file")
     upgrade.add_argument("-o", "--output", required=True, help="the upgraded .onnx file")
+    upgrade.add_argument("--overwrite", action="store_true",
+                       help="allow -o to be the input model (it is replaced)")
     upgrade.add_argument("--opset", type=int, default=18, metavar="N",
                          help="target opset, 10 to the newest onnx knows (default: 18, which "
                          "the runtimes in use load)")
@@ -122,6 +124,8 @@ def register(subparsers: Any) -> None:
         "with identical outputs (onnx_upsample.onnx.downgrade).")
     downgrade.add_argument("model", help="the .onnx file")
     downgrade.add_argument("-o", "--output", required=True, help="the downgraded .onnx file")
+    downgrade.add_argument("--overwrite", action="store_true",
+                       help="allow -o to be the input model (it is replaced)")
     downgrade.add_argument("--opset", type=int, default=9, choices=(7, 8, 9),
                            help="target opset (default 9)")
     add_output_options(downgrade, json_help="print what was rewritten as one JSON object")
@@ -134,6 +138,8 @@ def register(subparsers: Any) -> None:
         "(onnx_upsample.onnx.fold_scales); says which nodes it could not fold and why.")
     fold.add_argument("model", help="the .onnx file")
     fold.add_argument("-o", "--output", required=True, help="the folded .onnx file")
+    fold.add_argument("--overwrite", action="store_true",
+                       help="allow -o to be the input model (it is replaced)")
     fold.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...",
                       help="a concrete shape for a graph input with symbolic dimensions "
                       "(repeatable); the written model declares it, as its folded scales "
@@ -178,10 +184,11 @@ def _conversion_line(args: argparse.Namespace, model: ModelProto, converted: Mod
     kept = {value.name for value in converted.graph.input}
     unlisted = [value.name for value in model.graph.input if value.name not in kept]
     if unlisted:
-        note(args, f"{len(unlisted)} initializer(s) that IR {model.ir_version} listed as graph "
-                   f"inputs ({', '.join(unlisted[:4])}{', ...' if len(unlisted) > 4 else ''}) "
-                   f"are constants only at IR {converted.ir_version}: there an input with a "
-                   "default can be overridden, and runtimes stop treating it as a constant")
+        note(args, f"{len(unlisted)} initializer(s) ({', '.join(unlisted[:4])}"
+                   f"{', ...' if len(unlisted) > 4 else ''}) are no longer graph inputs: IR "
+                   f"{model.ir_version} required every initializer to be listed as one, and at "
+                   f"IR {converted.ir_version} a listed initializer is an input a caller may "
+                   "override, which runtimes stop treating as a constant")
     return {"model": args.model, "output": args.output, "opset": [source, target],
             "ir_version": [model.ir_version, converted.ir_version], "rewrites": counts,
             "no_longer_inputs": unlisted}
@@ -252,8 +259,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
                     "findings": findings, "counts": counts, "warnings": _warnings(args)})
     else:
         for finding in findings:
-            note(args, f"{finding['severity']}: {finding['node']}: {finding['message']} "
-                       f"Fix: {finding['fix']}")
+            note(args, f"{finding['severity']}: {finding['node']}: "
+                       f"{finding['message'].rstrip('.')}. Fix: {finding['fix']}")
         note(args, f"{args.model}: {counts['errors']} error(s), {counts['warnings']} "
                    "warning(s)" + (" (--strict: warnings fail)" if args.strict and
                                    counts["warnings"] else ""))
@@ -308,7 +315,7 @@ def _cmd_upgrade(args: argparse.Namespace) -> int:
     from ..onnx import upgrade
     from ..onnx.convert import rewrites
 
-    check_output_path(args.output)
+    check_output_path(args.output, args.model, args.overwrite)
     if args.input and not args.verify:
         raise UpsampleError("--input is used by --verify only")
     if args.keep_unverified and not args.verify:
@@ -349,7 +356,7 @@ def _cmd_downgrade(args: argparse.Namespace) -> int:
     from ..onnx import downgrade
     from ..onnx.convert import rewrites
 
-    check_output_path(args.output)
+    check_output_path(args.output, args.model, args.overwrite)
     model = load_model(args.model)
     with caught_warnings() as caught:
         lowered = downgrade(model, opset=args.opset)
@@ -394,7 +401,7 @@ def _cmd_fold(args: argparse.Namespace) -> int:
     from ..onnx import _feeds, fold_scales
     from ..onnx._fold import ScalesNotFolded
 
-    check_output_path(args.output)
+    check_output_path(args.output, args.model, args.overwrite)
     model = load_model(args.model)
     shapes = _parse_shapes(args.input_shape)
     declared = {value.name: value for value in _feeds.graph_inputs(model)}

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, TextIO
 import numpy as np
 
 from .._errors import UpsampleError, UpsampleWarning
+from .atomic import same_file
 from .formats import (
     DEFAULT_JPEG_QUALITY,
     IMAGE_FORMATS,
@@ -275,14 +276,6 @@ def apply(
                   tuple(full_scales), replaced, time.perf_counter() - started)
 
 
-def _same_file(a: str, b: str) -> bool:
-    """Whether two paths name one file or store (links, ``..``, case-folding file systems)."""
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # one of them does not exist (yet)
-        return False
-
-
 def check_output_path(input_path: str, output_path: str, overwrite: bool) -> bool:
     """Refuse an output that is the input, under any path, unless ``overwrite``; return
     whether an existing output will be replaced.
@@ -292,7 +285,7 @@ def check_output_path(input_path: str, output_path: str, overwrite: bool) -> boo
     UpsampleError
         The output is the input and ``overwrite`` is false.
     """
-    if _same_file(input_path, output_path) and not overwrite:
+    if same_file(input_path, output_path) and not overwrite:
         raise UpsampleError(
             f"output {output_path!r} is the input {input_path!r}: the upsampled array would "
             "replace it; give another output, or add --overwrite to replace the input"

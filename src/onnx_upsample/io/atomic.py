@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .._errors import UpsampleError
 
-__all__ = ["ZARR_MARKERS", "atomic_path", "copy_atomically", "reason",
+__all__ = ["ZARR_MARKERS", "atomic_path", "copy_atomically", "reason", "same_file",
            "set_default_permissions"]
 
 # The files that make a directory a zarr store. They live here, not in formats.py, because
@@ -170,3 +170,12 @@ def _remove(path: str) -> None:
     else:
         with contextlib.suppress(OSError):
             os.unlink(path)
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file or store (links, ``..``, case-folding file systems):
+    a command whose output is its input would replace what it reads."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return False
