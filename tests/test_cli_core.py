@@ -488,3 +488,13 @@ def test_readme_contents_and_section_links_resolve() -> None:
     # the contents come before the first section, with who the project is for
     assert readme.index("**Contents**") < readme.index("## Quick start")
     assert readme.index("**Who it is for**") < readme.index("## Quick start")
+
+
+def test_explain_words_a_bad_call_with_its_options(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    np.save(tmp_path / "x.npy", np.ones((1, 1, 4, 5), np.float32))
+    np.save(tmp_path / "theirs.npy", np.ones((1, 1, 6, 8), np.float32))
+    code = main(["explain", str(tmp_path / "x.npy"), str(tmp_path / "theirs.npy"),
+                 "--scales", "1.5", "1.7"])
+    err = capsys.readouterr().err
+    assert code == 2 and "such as --scales 1 1 1.5 1.7" in err and "scales=[" not in err, err

@@ -283,3 +283,11 @@ def test_an_output_that_is_the_input_model_needs_overwrite(
     assert model.read_bytes() == before  # the only original is untouched
     code, _, err = _run(capsys, command, model, "-o", model, "--overwrite")
     assert code == 0, err
+
+
+def test_an_opset_out_of_range_names_the_option_on_the_command_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, "upgrade", EXAMPLE, "-o", tmp_path / "u.onnx", "--opset", 99)
+    assert code == 2 and err.startswith("onnx-upsample: error: --opset is 99;"), err
+    with pytest.raises(UpsampleError, match=r"^opset is 99;.*downgrade\(model, opset=9\)"):
+        upgrade(EXAMPLE, opset=99)

@@ -216,4 +216,5 @@ def hints_as_commands(model: str) -> Iterator[None]:
     try:
         yield
     except FixableError as error:
-        raise UpsampleError(error.render(lambda action: spell_action(action, model))) from None
+        raise UpsampleError(error.render(lambda action: spell_action(action, model),
+                                         option=True)) from None

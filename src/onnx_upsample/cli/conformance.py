@@ -277,11 +277,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
+    from .._spec.call import describe_call, scales_of
+    from .._spec.modes import mode_of
+    from .._spec.spelling import command_line
     from ..conformance import explain
     from ..io.formats import read_npy
 
     x = read_npy(args.input)
     theirs = read_npy(args.theirs)
+    # the call's checks worded for the command line (--scales, --mode) before explain's own
+    words = command_line(args.input)
+    canonical, _ = mode_of(args.mode, words)
+    scales_of(args.scales, x.shape, words)
+    describe_call(list(args.scales), canonical, x.dtype, x.shape, words)
     explanation = explain(x, theirs, args.scales, args.mode)
     if args.json:
         print_json({"command": "explain", "input": args.input, "theirs": args.theirs,

@@ -125,7 +125,8 @@ def output_chunks(
             size = n
         if size < 1:
             raise UpsampleError(
-                f"--chunks[{axis}] is {size}; chunk sizes must be >= 1 (or -1 for a whole axis)"
+                f"value {axis + 1} of --chunks is {size}; chunk sizes must be >= 1 (or -1 "
+                "for a whole axis)"
             )
         result.append(max(1, min(size, n)))
     return tuple(result)

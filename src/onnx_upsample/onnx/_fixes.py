@@ -142,35 +142,57 @@ class FixableError(UpsampleError):
     it with the fix as a command (:attr:`problem`, :attr:`fix`).
     """
 
-    def __init__(self, problem: str, fix: Fix, joiner: str = "; ") -> None:
+    def __init__(self, problem: str, fix: Fix, joiner: str = "; ",
+                 argument: str | None = None) -> None:
+        # ``problem`` may name the argument it is about as ``{argument}``: the Python name
+        # (``opset``) in str(error), the option (``--opset``) on the command line
         self.problem = problem
         self.fix = fix
         self.joiner = joiner
-        super().__init__(f"{problem}{joiner}{fix.python()}")
+        self.argument = argument
+        super().__init__(f"{self._problem(argument)}{joiner}{fix.python()}")
 
-    def render(self, spell: Callable[[Action], str]) -> str:
-        """The message with the action spelled by ``spell``."""
-        return f"{self.problem}{self.joiner}{self.fix.render(spell)}"
+    def _problem(self, name: str | None) -> str:
+        return self.problem if self.argument is None else self.problem.format(argument=name)
+
+    def render(self, spell: Callable[[Action], str], option: bool = False) -> str:
+        """The message with the action spelled by ``spell`` (and, with ``option``, the
+        argument named as the command line's option)."""
+        name = self.argument
+        if option and name is not None:
+            name = "--" + name.replace("_", "-")
+        return f"{self._problem(name)}{self.joiner}{self.fix.render(spell)}"
 
     def __reduce__(self) -> tuple[object, ...]:
         # pickled (to another process) with its parts, not with the joined message
-        return (type(self), (self.problem, self.fix, self.joiner))
+        return (type(self), (self.problem, self.fix, self.joiner, self.argument))
 
 
 class FixableWarning(UpsampleWarning):
     """An :class:`~onnx_upsample.UpsampleWarning` whose fix names an action (as
     :class:`FixableError`)."""
 
-    def __init__(self, problem: str, fix: Fix, joiner: str = "; ") -> None:
+    def __init__(self, problem: str, fix: Fix, joiner: str = "; ",
+                 argument: str | None = None) -> None:
+        # ``problem`` may name the argument it is about as ``{argument}``: the Python name
+        # (``opset``) in str(error), the option (``--opset``) on the command line
         self.problem = problem
         self.fix = fix
         self.joiner = joiner
-        super().__init__(f"{problem}{joiner}{fix.python()}")
+        self.argument = argument
+        super().__init__(f"{self._problem(argument)}{joiner}{fix.python()}")
 
-    def render(self, spell: Callable[[Action], str]) -> str:
-        """The message with the action spelled by ``spell``."""
-        return f"{self.problem}{self.joiner}{self.fix.render(spell)}"
+    def _problem(self, name: str | None) -> str:
+        return self.problem if self.argument is None else self.problem.format(argument=name)
+
+    def render(self, spell: Callable[[Action], str], option: bool = False) -> str:
+        """The message with the action spelled by ``spell`` (and, with ``option``, the
+        argument named as the command line's option)."""
+        name = self.argument
+        if option and name is not None:
+            name = "--" + name.replace("_", "-")
+        return f"{self._problem(name)}{self.joiner}{self.fix.render(spell)}"
 
     def __reduce__(self) -> tuple[object, ...]:
         # pickled (to another process) with its parts, not with the joined message
-        return (type(self), (self.problem, self.fix, self.joiner))
+        return (type(self), (self.problem, self.fix, self.joiner, self.argument))

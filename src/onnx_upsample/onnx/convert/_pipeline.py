@@ -60,7 +60,7 @@ def require_opset(opset: object, low: int, high: int, what: Fix) -> int:
     if isinstance(opset, bool) or not isinstance(opset, int | np.integer):
         raise TypeError(f"opset is {opset!r}; expected an integer from {low} to {high}")
     if not low <= int(opset) <= high:
-        raise FixableError(f"opset is {opset}", what)
+        raise FixableError(f"{{argument}} is {opset}", what, argument="opset")
     return int(opset)
 
 
