@@ -121,7 +121,8 @@ echo "check_wheel: $("$work/lowest/bin/python" -V), lowest dependencies: $versio
 "$work/lowest/bin/python" -m pytest -q -p no:cacheprovider tests/test_ort.py \
     tests/test_ort_differences.py tests/test_reference.py tests/test_kernels.py \
     tests/test_native.py tests/test_nan_bits.py tests/test_dask.py tests/test_files.py \
-    tests/test_cli_core.py tests/test_onnx_cli.py
+    tests/test_files_interrupted.py tests/test_xarray.py tests/test_cli_core.py \
+    tests/test_onnx_cli.py
 
 # every later CPython here (on PATH or, where pyenv keeps them off it, among its versions)
 declare -A seen=()
