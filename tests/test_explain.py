@@ -266,7 +266,7 @@ def test_a_blend_that_cancels_near_zero_is_close_not_noise() -> None:
     assert max_ulp(ours, theirs) > 10_000  # in the output's own ULP: far from close
     result = explain(x, theirs, scales, "linear")
     assert result.verdict == "close" and result.max_ulp is not None, result.summary
-    assert result.max_ulp <= 2
+    assert result.max_ulp <= 2 and "ULP of the input's largest magnitude" in result.summary
     noisy = (ours + np.random.default_rng(7).normal(0, 1e-3, ours.shape)).astype(f32)
     assert explain(x, noisy, scales, "linear").verdict == "none"
 

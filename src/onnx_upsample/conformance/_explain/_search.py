@@ -17,7 +17,7 @@ import numpy as np
 
 from ..._api import upsample
 from ..._spec.dtypes import ElementType
-from .._grade import equal_elements, ulp_gaps
+from .._grade import equal_elements, max_ulp, ulp_gaps
 from ._conventions import SIZE_RULES, Recipe, output_length, recipes
 from ._resample import Array, Case, Positions, Tables, open_mesh
 
@@ -124,6 +124,8 @@ class Group:
     ids: tuple[int, ...]
     tables: Tables
     sample_gap: int | None = None
+    # the gap in ULP of the input's largest magnitude (linear, real floats): see terms_gap
+    terms_gap: int | None = None
     sample_exact: bool = False
 
 
@@ -180,30 +182,27 @@ def _mantissa_bits(dtype: np.dtype) -> int:
         return int(ml_dtypes.finfo(dtype).nmant)
 
 
-def _gap(case: Case, got: Array, theirs: Array) -> int:
-    """The largest difference between two outputs, in ULP.
+def terms_gap(case: Case, got: Array, theirs: Array) -> int | None:
+    """The largest difference in ULP of the input's largest finite magnitude, for linear
+    mode on real floats (else None).
 
-    Each element counts the smaller of its gap in ULP of the output value and, for linear
-    mode on real floats, its gap in ULP of the input's largest finite magnitude. Where a
-    blend's terms cancel near 0, the output's ULP is tiny, and another order of the same
-    sum (PyTorch's, a SIMD kernel's) differs by millions of them although the difference is
-    a rounding of the terms; the terms' own ULP bounds that rounding.
+    Where a blend's terms cancel near 0 the output's own ULP is tiny, and another order of
+    the same sum (PyTorch's bilinear, a SIMD kernel's) differs by millions of them although
+    the difference is a rounding of the terms, which the terms' ULP bounds. Each element
+    counts the smaller of its two gaps.
     """
-    gaps = ulp_gaps(got, theirs)
-    if gaps.size == 0:
-        return 0
-    if case.mode != "linear" or got.dtype.kind == "c" or case.x.size == 0:
-        return int(gaps.max())
+    if case.mode != "linear" or got.dtype.kind == "c" or case.x.size == 0 or got.size == 0:
+        return None
     magnitudes = np.abs(case.x.astype(np.float64))
     magnitudes = magnitudes[np.isfinite(magnitudes)]
     largest = float(magnitudes.max()) if magnitudes.size else 0.0
     if largest == 0.0:
-        return int(gaps.max())
+        return None
     unit = 2.0 ** (math.floor(math.log2(largest)) - _mantissa_bits(got.dtype))
     with np.errstate(invalid="ignore", over="ignore"):
         terms = np.ceil(np.abs(got.astype(np.float64) - theirs.astype(np.float64)) / unit)
     # fmin: NaN (NaN against NaN, inf against inf) leaves the output's own ULP gap
-    return int(np.fmin(gaps.astype(np.float64), terms).max())
+    return int(np.fmin(ulp_gaps(got, theirs).astype(np.float64), terms).max())
 
 
 def _sampled_groups(case: Case, rule: str, ours: Array | None) -> list[Group]:
@@ -216,7 +215,8 @@ def _sampled_groups(case: Case, rule: str, ours: Array | None) -> list[Group]:
         got = _result(case, group, positions, "sample", ours, flat).reshape(expected.shape)
         group.sample_exact = bool(same(got, expected, case.floating).all())
         if case.floating:
-            group.sample_gap = 0 if group.sample_exact else _gap(case, got, expected)
+            group.sample_gap = 0 if group.sample_exact else max_ulp(got, expected)
+            group.terms_gap = 0 if group.sample_exact else terms_gap(case, got, expected)
     return groups
 
 
@@ -235,21 +235,39 @@ def exact_matches(case: Case, rule: str,
         if same(got, case.theirs, case.floating).all():
             found.extend(group.recipes)
         elif case.floating:
-            group.sample_gap = _gap(case, got, case.theirs)  # now the full gap
+            group.sample_gap = max_ulp(got, case.theirs)  # now the full gap
+            group.terms_gap = terms_gap(case, got, case.theirs)
             group.sample_exact = False
     found.sort(key=lambda recipe: recipe.rank)
     return tuple(recipe.name for recipe in found), groups
 
 
-def closest(case: Case, groups: list[Group], ours: Array | None) -> tuple[str, int] | None:
-    """The convention with the smallest full ULP gap, if it is at most CLOSE_ULP."""
-    candidates = [g for g in groups if g.sample_gap is not None and g.sample_gap <= CLOSE_ULP]
-    candidates.sort(key=lambda g: (g.sample_gap, g.recipes[0].rank))
+def closest(case: Case, groups: list[Group],
+            ours: Array | None) -> tuple[str, int, bool] | None:
+    """The convention with the smallest full ULP gap, if it is at most CLOSE_ULP, and
+    False; else, for a linear output whose blend cancels near 0, the one closest in ULP of
+    the input's largest magnitude (:func:`terms_gap`), and True; else None."""
+    for by_terms in (False, True):
+        found = _closest_by(case, groups, ours, by_terms)
+        if found is not None:
+            return (*found, by_terms)
+    return None
+
+
+def _closest_by(case: Case, groups: list[Group], ours: Array | None,
+                by_terms: bool) -> tuple[str, int] | None:
+    def sampled(g: Group) -> int | None:
+        return g.terms_gap if by_terms else g.sample_gap
+
+    candidates = [g for g in groups if (gap := sampled(g)) is not None and gap <= CLOSE_ULP]
+    candidates.sort(key=lambda g: (sampled(g), g.recipes[0].rank))
     mesh = open_mesh(case.shape)
     best: tuple[int, tuple[int, ...], str] | None = None
     for group in candidates[:CLOSE_CANDIDATES]:
         got = _result(case, group, mesh, "full", ours, None)
-        gap = _gap(case, got, case.theirs)
+        gap = terms_gap(case, got, case.theirs) if by_terms else max_ulp(got, case.theirs)
+        if gap is None:
+            continue
         choice = (gap, group.recipes[0].rank, group.recipes[0].name)
         if gap <= CLOSE_ULP and (best is None or choice < best):
             best = choice

@@ -256,8 +256,10 @@ def explain(
     if case.floating:
         close = closest(case, groups, ours)
         if close is not None:
-            name, gap = close
+            name, gap, by_terms = close
+            unit = (" of the input's largest magnitude (the blend cancels near 0, where the "
+                    "output's own ULP is tiny)") if by_terms else ""
             return Explanation("close", (), name, gap,
-                               f"closest to {name}, within {gap} ULP; no convention tried "
-                               "reproduces it exactly")
+                               f"closest to {name}, within {gap} ULP{unit}; no convention "
+                               "tried reproduces it exactly")
     return Explanation("none", (), None, None, "matches no convention tried (noise or a bug)")
