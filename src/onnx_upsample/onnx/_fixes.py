@@ -135,7 +135,40 @@ def fix_of(fix: str | Fix) -> Fix:
     return fix if isinstance(fix, Fix) else Fix(fix)
 
 
-class FixableError(UpsampleError):
+class _FixText:
+    """The problem and its fix, kept apart so that the fix can be spelled as a Python call
+    (``str(exception)``) or as a command (:meth:`render`): what the error and the warning
+    share."""
+
+    problem: str
+    fix: Fix
+    joiner: str
+    argument: str | None
+
+    def _keep(self, problem: str, fix: Fix, joiner: str, argument: str | None) -> str:
+        """Keep the parts; return the Python form of the message."""
+        # ``problem`` may name the argument it is about as ``{argument}``: the Python name
+        # (``opset``) in str(error), the option (``--opset``) on the command line
+        self.problem, self.fix, self.joiner, self.argument = problem, fix, joiner, argument
+        return f"{self._problem(argument)}{joiner}{fix.python()}"
+
+    def _problem(self, name: str | None) -> str:
+        return self.problem if self.argument is None else self.problem.format(argument=name)
+
+    def render(self, spell: Callable[[Action], str], option: bool = False) -> str:
+        """The message with the action spelled by ``spell`` (and, with ``option``, the
+        argument named as the command line's option)."""
+        name = self.argument
+        if option and name is not None:
+            name = "--" + name.replace("_", "-")
+        return f"{self._problem(name)}{self.joiner}{self.fix.render(spell)}"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # pickled (to another process) with its parts, not with the joined message
+        return (type(self), (self.problem, self.fix, self.joiner, self.argument))
+
+
+class FixableError(_FixText, UpsampleError):
     """An :class:`~onnx_upsample.UpsampleError` whose fix names an action.
 
     ``str(error)`` is the problem and the fix as a Python call; the command line rewords
@@ -144,55 +177,13 @@ class FixableError(UpsampleError):
 
     def __init__(self, problem: str, fix: Fix, joiner: str = "; ",
                  argument: str | None = None) -> None:
-        # ``problem`` may name the argument it is about as ``{argument}``: the Python name
-        # (``opset``) in str(error), the option (``--opset``) on the command line
-        self.problem = problem
-        self.fix = fix
-        self.joiner = joiner
-        self.argument = argument
-        super().__init__(f"{self._problem(argument)}{joiner}{fix.python()}")
-
-    def _problem(self, name: str | None) -> str:
-        return self.problem if self.argument is None else self.problem.format(argument=name)
-
-    def render(self, spell: Callable[[Action], str], option: bool = False) -> str:
-        """The message with the action spelled by ``spell`` (and, with ``option``, the
-        argument named as the command line's option)."""
-        name = self.argument
-        if option and name is not None:
-            name = "--" + name.replace("_", "-")
-        return f"{self._problem(name)}{self.joiner}{self.fix.render(spell)}"
-
-    def __reduce__(self) -> tuple[object, ...]:
-        # pickled (to another process) with its parts, not with the joined message
-        return (type(self), (self.problem, self.fix, self.joiner, self.argument))
+        super().__init__(self._keep(problem, fix, joiner, argument))
 
 
-class FixableWarning(UpsampleWarning):
+class FixableWarning(_FixText, UpsampleWarning):
     """An :class:`~onnx_upsample.UpsampleWarning` whose fix names an action (as
     :class:`FixableError`)."""
 
     def __init__(self, problem: str, fix: Fix, joiner: str = "; ",
                  argument: str | None = None) -> None:
-        # ``problem`` may name the argument it is about as ``{argument}``: the Python name
-        # (``opset``) in str(error), the option (``--opset``) on the command line
-        self.problem = problem
-        self.fix = fix
-        self.joiner = joiner
-        self.argument = argument
-        super().__init__(f"{self._problem(argument)}{joiner}{fix.python()}")
-
-    def _problem(self, name: str | None) -> str:
-        return self.problem if self.argument is None else self.problem.format(argument=name)
-
-    def render(self, spell: Callable[[Action], str], option: bool = False) -> str:
-        """The message with the action spelled by ``spell`` (and, with ``option``, the
-        argument named as the command line's option)."""
-        name = self.argument
-        if option and name is not None:
-            name = "--" + name.replace("_", "-")
-        return f"{self._problem(name)}{self.joiner}{self.fix.render(spell)}"
-
-    def __reduce__(self) -> tuple[object, ...]:
-        # pickled (to another process) with its parts, not with the joined message
-        return (type(self), (self.problem, self.fix, self.joiner, self.argument))
+        super().__init__(self._keep(problem, fix, joiner, argument))
