@@ -19,6 +19,7 @@ from sanitized import SLOWDOWN
 
 import onnx_upsample
 from onnx_upsample import UpsampleError, set_num_threads, upsample
+from onnx_upsample._kernels import _compiled
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -151,8 +152,12 @@ def test_set_num_threads_rejects_wrong_kinds(bad: object) -> None:
 
 
 def _run(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return _run_args(code, [], **env)
+
+
+def _run_args(code: str, args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=600,
         env={**os.environ, **env}, cwd=ROOT,
     )
 
@@ -175,6 +180,12 @@ def test_environment_variable_sets_threads_and_bad_values_are_errors() -> None:
                       OMP_NUM_THREADS="")
         assert result.returncode == 0, result.stderr
         assert result.stdout.strip() == expected
+    # read once, at import, as OMP_NUM_THREADS: a later change of the environment is not seen
+    late = _run("import os, onnx_upsample as u; from onnx_upsample import _threads;"
+                "os.environ['ONNX_UPSAMPLE_NUM_THREADS'] = '1'; print(_threads.num_threads())",
+                ONNX_UPSAMPLE_NUM_THREADS="3", OMP_NUM_THREADS="")
+    assert late.returncode == 0, late.stderr
+    assert late.stdout.strip() == "3"
 
 
 def test_default_thread_count_follows_affinity() -> None:
@@ -229,12 +240,26 @@ def test_streaming_stores_write_the_same_bits(shape, scales, mode, dtype, monkey
     x = _input(shape, dtype)
     results = {}
     for choice in ("never", "always"):
-        monkeypatch.setenv("ONNX_UPSAMPLE_STREAMING_STORES", choice)
+        # what ONNX_UPSAMPLE_STREAMING_STORES sets when the package is imported
+        monkeypatch.setattr(_compiled, "_stream_choice", choice)
         results[choice] = upsample(x, scales, mode).tobytes()
     assert results["never"] == results["always"]
 
 
-def test_streaming_choice_is_checked(monkeypatch) -> None:
-    monkeypatch.setenv("ONNX_UPSAMPLE_STREAMING_STORES", "sometimes")
-    with pytest.raises(UpsampleError, match="ONNX_UPSAMPLE_STREAMING_STORES is 'sometimes'"):
-        upsample(np.ones((4, 4), np.float32), [2, 2])
+def test_streaming_choice_is_read_when_the_kernels_load_and_checked_at_each_call() -> None:
+    code = ("import os, sys, numpy as np, onnx_upsample as u\n"
+            "for scales in ([2, 2], [2, 2], [2, 3]):\n"
+            "    try:\n"
+            "        print(u.upsample(np.ones((4, 4), np.float32), scales).shape)\n"
+            "    except u.UpsampleError as error:\n"
+            "        print(error)\n"
+            "    os.environ['ONNX_UPSAMPLE_STREAMING_STORES'] = sys.argv[1]\n")
+    bad = _run_args(code, ["never"], ONNX_UPSAMPLE_STREAMING_STORES="sometimes")
+    assert bad.returncode == 0, bad.stderr
+    first, second, third = bad.stdout.splitlines()
+    assert "ONNX_UPSAMPLE_STREAMING_STORES is 'sometimes'" in first  # every call, not once
+    assert "ONNX_UPSAMPLE_STREAMING_STORES is 'sometimes'" in second
+    assert "ONNX_UPSAMPLE_STREAMING_STORES is 'sometimes'" in third  # a later change unseen
+    late = _run_args(code, ["sometimes"], ONNX_UPSAMPLE_STREAMING_STORES="")
+    assert late.returncode == 0, late.stderr
+    assert late.stdout.splitlines() == ["(8, 8)"] * 2 + ["(8, 12)"]  # read when they loaded

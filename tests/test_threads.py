@@ -211,6 +211,7 @@ def unconfigured(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     monkeypatch.setattr(_threads, "_limit_stack", [])
     monkeypatch.setattr(_threads, "available_cores", lambda: 8)
     monkeypatch.delenv("ONNX_UPSAMPLE_NUM_THREADS", raising=False)
+    monkeypatch.setattr(_threads, "_env_at_import", None)
     monkeypatch.setattr(_threads, "_omp_at_import", None)
     return monkeypatch
 
@@ -243,7 +244,8 @@ def test_the_sources_of_the_count_in_order(unconfigured: pytest.MonkeyPatch) -> 
     assert onnx_upsample.get_num_threads() == 8
     unconfigured.setattr(_threads, "_omp_at_import", 2)
     assert onnx_upsample.get_num_threads() == 2
-    unconfigured.setenv("ONNX_UPSAMPLE_NUM_THREADS", "3")
+    unconfigured.setenv("ONNX_UPSAMPLE_NUM_THREADS", "3")  # as if set before the import
+    unconfigured.setattr(_threads, "_env_at_import", _threads._environment_count())
     assert onnx_upsample.get_num_threads() == 3
     set_num_threads(4)
     assert onnx_upsample.get_num_threads() == 4
@@ -289,13 +291,15 @@ def test_threadpool_limits_sets_the_count_of_each_call_and_restores_it(
 
     def spy(*args: object) -> object:
         launch = launcher(*args)  # type: ignore[arg-type]
-        return lambda x, out, threads: (used.append(threads), launch(x, out, threads))
+        return _kernels.Launcher(
+            lambda x, out, threads: (used.append(threads), launch(x, out, threads)),
+            launch.worth)
 
     monkeypatch.setattr(_kernels, "launcher", spy)
     monkeypatch.setattr(_api, "_PREPARED", {})
     monkeypatch.setattr(_threads, "available_cores", lambda: 4)
     monkeypatch.setattr(_threads, "_requested", 3)
-    x = np.ones((4, 5), np.float32)
+    x = np.ones((512, 512), np.float32)  # work worth 4 threads (a small call runs on 1)
     with threadpool_limits(1):
         assert onnx_upsample.get_num_threads() == 1
         upsample(x, [2, 2], "linear")
@@ -338,7 +342,8 @@ def test_threadpool_info_survives_a_bad_environment_variable(
     from threadpoolctl import threadpool_info, threadpool_limits
 
     monkeypatch.setattr(_threads, "_requested", None)
-    monkeypatch.setenv("ONNX_UPSAMPLE_NUM_THREADS", "many")
+    monkeypatch.setenv("ONNX_UPSAMPLE_NUM_THREADS", "many")  # as if set before the import
+    monkeypatch.setattr(_threads, "_env_at_import", _threads._environment_count())
     assert [lib["num_threads"] for lib in _ours(threadpool_info())] == [None]
     with threadpool_limits(1):
         assert onnx_upsample.get_num_threads() == 1
@@ -373,3 +378,20 @@ def test_threadpoolctl_limits_the_first_call_in_either_import_order(
 ) -> None:
     out = _run(IMPORT_ORDER, order, OMP_NUM_THREADS="", ONNX_UPSAMPLE_NUM_THREADS="")
     assert out.split() == [str(order == "threadpoolctl-first"), "1", "2"]
+
+
+def test_a_call_too_small_to_share_reads_no_thread_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    # reading the cores this process may use is a system call, a tenth of a small call's
+    # cost: a repeated call whose work is worth one thread at any count skips it
+    from onnx_upsample import _api
+
+    reads: list[int] = []
+    cores = _threads.available_cores
+    monkeypatch.setattr(_threads, "available_cores", lambda: reads.append(1) or cores())
+    monkeypatch.setattr(_api, "_PREPARED", {})
+    small, large = np.ones((1, 8, 13, 13), np.float32), np.ones((1, 4, 512, 512), np.float32)
+    for x in (small, large):
+        expected = upsample(x, [1, 1, 2, 2])  # checked and prepared: reads the count
+        reads.clear()
+        assert np.array_equal(upsample(x, [1, 1, 2, 2], out=np.empty_like(expected)), expected)
+        assert len(reads) == (0 if x is small else 1)

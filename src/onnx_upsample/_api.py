@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 import warnings
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -17,17 +17,39 @@ from ._spec.call import Call, check_call, scales_of, shape_of
 from ._spec.spelling import Spelling
 from ._threads import threads_for_call
 
+if TYPE_CHECKING:
+    from ._kernels import Launcher  # the compiled kernels load on first use, not here
+
 __all__ = ["output_shape", "upsample"]
 
-# A call's checked form and its kernel, remembered by the arguments as given (x's shape and
-# type, mode, threads, scales): a repeated call skips the argument checks, straight to the
-# kernel the kernels' own cache prepared.
-Launch = Callable[[np.ndarray, np.ndarray, int], None]
-_PREPARED: dict[tuple[object, ...], tuple[Call, str | None, Launch]] = {}
+
+class _Prepared:
+    """A call's checked form and kernels, remembered by the arguments as given (x's shape
+    and type, mode, scales): a repeated call skips the argument checks, straight to the
+    kernel the kernels' own cache prepared. A call too small to share between threads has
+    one kernel, ``serial``, and needs no thread count (reading one costs a system call);
+    the others have one per thread count."""
+
+    __slots__ = ("by_threads", "call", "serial", "warning")
+
+    def __init__(self, call: Call, warning: str | None) -> None:
+        self.call = call
+        self.warning = warning
+        self.serial: Launcher | None = None
+        self.by_threads: dict[int, Launcher] = {}
+
+    def add(self, launch: Launcher, threads: int) -> None:
+        if launch.worth == 1:
+            self.serial = launch
+        else:
+            self.by_threads[threads] = launch
+
+
+_PREPARED: dict[tuple[object, ...], _Prepared] = {}
 MAX_PREPARED = 256
 
 
-def _key(x: object, scales: object, mode: object, threads: int) -> tuple[object, ...] | None:
+def _key(x: object, scales: object, mode: object) -> tuple[object, ...] | None:
     """The memo key of a call, or None when its arguments are not of the plain kinds.
 
     The scales' types are part of the key: 1, 1.0 and True are equal as dictionary keys,
@@ -38,7 +60,7 @@ def _key(x: object, scales: object, mode: object, threads: int) -> tuple[object,
     if type(scales) is not list and type(scales) is not tuple:
         return None
     try:
-        key = (x.shape, x.dtype, mode, threads, *map(type, scales), *scales)
+        key = (x.shape, x.dtype, mode, *map(type, scales), *scales)
         hash(key)
     except TypeError:
         return None
@@ -52,7 +74,7 @@ def _out_fits(out: object, call: Call, x: np.ndarray) -> bool:
             and out.flags.writeable and out.flags.aligned and not np.may_share_memory(out, x))
 
 
-def _prepare(call: Call, threads: int) -> Launch | None:
+def _prepare(call: Call, threads: int) -> Launcher | None:
     """The kernel of a checked call, or None when the call is a copy or empty."""
     if call.no_resize or 0 in call.out_shape:
         return None
@@ -172,25 +194,32 @@ def upsample(
     >>> upsample(np.array([[1, 2], [3, 4]]), [2, 1.5]).tolist()
     [[1, 1, 2], [1, 1, 2], [3, 3, 4], [3, 3, 4]]
     """
-    threads = threads_for_call()
-    key = _key(x, scales, mode, threads)
+    key = _key(x, scales, mode)
     prepared = _PREPARED.get(key) if key is not None else None
-    if prepared is not None and (out is None or _out_fits(out, prepared[0], x)):  # type: ignore[arg-type]
-        checked, warning, known = prepared
-        if warning is not None:
-            warnings.warn(warning, UpsampleWarning, stacklevel=2)
-        result = new_output(checked.out_shape, checked.out_dtype) if out is None else out
-        known(x, result, threads)  # type: ignore[arg-type]
-        return result
+    if prepared is not None and (out is None or _out_fits(out, prepared.call, x)):  # type: ignore[arg-type]
+        threads = 1
+        known = prepared.serial
+        if known is None:
+            threads = threads_for_call()
+            known = prepared.by_threads.get(threads)
+        if known is not None:
+            if prepared.warning is not None:
+                warnings.warn(prepared.warning, UpsampleWarning, stacklevel=2)
+            checked = prepared.call
+            result = new_output(checked.out_shape, checked.out_dtype) if out is None else out
+            known.run(x, result, threads)  # type: ignore[arg-type]
+            return result
+    threads = threads_for_call()
     array, call, warning = check_call(x, scales, mode, out, read=_read_x)
     if out is None:
         check_fits_in_memory(call.out_shape, call.out_dtype.itemsize,
                              working_bytes=kernel_working_bytes(array, threads))
     launch = _prepare(call, threads)
     if key is not None and launch is not None:
-        if len(_PREPARED) >= MAX_PREPARED:
+        if key not in _PREPARED and len(_PREPARED) >= MAX_PREPARED:
             _PREPARED.clear()
-        _PREPARED[key] = (call, warning, launch)  # keeps no input alive: a call holds no data
+        # keeps no input alive: a call holds no data
+        _PREPARED.setdefault(key, _Prepared(call, warning)).add(launch, threads)
     if warning is not None:
         warnings.warn(warning, UpsampleWarning, stacklevel=2)
     result = new_output(call.out_shape, call.out_dtype) if out is None else out

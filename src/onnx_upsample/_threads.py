@@ -5,11 +5,13 @@ The count for a call is the first of: a ``threadpoolctl.threadpool_limits`` bloc
 environment variable ``OMP_NUM_THREADS`` (its first field; a value that is not a count >= 1
 is another library's business and is ignored), and the number of cores this process may
 use: its CPU affinity, reduced by a cgroup CPU quota (containers), not ``os.cpu_count()``.
-``ONNX_UPSAMPLE_NUM_THREADS`` is read at each call (empty means unset); ``OMP_NUM_THREADS``
-once, when this module is imported, as OpenMP runtimes and BLAS libraries read it when they
-load: distributed's nanny writes ``OMP_NUM_THREADS=1`` into the *client's* environment when
-it starts a worker, and reading it at each call would drop the client's own calls to one
-thread from then on. Any count >= 1 is accepted; a call
+Both variables are read once, when this module is imported, as OpenMP runtimes and BLAS
+libraries read theirs when they load (empty means unset): distributed's nanny writes
+``OMP_NUM_THREADS=1`` into the *client's* environment when it starts a worker, and reading it
+at each call would drop the client's own calls to one thread from then on; and a lookup in
+``os.environ`` costs about a microsecond, a tenth of a small call. A bad
+``ONNX_UPSAMPLE_NUM_THREADS`` is an error at every call that needs a count, not at import.
+Any count >= 1 is accepted; a call
 then runs on at most ``threads_for_call()`` threads: the count chosen, but never more than
 the cores this process may use at that moment (affinity is read at every call, so a worker
 pinned after import, or a forked child, is seen) nor than the pool's ``MAX_THREADS``; more
@@ -130,27 +132,37 @@ def _omp_num_threads() -> int | None:
     return int(first) if first.isdecimal() and int(first) >= 1 else None
 
 
+def _environment_count() -> int | str | None:
+    """ONNX_UPSAMPLE_NUM_THREADS as given: a whole number, the text itself where it is not
+    one (an error when a count is needed), or None where it is unset or empty."""
+    configured = os.environ.get(ENV_VAR, "").strip()
+    if not configured:
+        return None
+    try:
+        return int(configured)
+    except ValueError:
+        return configured
+
+
 _omp_at_import = _omp_num_threads()
+_env_at_import = _environment_count()
 
 
-def configured_threads() -> int:
+def configured_threads(cores: int | None = None) -> int:
     """The count chosen without a threadpoolctl limit: set_num_threads, else
-    ONNX_UPSAMPLE_NUM_THREADS, else OMP_NUM_THREADS, else the cores this process may use."""
+    ONNX_UPSAMPLE_NUM_THREADS, else OMP_NUM_THREADS, else the cores this process may use
+    (``cores`` where the caller has just read them)."""
     if _requested is not None:
         return _requested
-    configured = os.environ.get(ENV_VAR, "").strip()
-    if configured:
-        try:
-            value: object = int(configured)
-        except ValueError:
-            value = configured
-        if isinstance(value, str):
-            raise UpsampleError(
-                f"the environment variable {ENV_VAR} is {configured!r}; expected a whole "
-                f"number of threads >= 1, or unset it (default: {available_cores()} cores)"
-            )
+    value = _env_at_import
+    if isinstance(value, str):
+        raise UpsampleError(
+            f"the environment variable {ENV_VAR} is {value!r}; expected a whole number of "
+            f"threads >= 1, or unset it (default: {cores or available_cores()} cores)"
+        )
+    if value is not None:
         return _check(value, f"the environment variable {ENV_VAR}")
-    return _omp_at_import or available_cores()
+    return _omp_at_import or cores or available_cores()
 
 
 def num_threads() -> int:
@@ -162,8 +174,11 @@ def num_threads() -> int:
 
 def threads_for_call() -> int:
     """The most threads the next call may use: the configured count, capped at the cores
-    this process may use now and at MAX_THREADS."""
-    return min(num_threads(), available_cores(), MAX_THREADS)
+    this process may use now (read once: a system call) and at MAX_THREADS."""
+    cores = available_cores()
+    _watch_threadpoolctl()
+    wanted = _limit if _limit is not None else configured_threads(cores)
+    return min(wanted, cores, MAX_THREADS)
 
 
 def get_num_threads() -> int:

@@ -80,8 +80,8 @@ def launcher(call: Call, window: Window, window_shape: tuple[int, ...], threads:
     window's description)."""
     if call.mode == "nearest" and call.etype.name == "object":
         # references: numpy gathers them (the C kernels copy bytes)
-        return lambda x, out, threads: _numpy.nearest(
-            x, out, call.in_shape, call.out_shape, call.scales, window)
+        return Launcher(lambda x, out, threads: _numpy.nearest(
+            x, out, call.in_shape, call.out_shape, call.scales, window), worth=1)
     axes = _axes(call.in_shape, call.out_shape, call.scales, call.mode, window, window_shape)
     if call.mode == "nearest":
         return prepare_nearest(window_shape, axes, call.out_dtype, threads)

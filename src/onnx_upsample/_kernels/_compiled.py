@@ -18,6 +18,7 @@ import functools
 import math
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -42,8 +43,22 @@ ROW_COPY, ROW_REPEAT, ROW_GATHER = _native.ROW_COPY, _native.ROW_REPEAT, _native
 # entries at most (8 bytes each, per thread): longer rows are cut into more segments.
 MAX_GATHER_SEGMENT = 1 << 16
 
-# A prepared kernel call: ``launcher(x_window, out, threads)`` fills ``out``.
-Launcher = Callable[[np.ndarray, np.ndarray, int], None]
+Run = Callable[[np.ndarray, np.ndarray, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Launcher:
+    """A prepared kernel call: ``run(x_window, out, threads)`` fills ``out``.
+
+    ``worth`` is the most threads its work is worth, whatever count is asked for: at 1 the
+    call runs on the caller alone, so a caller need not work out a thread count at all.
+    """
+
+    run: Run
+    worth: int
+
+    def __call__(self, x: np.ndarray, out: np.ndarray, threads: int) -> None:
+        self.run(x, out, threads)
 
 
 @functools.cache
@@ -63,17 +78,29 @@ def isa() -> int:
     return ISAS[wanted]
 
 
+def _streaming_choice() -> str:
+    """ONNX_UPSAMPLE_STREAMING_STORES as given, lower case; "auto" where it is unset."""
+    return os.environ.get(STREAM_VAR, "").strip().lower() or "auto"
+
+
+# Read once, when the kernels load (the first call that needs one), as the instruction set
+# is: a lookup in os.environ costs a microsecond, a tenth of a small call
+_stream_choice = _streaming_choice()
+
+
 def streaming(out_bytes: int) -> bool:
     """Whether an output of ``out_bytes`` is written with streaming stores: from
     STREAM_MIN_BYTES on, unless ONNX_UPSAMPLE_STREAMING_STORES says ``always`` or ``never``
-    (read at each call; the bits written are the same either way)."""
-    wanted = os.environ.get(STREAM_VAR, "").strip().lower() or "auto"
+    (read when the kernels load; the bits written are the same either way)."""
+    wanted = _stream_choice
+    if wanted == "auto":
+        return out_bytes >= STREAM_MIN_BYTES
     if wanted not in STREAM_CHOICES:
         raise UpsampleError(
             f"the environment variable {STREAM_VAR} is {wanted!r}; expected 'auto', 'always' "
             "or 'never' (or unset it: outputs from 16 MiB on are streamed)"
         )
-    return wanted == "always" or (wanted == "auto" and out_bytes >= STREAM_MIN_BYTES)
+    return wanted == "always"
 
 
 def native_contiguous(x: np.ndarray) -> np.ndarray:
@@ -151,7 +178,7 @@ def prepare_nearest(
         else:
             kernel(native_contiguous(x).view(unit), out.view(unit), threads, stream=stream)
 
-    return run
+    return Launcher(run, layout.worth)
 
 
 def _block_taps(layout: Layout) -> tuple[np.ndarray, ...]:
@@ -246,4 +273,4 @@ def prepare_linear(
             with np.errstate(over="ignore"):  # beyond float16's range is inf, as in ORT
                 target[r0:r1, c0:c1] = part  # float32 -> float16/bfloat16, nearest even
 
-    return run
+    return Launcher(run, layout.worth)

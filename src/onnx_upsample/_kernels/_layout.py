@@ -82,6 +82,7 @@ class Layout:
     block_in: int = 1
     block_blend: Axis | None = None
     threads: int = 1
+    worth: int = 1  # the threads the work is worth, whatever the count asked for
 
 
 def element_axis(length: int) -> list[Axis]:
@@ -156,7 +157,8 @@ def plan_layout(
     layout = Layout(outer, row, block, rows, strides, block_in=form.block_in,
                     block_blend=form.block_blend)
     total = rows * row.n_out * block
-    layout.threads = max(1, min(threads, total * work_per_element // MIN_SHARE_WORK))
+    layout.worth = max(1, total * work_per_element // MIN_SHARE_WORK)
+    layout.threads = min(threads, layout.worth)
     wanted = layout.threads * ITEMS_PER_THREAD if layout.threads > 1 else 1
     # bounded items: a Ctrl-C is seen between items, and a long call stays interruptible
     wanted = max(wanted, -(-total // MAX_ITEM_ELEMENTS))
