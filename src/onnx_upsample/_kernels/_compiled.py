@@ -164,7 +164,7 @@ def prepare_nearest(
     kernel = _native.nearest_kernel(
         x_elements=x_elements, unit=unit.itemsize, block=layout.block, axes=fields,
         scales=scales, row_kind=row_kind, repeat=max(repeat, 1), n_blocks=layout.n_blocks,
-        n_segments=layout.n_segments, segment=layout.segment,
+        n_segments=layout.n_segments, segment=layout.segment, isa=isa(),
     )
 
     # numpy exports its own types' buffers directly; others (bfloat16) as unsigned words

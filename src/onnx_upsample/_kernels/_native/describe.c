@@ -199,18 +199,19 @@ static int check_sizes(Kernel *self, int n_outer, int64_t block, int64_t element
 }
 
 /* nearest_kernel(x_elements=, unit=, block=, axes=, scales=, row_kind=, repeat=, n_blocks=,
- *                n_segments=, segment=): the description by name (positions also work) */
+ *                n_segments=, segment=[, isa=]): the description by name (positions also work);
+ * isa 1 runs the AVX2 row loops where the CPU has them, 0 (the default) the baseline's */
 PyObject *nearest_kernel(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     (void)module;
     static char *names[] = {"x_elements", "unit", "block", "axes", "scales", "row_kind",
-                            "repeat", "n_blocks", "n_segments", "segment", NULL};
+                            "repeat", "n_blocks", "n_segments", "segment", "isa", NULL};
     long long x_elements, block, repeat, n_blocks, n_segments, segment;
-    int unit, row_kind;
+    int unit, row_kind, isa = 0;
     PyObject *axes_obj, *scales_obj;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LiLOOiLLLL", names, &x_elements, &unit,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LiLOOiLLLL|i", names, &x_elements, &unit,
                                      &block, &axes_obj, &scales_obj, &row_kind, &repeat,
-                                     &n_blocks, &n_segments, &segment))
+                                     &n_blocks, &n_segments, &segment, &isa))
         return NULL;
     Kernel *self = kernel_new();
     if (self == NULL)
@@ -228,8 +229,8 @@ PyObject *nearest_kernel(PyObject *module, PyObject *args, PyObject *kwargs)
         : row_kind == ROW_REPEAT ? rule_repeat(row) == repeat && repeat >= 2
                                        && segment % repeat == 0
         : row_kind == ROW_GATHER ? row->kind == AXIS_GATHER && repeat == 1 : 0;
-    if ((unit != 1 && unit != 2 && unit != 4 && unit != 8) || !row_ok) {
-        bad("unit or row kind");
+    if ((unit != 1 && unit != 2 && unit != 4 && unit != 8) || !row_ok || (isa != 0 && isa != 1)) {
+        bad("unit, row kind or instruction set");
         goto fail;
     }
     int64_t rows;
@@ -248,6 +249,7 @@ PyObject *nearest_kernel(PyObject *module, PyObject *args, PyObject *kwargs)
     job->n_blocks = n_blocks < rows ? n_blocks : rows;
     job->n_segments = n_segments;
     job->segment = segment;
+    job->isa = isa == 1 && cpu_has_avx2() ? 1 : 0;
     self->x_align = self->out_align = unit;
     self->is_linear = 0;
     return (PyObject *)self;

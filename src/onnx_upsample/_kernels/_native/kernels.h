@@ -44,6 +44,7 @@ typedef struct {
     int row_kind;
     int64_t repeat, n_blocks, n_segments, segment;
     int stream;               /* write with streaming stores (stream.h) */
+    int isa;                  /* 0 baseline, 1 AVX2 (the vector row loops, nearest_isa.h) */
     void **scratch;           /* per worker, made on first use: the gathered row's positions,
                                * then the streaming buffer */
 } NearestJob;

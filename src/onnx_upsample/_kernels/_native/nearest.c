@@ -118,9 +118,73 @@ DEFINE_REPEAT_TWO_ROWS(uint16_t)
 DEFINE_REPEAT_TWO_ROWS(uint32_t)
 DEFINE_REPEAT_TWO_ROWS(uint64_t)
 
-static void repeat_two_rows(const char *x, char *out, size_t stride, int64_t n, int unit)
+/* Vector variants of the repeat by 2 (nearest_isa.h): SSE2, the x86-64 baseline, and AVX2,
+ * chosen at run time like the linear kernel's. */
+#if defined(__SSE2__) || defined(_M_X64)
+#include <emmintrin.h>
+#define HAVE_VECTOR_TWICE 1
+#define ISA base
+#define WIDE 0
+#include "nearest_isa.h"
+#undef WIDE
+#undef ISA
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define HAVE_AVX2_TWICE 1
+#include <immintrin.h>
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#endif
+#define ISA avx2
+#define WIDE 1
+#include "nearest_isa.h"
+#undef WIDE
+#undef ISA
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif
+#endif
+
+typedef void (*twice_fn)(const char *restrict x, char *restrict a, char *restrict b,
+                         size_t n, int unit);
+
+typedef void (*twice_rows_fn)(const char *x, size_t step, char *out, size_t row,
+                              int64_t pairs, size_t n, int unit);
+
+/* The repeat by 2 of the job's instruction set, and its loop over a plane's rows; NULL
+ * (the scalar loops) without SSE2. */
+static twice_fn twice_for(int isa, twice_rows_fn *rows)
+{
+#ifdef HAVE_AVX2_TWICE
+    if (isa == 1) {
+        *rows = repeat_twice_rows_avx2;
+        return repeat_twice_avx2;
+    }
+#endif
+    (void)isa;
+#ifdef HAVE_VECTOR_TWICE
+    *rows = repeat_twice_rows_base;
+    return repeat_twice_base;
+#else
+    *rows = NULL;
+    return NULL;
+#endif
+}
+
+/* Two output rows `stride` bytes apart from one input row of n elements, each twice. */
+static void repeat_two_rows(twice_fn twice, const char *x, char *out, size_t stride,
+                            int64_t n, int unit)
 {
     char *second = out + stride;
+    if (twice && (size_t)n * (size_t)unit >= 8) {
+        twice(x, out, second, (size_t)n * (size_t)unit, unit);
+        return;
+    }
     switch (unit) {
     case 1: repeat_two_rows_uint8_t(x, out, second, n); return;
     case 2: repeat_two_rows_uint16_t(x, out, second, n); return;
@@ -128,6 +192,7 @@ static void repeat_two_rows(const char *x, char *out, size_t stride, int64_t n, 
     default: repeat_two_rows_uint64_t(x, out, second, n); return;
     }
 }
+
 
 /* Short blocks (the channels of a channels-last image, complex parts): one loop per block
  * size, so that every copy is a fixed-size move and no size is dispatched per element. */
@@ -174,9 +239,14 @@ static void repeat_rgb_twice(const char *x, char *out, int64_t n)
     repeat_block_3(x + (size_t)i * 3, out + (size_t)i * 6, n - i, 2);
 }
 
-static void repeat_row(const char *x, char *out, int64_t n, int64_t k, int64_t block,
-                       int unit)
+static void repeat_row(twice_fn twice, const char *x, char *out, int64_t n, int64_t k,
+                       int64_t block, int unit)
 {
+    const int64_t size = block * unit; /* bytes of one position, repeated as one word */
+    if (k == 2 && twice && (size == 1 || size == 2 || size == 4 || size == 8) && n * size >= 8) {
+        twice(x, out, NULL, (size_t)(n * size), (int)size);
+        return;
+    }
     if (block == 1) {
         switch (unit) {
         case 1: repeat_uint8_t(x, out, n, k); return;
@@ -237,13 +307,13 @@ static void gather_row(const char *x, char *out, const int64_t *table, int64_t n
 
 /* Positions [p, q) of one output row into `into`: a repeat (p a multiple of the factor)
  * or a gather through `table` (the segment's table, from position j0). */
-static void produce_piece(const NearestJob *job, int64_t offset, int64_t p, int64_t q,
-                          const int64_t *table, int64_t j0, char *into)
+static void produce_piece(const NearestJob *job, twice_fn twice, int64_t offset, int64_t p,
+                          int64_t q, const int64_t *table, int64_t j0, char *into)
 {
     const int unit = job->unit;
     if (job->row_kind == ROW_REPEAT) {
         const char *src = job->x + (size_t)(offset + (p / job->repeat) * job->block) * (size_t)unit;
-        repeat_row(src, into, (q - p) / job->repeat, job->repeat, job->block, unit);
+        repeat_row(twice, src, into, (q - p) / job->repeat, job->repeat, job->block, unit);
     } else {
         gather_row(job->x + (size_t)offset * (size_t)unit, into, table + (p - j0), q - p,
                    job->block, unit);
@@ -262,6 +332,8 @@ int nearest_item(void *context, int64_t item, int worker)
     if (r0 >= r1 || j0 >= j1)
         return 0;
     const int n = job->n_outer;
+    twice_rows_fn twice_rows;
+    const twice_fn twice = twice_for(job->isa, &twice_rows);
     const AxisRule *row_axis = &job->axes[n], *inner = &job->axes[n - 1];
     const size_t position_bytes = (size_t)(block * unit);
     /* streaming stores: rows are assembled `piece` positions at a time in a small buffer
@@ -301,58 +373,84 @@ int nearest_item(void *context, int64_t item, int worker)
     const int pair_rows = !stream && job->row_kind == ROW_REPEAT && block == 1
         && job->repeat == 2;
     const int one_piece = stream && j1 - j0 <= piece; /* the buffer holds the whole segment */
-    int64_t inner_offset = axis_offset(inner, position[n - 1]);
-    for (int64_t r = r0; r < r1; r++) {
-        if (r > r0) {
-            if (next_index(n, job->axes, position) < n - 1)
-                base = outer_offset(n, position, job->axes);
-            inner_offset = axis_offset(inner, position[n - 1]);
-        }
-        int64_t offset = base + inner_offset;
+    /* x2 on the row and on the axis above it (output row p reads input row p / 2): the
+     * rows of one outer prefix are a plane, expanded by one loop over its input rows */
+    const int plane = pair_rows && twice_rows && rule_repeat(inner) == 2
+        && (size_t)repeat_count * (size_t)unit >= 8;
+    /* the rows of one outer prefix at a time: only the innermost outer axis moves there, so
+     * its position stays in a register and no row walks the multi-index */
+    const int64_t *inner_table = inner->lo_offsets;
+    int64_t r = r0;
+    for (;;) {
+        const int64_t first = position[n - 1];
+        const int64_t last = first + (r1 - r) < inner->n_out ? first + (r1 - r) : inner->n_out;
         char *dst = job->out + (size_t)(r * row_width + f0) * (size_t)unit;
-        if (stream) {
-            if (job->row_kind == ROW_COPY) {
-                stream_copy(dst, job->x + (size_t)(offset + f0) * (size_t)unit, width_bytes);
-            } else if (one_piece) {
-                if (offset != previous)
-                    produce_piece(job, offset, j0, j1, row_table, j0, buffer);
-                stream_copy(dst, buffer, width_bytes);
-            } else {
-                for (int64_t p = j0; p < j1; p += piece) {
-                    int64_t q = p + piece < j1 ? p + piece : j1;
-                    produce_piece(job, offset, p, q, row_table, j0, buffer);
-                    stream_copy(dst + (size_t)(p - j0) * position_bytes, buffer,
-                                (size_t)(q - p) * position_bytes);
+        int64_t p = first;
+        if (plane) {
+            const size_t step = (size_t)(inner->stride * unit);
+            const char *src = job->x + (size_t)(base + repeat_start) * (size_t)unit
+                + (size_t)(p / 2) * step;
+            if (p & 1) { /* the second of a pair whose first is in the item before */
+                repeat_row(twice, src, dst, repeat_count, 2, 1, (int)unit);
+                src += step;
+                dst += row_bytes;
+                p++;
+            }
+            const int64_t pairs = (last - p) / 2;
+            twice_rows(src, step, dst, row_bytes, pairs, (size_t)repeat_count * (size_t)unit,
+                       (int)unit);
+            p += 2 * pairs;
+            dst += (size_t)(2 * pairs) * row_bytes;
+            previous = -1; /* the last row, if any, is the first of a pair: from the input */
+        }
+        for (; p < last; p++, dst += row_bytes) {
+            const int64_t inner_offset = inner_table ? inner_table[p] : axis_offset(inner, p);
+            const int64_t offset = base + inner_offset;
+            if (stream) {
+                if (job->row_kind == ROW_COPY) {
+                    stream_copy(dst, job->x + (size_t)(offset + f0) * (size_t)unit, width_bytes);
+                } else if (one_piece) {
+                    if (offset != previous)
+                        produce_piece(job, twice, offset, j0, j1, row_table, j0, buffer);
+                    stream_copy(dst, buffer, width_bytes);
+                } else {
+                    for (int64_t c = j0; c < j1; c += piece) {
+                        int64_t e = c + piece < j1 ? c + piece : j1;
+                        produce_piece(job, twice, offset, c, e, row_table, j0, buffer);
+                        stream_copy(dst + (size_t)(c - j0) * position_bytes, buffer,
+                                    (size_t)(e - c) * position_bytes);
+                    }
                 }
+            } else if (pair_rows && offset != previous && p + 1 < last
+                       && (inner_table ? inner_table[p + 1] : axis_offset(inner, p + 1))
+                              == inner_offset) {
+                /* the next row reads the same input row (an integer scale on the axis
+                 * above): write both from one pass over the input, as x2 on both axes needs */
+                const char *src = job->x + (size_t)(offset + repeat_start) * (size_t)unit;
+                repeat_two_rows(twice, src, dst, row_bytes, repeat_count, (int)unit);
+                p++;
+                dst += row_bytes;
+            } else if (job->row_kind == ROW_COPY) {
+                memcpy(dst, job->x + (size_t)(offset + f0) * (size_t)unit, width_bytes);
+            } else if (offset == previous) {
+                /* same input row as the row above: copy that row (a repeat of single
+                 * elements is faster from the input, which is k times shorter) */
+                memcpy(dst, dst - row_bytes, width_bytes);
+            } else if (job->row_kind == ROW_REPEAT) {
+                const char *src = job->x + (size_t)(offset + repeat_start) * (size_t)unit;
+                repeat_row(twice, src, dst, repeat_count, job->repeat, block, (int)unit);
+            } else {
+                gather_row(job->x + (size_t)offset * (size_t)unit, dst, row_table, j1 - j0,
+                           block, (int)unit);
             }
             previous = offset;
-            continue;
         }
-        if (pair_rows && offset != previous && r + 1 < r1 && position[n - 1] + 1 < inner->n_out
-            && axis_offset(inner, position[n - 1] + 1) == inner_offset) {
-            /* the next row reads the same input row (an integer scale on the axis above):
-             * write both from one pass over the input, as x2 on both axes needs */
-            const char *src = job->x + (size_t)(offset + repeat_start) * (size_t)unit;
-            repeat_two_rows(src, dst, row_bytes, repeat_count, (int)unit);
-            position[n - 1]++;
-            r++;
-            previous = offset;
-            continue;
-        }
-        if (job->row_kind == ROW_COPY) {
-            memcpy(dst, job->x + (size_t)(offset + f0) * (size_t)unit, width_bytes);
-        } else if (offset == previous) {
-            /* same input row as the row above: copy that row (a repeat of single elements
-             * is faster from the input, which is k times shorter) */
-            memcpy(dst, dst - row_bytes, width_bytes);
-        } else if (job->row_kind == ROW_REPEAT) {
-            const char *src = job->x + (size_t)(offset + repeat_start) * (size_t)unit;
-            repeat_row(src, dst, repeat_count, job->repeat, block, (int)unit);
-        } else {
-            gather_row(job->x + (size_t)offset * (size_t)unit, dst, row_table, j1 - j0, block,
-                       (int)unit);
-        }
-        previous = offset;
+        r += last - first;
+        if (r >= r1)
+            break;
+        position[n - 1] = inner->n_out - 1;
+        if (next_index(n, job->axes, position) < n - 1)
+            base = outer_offset(n, position, job->axes);
     }
     if (stream)
         stream_fence();

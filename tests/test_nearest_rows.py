@@ -1,0 +1,83 @@
+"""The nearest kernel's row loops on the shapes that choose between them.
+
+A row is repeated by vector moves whose last register overlaps the one before it, and
+x2 on two axes expands a whole plane in one loop (``nearest_isa.h``); short rows, odd
+widths, work items that start or end between the two rows of a pair, segments of a row,
+every element size and both instruction sets each take another branch. The kernels are
+built here from descriptions (``describe.c``), so that the work split is chosen rather than
+whatever a call's size would give, and compared with numpy's own repeat.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from onnx_upsample._kernels import _native
+
+GATHER, COPY = _native.AXIS_GATHER, _native.AXIS_COPY
+CHANNELS, HEIGHT = 2, 3
+
+# (element dtype the kernel moves, positions per element): plain words of 1, 2, 4 and 8
+# bytes, and blocks of 2, 3, 8 and 16 bytes (two bytes, RGB, complex64, complex128)
+ELEMENTS = [("u1", 1), ("u2", 1), ("u4", 1), ("u8", 1), ("u1", 2), ("u1", 3), ("u4", 2),
+            ("u8", 2)]
+
+
+def _description(width: int, num: int, den: int, unit: int, block: int, n_blocks: int,
+                 n_segments: int, gather: bool) -> dict[str, object]:
+    """(CHANNELS, HEIGHT, width) elements scaled by num / den on the last two axes."""
+    scale = num / den
+    h_out, w_out = int(HEIGHT * scale), int(width * scale)
+    repeat = 0 if gather or den != 1 else num
+    segment = -(-w_out // n_segments)
+    if repeat:
+        segment = -(-segment // repeat) * repeat
+    return {
+        "x_elements": CHANNELS * HEIGHT * width * block, "unit": unit, "block": block,
+        "axes": np.array([[COPY, CHANNELS, CHANNELS, CHANNELS, 0, 0, 1, 1],
+                          [GATHER, h_out, HEIGHT, HEIGHT, 0, 0, num, den],
+                          [GATHER, w_out, width, width, 0, 0, num, den]], np.int64),
+        "scales": np.array([1, scale, scale], np.float32),
+        "row_kind": _native.ROW_REPEAT if repeat else _native.ROW_GATHER,
+        "repeat": max(repeat, 1), "n_blocks": n_blocks, "n_segments": -(-w_out // segment),
+        "segment": segment,
+    }
+
+
+def _expected(x: np.ndarray, num: int, den: int) -> np.ndarray:
+    h_out, w_out = int(x.shape[1] * num / den), int(x.shape[2] * num / den)
+    rows = np.arange(h_out) * den // num
+    cols = np.arange(w_out) * den // num
+    return np.ascontiguousarray(x[:, rows][:, :, cols])
+
+
+@pytest.mark.parametrize(("dtype", "block"), ELEMENTS)
+@pytest.mark.parametrize(("num", "den", "gather"), [(2, 1, False), (2, 1, True), (3, 1, False),
+                                                    (3, 2, True)])
+def test_rows_of_every_width_split_every_way(dtype: str, block: int, num: int, den: int,
+                                             gather: bool) -> None:
+    rng = np.random.default_rng(7)
+    isas = (0, 1) if _native.cpu_has_avx2() else (0,)
+    for width in range(1, 41):
+        x = rng.integers(0, np.iinfo(dtype).max, (CHANNELS, HEIGHT, width, block),
+                         dtype=dtype, endpoint=True)
+        expected = _expected(x, num, den)
+        for n_blocks in (1, 2, 5):
+            for n_segments in (1, 2):
+                args = _description(width, num, den, x.itemsize, block, n_blocks,
+                                    n_segments, gather)
+                for isa in isas:
+                    kernel = _native.nearest_kernel(**args, isa=isa)
+                    for stream in (0, 1):
+                        out = np.zeros_like(expected)
+                        kernel(x, out, 2, stream=stream)
+                        assert np.array_equal(out, expected), (
+                            width, n_blocks, n_segments, isa, stream)
+
+
+def test_instruction_set_is_checked() -> None:
+    args = _description(8, 2, 1, 1, 1, 1, 1, False)
+    for bad in (-1, 2, 7):
+        with pytest.raises(ValueError, match="instruction set"):
+            _native.nearest_kernel(**args, isa=bad)
