@@ -53,6 +53,7 @@ HEADERS = [
     "src/onnx_upsample/_kernels/_native/cpu.h",
     "src/onnx_upsample/_kernels/_native/linear_isa.h",
     "src/onnx_upsample/_kernels/_native/nearest_isa.h",
+    "src/onnx_upsample/_kernels/_native/nearest_scalar.h",
     "src/onnx_upsample/_kernels/_native/linear_sum.h",
 ]
 
