@@ -81,3 +81,27 @@ def test_instruction_set_is_checked() -> None:
     for bad in (-1, 2, 7):
         with pytest.raises(ValueError, match="instruction set"):
             _native.nearest_kernel(**args, isa=bad)
+
+
+@pytest.mark.parametrize(("dtype", "block"), [("u1", 1), ("u4", 1), ("u8", 1), ("u4", 2),
+                                              ("u1", 3)])
+@pytest.mark.parametrize(("num", "den", "gather"), [(2, 1, False), (3, 2, True)])
+def test_streamed_rows_longer_than_the_buffer(dtype: str, block: int, num: int, den: int,
+                                              gather: bool) -> None:
+    """Streamed rows are made a buffer's worth (16 KiB) at a time: pieces that end the row
+    with fewer positions than a vector chunk, or with more, and pieces split by segments."""
+    rng = np.random.default_rng(11)
+    isas = (0, 1) if _native.cpu_has_avx2() else (0,)
+    per_buffer = 16384 // (np.dtype(dtype).itemsize * block)
+    for width in {per_buffer * den // num + extra for extra in (0, 1, 3, 9, 30)}:
+        x = rng.integers(0, np.iinfo(dtype).max, (CHANNELS, HEIGHT, width, block),
+                         dtype=dtype, endpoint=True)
+        expected = _expected(x, num, den)
+        for n_segments in (1, 3):
+            args = _description(width, num, den, x.itemsize, block, 2, n_segments, gather)
+            for isa in isas:
+                kernel = _native.nearest_kernel(**args, isa=isa)
+                for stream in (0, 1):
+                    out = np.zeros_like(expected)
+                    kernel(x, out, 2, stream=stream)
+                    assert np.array_equal(out, expected), (width, n_segments, isa, stream)

@@ -74,25 +74,73 @@ typedef void (*twice_fn)(const char *restrict x, char *restrict a, char *restric
 
 typedef void (*twice_rows_fn)(const char *x, size_t step, char *out, size_t row,
                               int64_t pairs, size_t n, int unit);
+typedef void (*chunks_fn)(const char *x, char *out, const int64_t *start,
+                          const int32_t *dwords, int64_t chunks, size_t w);
 
-/* The repeat by 2 of the job's instruction set, and its loop over a plane's rows; NULL
- * (the scalar loops) without SSE2. */
-static twice_fn twice_for(int isa, twice_rows_fn *rows)
+typedef struct {
+    twice_fn twice;         /* NULL: the scalar loops (no SSE2) */
+    twice_rows_fn twice_rows;
+    chunks_fn chunks;       /* NULL: gathers go through the table (no AVX2) */
+} RowOps;
+
+/* The vector row loops of the job's instruction set. */
+static RowOps row_ops(int isa)
 {
+    RowOps ops = {NULL, NULL, NULL};
 #ifdef HAVE_AVX2_TWICE
     if (isa == 1) {
-        *rows = repeat_twice_rows_avx2;
-        return repeat_twice_avx2;
+        ops.twice = repeat_twice_avx2;
+        ops.twice_rows = repeat_twice_rows_avx2;
+        ops.chunks = gather_chunks_avx2;
+        return ops;
     }
 #endif
     (void)isa;
 #ifdef HAVE_VECTOR_TWICE
-    *rows = repeat_twice_rows_base;
-    return repeat_twice_base;
-#else
-    *rows = NULL;
-    return NULL;
+    ops.twice = repeat_twice_base;
+    ops.twice_rows = repeat_twice_rows_base;
 #endif
+    return ops;
+}
+
+/* A segment's gather as 32-byte chunks (gather_chunks): chunk c makes positions
+ * [c * per, c * per + per) from the input positions start[c] + dwords / (w / 4); a last
+ * chunk, when the segment is not a whole number of them, ends on its last position. */
+typedef struct {
+    chunks_fn run;          /* NULL: gather through the table */
+    int64_t *start;
+    int32_t *dwords;
+    int64_t per;            /* positions per chunk: 32 / w */
+    size_t w;               /* bytes per position: 4 or 8 */
+} ChunkPlan;
+
+/* Scratch bytes of a plan for segments of up to `segment` positions. */
+static size_t chunk_plan_bytes(int64_t segment)
+{
+    return ((size_t)(segment / 4 + 1) * (sizeof(int64_t) + 8 * sizeof(int32_t)) + 63) / 64 * 64;
+}
+
+/* Fill the plan for a segment of n positions reading `table` (input positions below
+ * `limit`, the row's input length); 0 (and no plan) where some chunk's positions do not
+ * fit in one 32-byte load (never for a scale >= 1, whose positions rise by 0 or 1). */
+static int plan_chunks(ChunkPlan *plan, const int64_t *table, int64_t n, int64_t limit)
+{
+    const int64_t per = plan->per, words = (int64_t)plan->w / 4;
+    if (n < per || limit < per)
+        return 0;
+    for (int64_t c = 0; c * per < n; c++) {
+        int64_t j = c * per < n - per ? c * per : n - per;
+        int64_t first = table[j] < limit - per ? table[j] : limit - per;
+        for (int64_t k = 0; k < per; k++) {
+            int64_t t = table[j + k] - first;
+            if (t < 0 || t >= per)
+                return 0;
+            for (int64_t d = 0; d < words; d++)
+                plan->dwords[8 * c + k * words + d] = (int32_t)(t * words + d);
+        }
+        plan->start[c] = first;
+    }
+    return 1;
 }
 
 /* Two output rows `stride` bytes apart from one input row of n elements, each twice. */
@@ -179,18 +227,41 @@ static void gather_row(const char *x, char *out, const int64_t *table, int64_t n
         memcpy(out + (size_t)j * bytes, x + (size_t)table[j] * bytes, bytes);
 }
 
+/* Positions [p, q) of a segment of n (p a multiple of the plan's chunk) gathered from the
+ * input row x into `out`: whole chunks by vector moves where the plan exists, the last one
+ * overlapping the one before where the piece ends the segment, the rest through `table`. */
+static void gather_piece(const ChunkPlan *plan, const char *x, char *out, const int64_t *table,
+                         int64_t p, int64_t q, int64_t n, int64_t block, int unit)
+{
+    int64_t done = p;
+    if (plan->run && q - p >= plan->per) {
+        const int64_t per = plan->per, c0 = p / per, c1 = q / per;
+        plan->run(x, out, plan->start + c0, plan->dwords + 8 * c0, c1 - c0, plan->w);
+        done = c1 * per;
+        if (done < q && q == n) {
+            plan->run(x, out + (size_t)(n - per - p) * plan->w, plan->start + c1,
+                      plan->dwords + 8 * c1, 1, plan->w);
+            done = q;
+        }
+    }
+    if (done < q)
+        gather_row(x, out + (size_t)(done - p) * (size_t)(block * unit), table + done, q - done,
+                   block, unit);
+}
+
 /* Positions [p, q) of one output row into `into`: a repeat (p a multiple of the factor)
  * or a gather through `table` (the segment's table, from position j0). */
-static void produce_piece(const NearestJob *job, twice_fn twice, int64_t offset, int64_t p,
-                          int64_t q, const int64_t *table, int64_t j0, char *into)
+static void produce_piece(const NearestJob *job, const RowOps *ops, const ChunkPlan *plan,
+                          int64_t offset, int64_t p, int64_t q, const int64_t *table,
+                          int64_t j0, int64_t j1, char *into)
 {
     const int unit = job->unit;
     if (job->row_kind == ROW_REPEAT) {
         const char *src = job->x + (size_t)(offset + (p / job->repeat) * job->block) * (size_t)unit;
-        repeat_row(twice, src, into, (q - p) / job->repeat, job->repeat, job->block, unit);
+        repeat_row(ops->twice, src, into, (q - p) / job->repeat, job->repeat, job->block, unit);
     } else {
-        gather_row(job->x + (size_t)offset * (size_t)unit, into, table + (p - j0), q - p,
-                   job->block, unit);
+        gather_piece(plan, job->x + (size_t)offset * (size_t)unit, into, table, p - j0, q - j0,
+                     j1 - j0, job->block, unit);
     }
 }
 
@@ -206,8 +277,8 @@ int nearest_item(void *context, int64_t item, int worker)
     if (r0 >= r1 || j0 >= j1)
         return 0;
     const int n = job->n_outer;
-    twice_rows_fn twice_rows;
-    const twice_fn twice = twice_for(job->isa, &twice_rows);
+    const RowOps ops = row_ops(job->isa);
+    const twice_fn twice = ops.twice;
     const AxisRule *row_axis = &job->axes[n], *inner = &job->axes[n - 1];
     const size_t position_bytes = (size_t)(block * unit);
     /* streaming stores: rows are assembled `piece` positions at a time in a small buffer
@@ -216,8 +287,12 @@ int nearest_item(void *context, int64_t item, int worker)
     if (job->row_kind == ROW_REPEAT)
         piece -= piece % job->repeat;
     const int stream = job->stream && (job->row_kind == ROW_COPY || piece >= 1);
+    ChunkPlan plan = {NULL, NULL, NULL, 0, position_bytes};
+    const int chunked = job->row_kind == ROW_GATHER && ops.chunks
+        && (position_bytes == 4 || position_bytes == 8);
+    const size_t plan_bytes = chunked ? chunk_plan_bytes(job->segment) : 0;
     const size_t table_bytes = job->row_kind == ROW_GATHER
-        ? ((size_t)job->segment * sizeof(int64_t) + 63) / 64 * 64 : 0;
+        ? ((size_t)job->segment * sizeof(int64_t) + 63) / 64 * 64 + plan_bytes : 0;
     int64_t *row_table = NULL;
     char *buffer = NULL;
     if (table_bytes || (stream && job->row_kind != ROW_COPY)) {
@@ -233,6 +308,14 @@ int nearest_item(void *context, int64_t item, int worker)
         /* the segment's input positions, once per item: every row of the item reuses them */
         for (int64_t j = j0; j < j1; j++)
             row_table[j - j0] = rule_nearest(row_axis, j);
+        if (chunked) {
+            char *at = (char *)row_table + table_bytes - plan_bytes;
+            plan.start = (int64_t *)(void *)at;
+            plan.dwords = (int32_t *)(void *)(at + (size_t)(job->segment / 4 + 1) * sizeof(int64_t));
+            plan.per = (int64_t)(32 / position_bytes);
+            if (plan_chunks(&plan, row_table, j1 - j0, row_axis->in_len))
+                plan.run = ops.chunks;
+        }
     }
     int64_t row_width = job->row_len * block; /* elements */
     int64_t f0 = j0 * block, width = (j1 - j0) * block;
@@ -249,7 +332,7 @@ int nearest_item(void *context, int64_t item, int worker)
     const int one_piece = stream && j1 - j0 <= piece; /* the buffer holds the whole segment */
     /* x2 on the row and on the axis above it (output row p reads input row p / 2): the
      * rows of one outer prefix are a plane, expanded by one loop over its input rows */
-    const int plane = pair_rows && twice_rows && rule_repeat(inner) == 2
+    const int plane = pair_rows && ops.twice_rows && rule_repeat(inner) == 2
         && (size_t)repeat_count * (size_t)unit >= 8;
     /* the rows of one outer prefix at a time: only the innermost outer axis moves there, so
      * its position stays in a register and no row walks the multi-index */
@@ -271,7 +354,7 @@ int nearest_item(void *context, int64_t item, int worker)
                 p++;
             }
             const int64_t pairs = (last - p) / 2;
-            twice_rows(src, step, dst, row_bytes, pairs, (size_t)repeat_count * (size_t)unit,
+            ops.twice_rows(src, step, dst, row_bytes, pairs, (size_t)repeat_count * (size_t)unit,
                        (int)unit);
             p += 2 * pairs;
             dst += (size_t)(2 * pairs) * row_bytes;
@@ -285,12 +368,13 @@ int nearest_item(void *context, int64_t item, int worker)
                     stream_copy(dst, job->x + (size_t)(offset + f0) * (size_t)unit, width_bytes);
                 } else if (one_piece) {
                     if (offset != previous)
-                        produce_piece(job, twice, offset, j0, j1, row_table, j0, buffer);
+                        produce_piece(job, &ops, &plan, offset, j0, j1, row_table, j0, j1,
+                                      buffer);
                     stream_copy(dst, buffer, width_bytes);
                 } else {
                     for (int64_t c = j0; c < j1; c += piece) {
                         int64_t e = c + piece < j1 ? c + piece : j1;
-                        produce_piece(job, twice, offset, c, e, row_table, j0, buffer);
+                        produce_piece(job, &ops, &plan, offset, c, e, row_table, j0, j1, buffer);
                         stream_copy(dst + (size_t)(c - j0) * position_bytes, buffer,
                                     (size_t)(e - c) * position_bytes);
                     }
@@ -314,8 +398,8 @@ int nearest_item(void *context, int64_t item, int worker)
                 const char *src = job->x + (size_t)(offset + repeat_start) * (size_t)unit;
                 repeat_row(twice, src, dst, repeat_count, job->repeat, block, (int)unit);
             } else {
-                gather_row(job->x + (size_t)offset * (size_t)unit, dst, row_table, j1 - j0,
-                           block, (int)unit);
+                gather_piece(&plan, job->x + (size_t)offset * (size_t)unit, dst, row_table, 0,
+                             j1 - j0, j1 - j0, block, (int)unit);
             }
             previous = offset;
         }

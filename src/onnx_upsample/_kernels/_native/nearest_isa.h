@@ -133,6 +133,22 @@ static void NAME(repeat_twice_rows)(const char *x, size_t step, char *out, size_
 }
 
 #undef DEFINE_TWICE_ROWS
+#if WIDE
+/* A gathered row of 4- or 8-byte positions, 32 output bytes at a time: the positions of
+ * chunk c all read within the 32 input bytes from position start[c] (nearest.c's
+ * plan_chunks checked it), so one load and one permute by dwords[8c .. 8c+7] make them,
+ * instead of a table read, a load and a store per position. */
+static void NAME(gather_chunks)(const char *x, char *out, const int64_t *start,
+                                const int32_t *dwords, int64_t chunks, size_t w)
+{
+    for (int64_t c = 0; c < chunks; c++) {
+        __m256i idx = _mm256_loadu_si256((const __m256i *)(const void *)(dwords + 8 * c));
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(x + (size_t)start[c] * w));
+        _mm256_storeu_si256((__m256i *)(void *)(out + 32 * c), _mm256_permutevar8x32_epi32(v, idx));
+    }
+}
+#endif
+
 #undef WIDE_TWICE
 #undef DEFINE_TWICE
 #undef TWICE_16
