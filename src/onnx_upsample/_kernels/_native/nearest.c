@@ -81,17 +81,19 @@ typedef struct {
     twice_fn twice;         /* NULL: the scalar loops (no SSE2) */
     twice_rows_fn twice_rows;
     chunks_fn chunks;       /* NULL: gathers go through the table (no AVX2) */
+    void (*rgb_twice)(const char *x, char *out, int64_t n); /* 3-byte items, n >= 16 */
 } RowOps;
 
 /* The vector row loops of the job's instruction set. */
 static RowOps row_ops(int isa)
 {
-    RowOps ops = {NULL, NULL, NULL};
+    RowOps ops = {NULL, NULL, NULL, NULL};
 #ifdef HAVE_AVX2_TWICE
     if (isa == 1) {
         ops.twice = repeat_twice_avx2;
         ops.twice_rows = repeat_twice_rows_avx2;
         ops.chunks = gather_chunks_avx2;
+        ops.rgb_twice = rgb_twice_avx2;
         return ops;
     }
 #endif
@@ -161,12 +163,13 @@ static void repeat_two_rows(twice_fn twice, const char *x, char *out, size_t str
 }
 
 
-static void repeat_row(twice_fn twice, const char *x, char *out, int64_t n, int64_t k,
+static void repeat_row(const RowOps *ops, const char *x, char *out, int64_t n, int64_t k,
                        int64_t block, int unit)
 {
     const int64_t size = block * unit; /* bytes of one position, repeated as one word */
-    if (k == 2 && twice && (size == 1 || size == 2 || size == 4 || size == 8) && n * size >= 8) {
-        twice(x, out, NULL, (size_t)(n * size), (int)size);
+    if (k == 2 && ops->twice && (size == 1 || size == 2 || size == 4 || size == 8)
+        && n * size >= 8) {
+        ops->twice(x, out, NULL, (size_t)(n * size), (int)size);
         return;
     }
     if (block == 1) {
@@ -181,7 +184,9 @@ static void repeat_row(twice_fn twice, const char *x, char *out, int64_t n, int6
     switch (bytes) {
     case 2: repeat_block_2(x, out, n, k); return;
     case 3:
-        if (k == 2)
+        if (k == 2 && ops->rgb_twice && n >= 16)
+            ops->rgb_twice(x, out, n);
+        else if (k == 2)
             repeat_rgb_twice(x, out, n);
         else
             repeat_block_3(x, out, n, k);
@@ -258,7 +263,7 @@ static void produce_piece(const NearestJob *job, const RowOps *ops, const ChunkP
     const int unit = job->unit;
     if (job->row_kind == ROW_REPEAT) {
         const char *src = job->x + (size_t)(offset + (p / job->repeat) * job->block) * (size_t)unit;
-        repeat_row(ops->twice, src, into, (q - p) / job->repeat, job->repeat, job->block, unit);
+        repeat_row(ops, src, into, (q - p) / job->repeat, job->repeat, job->block, unit);
     } else {
         gather_piece(plan, job->x + (size_t)offset * (size_t)unit, into, table, p - j0, q - j0,
                      j1 - j0, job->block, unit);
@@ -348,7 +353,7 @@ int nearest_item(void *context, int64_t item, int worker)
             const char *src = job->x + (size_t)(base + repeat_start) * (size_t)unit
                 + (size_t)(p / 2) * step;
             if (p & 1) { /* the second of a pair whose first is in the item before */
-                repeat_row(twice, src, dst, repeat_count, 2, 1, (int)unit);
+                repeat_row(&ops, src, dst, repeat_count, 2, 1, (int)unit);
                 src += step;
                 dst += row_bytes;
                 p++;
@@ -396,7 +401,7 @@ int nearest_item(void *context, int64_t item, int worker)
                 memcpy(dst, dst - row_bytes, width_bytes);
             } else if (job->row_kind == ROW_REPEAT) {
                 const char *src = job->x + (size_t)(offset + repeat_start) * (size_t)unit;
-                repeat_row(twice, src, dst, repeat_count, job->repeat, block, (int)unit);
+                repeat_row(&ops, src, dst, repeat_count, job->repeat, block, (int)unit);
             } else {
                 gather_piece(&plan, job->x + (size_t)offset * (size_t)unit, dst, row_table, 0,
                              j1 - j0, j1 - j0, block, (int)unit);

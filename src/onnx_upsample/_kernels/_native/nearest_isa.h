@@ -147,6 +147,48 @@ static void NAME(gather_chunks)(const char *x, char *out, const int64_t *start,
         _mm256_storeu_si256((__m256i *)(void *)(out + 32 * c), _mm256_permutevar8x32_epi32(v, idx));
     }
 }
+
+/* Where the 16 output bytes of chunk t (of six: 16 three-byte items twice each) start
+ * reading in the group's 48 input bytes, and which of the 16 bytes from there each output
+ * byte takes; every load stays inside the group. */
+static const int RGB_LOAD[6] = {0, 7, 15, 24, 31, 32};
+static const char RGB_PICK[6][16] = {
+    {0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5, 6, 7, 8, 6},
+    {0, 1, 2, 3, 4, 2, 3, 4, 5, 6, 7, 5, 6, 7, 8, 9},
+    {2, 0, 1, 2, 3, 4, 5, 3, 4, 5, 6, 7, 8, 6, 7, 8},
+    {0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5, 6, 7, 8, 6},
+    {0, 1, 2, 3, 4, 2, 3, 4, 5, 6, 7, 5, 6, 7, 8, 9},
+    {9, 7, 8, 9, 10, 11, 12, 10, 11, 12, 13, 14, 15, 13, 14, 15},
+};
+
+/* 16 three-byte items (RGB pixels) from x, each twice, into 96 bytes at out: six byte
+ * shuffles, two to a 32-byte store. */
+ALWAYS_INLINE void NAME(rgb_group)(const char *x, char *out, const __m256i *pick)
+{
+    for (int t = 0; t < 6; t += 2) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(x + RGB_LOAD[t]));
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(x + RGB_LOAD[t + 1]));
+        __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 16 * t),
+                            _mm256_shuffle_epi8(v, pick[t / 2]));
+    }
+}
+
+/* n three-byte items (n >= 16) each twice: whole groups of 16, then the last 16 again,
+ * ending on the last item (the same bytes over the ones already there). */
+static void NAME(rgb_twice)(const char *x, char *out, int64_t n)
+{
+    __m256i pick[3];
+    for (int t = 0; t < 6; t += 2)
+        pick[t / 2] = _mm256_setr_m128i(
+            _mm_loadu_si128((const __m128i *)(const void *)RGB_PICK[t]),
+            _mm_loadu_si128((const __m128i *)(const void *)RGB_PICK[t + 1]));
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        NAME(rgb_group)(x + 3 * i, out + 6 * i, pick);
+    if (i < n)
+        NAME(rgb_group)(x + 3 * (n - 16), out + 6 * (n - 16), pick);
+}
 #endif
 
 #undef WIDE_TWICE
