@@ -63,8 +63,9 @@ class Launcher:
 
 @functools.cache
 def isa() -> int:
-    """The linear kernels' instruction set: AVX2 where the CPU has it, unless
-    ONNX_UPSAMPLE_ISA=baseline (or =avx2) forces one (results are the same bits)."""
+    """The kernels' instruction set (linear loops, nearest row loops): AVX2 where the CPU
+    has it, unless ONNX_UPSAMPLE_ISA=baseline (or =avx2) forces one (results are the same
+    bits)."""
     wanted = os.environ.get(ISA_VAR, "").strip().lower()
     if not wanted:
         return 1 if _native.cpu_has_avx2() else 0
