@@ -37,18 +37,19 @@ static int64_t outer_offset(int n, const int64_t *index, const AxisRule *axes)
 
 #include "nearest_scalar.h"
 
-/* Vector variants of the repeat by 2 (nearest_isa.h): SSE2, the x86-64 baseline, and AVX2,
- * chosen at run time like the linear kernel's. */
+/* Vector row loops (nearest_isa.h): the repeat by 2 in SSE2, the x86-64 baseline, and in
+ * AVX2, which also has the chunked gather and the RGB repeat; chosen at run time like the
+ * linear kernel's. */
 #if defined(__SSE2__) || defined(_M_X64)
 #include <emmintrin.h>
-#define HAVE_VECTOR_TWICE 1
+#define HAVE_VECTOR_ROWS 1
 #define ISA base
 #define WIDE 0
 #include "nearest_isa.h"
 #undef WIDE
 #undef ISA
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-#define HAVE_AVX2_TWICE 1
+#define HAVE_AVX2_ROWS 1
 #include <immintrin.h>
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
@@ -88,7 +89,7 @@ typedef struct {
 static RowOps row_ops(int isa)
 {
     RowOps ops = {NULL, NULL, NULL, NULL};
-#ifdef HAVE_AVX2_TWICE
+#ifdef HAVE_AVX2_ROWS
     if (isa == 1) {
         ops.twice = repeat_twice_avx2;
         ops.twice_rows = repeat_twice_rows_avx2;
@@ -98,7 +99,7 @@ static RowOps row_ops(int isa)
     }
 #endif
     (void)isa;
-#ifdef HAVE_VECTOR_TWICE
+#ifdef HAVE_VECTOR_ROWS
     ops.twice = repeat_twice_base;
     ops.twice_rows = repeat_twice_rows_base;
 #endif
@@ -124,7 +125,8 @@ static size_t chunk_plan_bytes(int64_t segment)
 
 /* Fill the plan for a segment of n positions reading `table` (input positions below
  * `limit`, the row's input length); 0 (and no plan) where some chunk's positions do not
- * fit in one 32-byte load (never for a scale >= 1, whose positions rise by 0 or 1). */
+ * fit in one 32-byte load (a scale >= 1 reads at most `per` inputs for `per` outputs: only
+ * a rounding of the rule that skips an input could). */
 static int plan_chunks(ChunkPlan *plan, const int64_t *table, int64_t n, int64_t limit)
 {
     const int64_t per = plan->per, words = (int64_t)plan->w / 4;

@@ -1,7 +1,10 @@
-/* The row loops of the nearest kernel that vector moves speed up. Included once per
- * instruction set by nearest.c, with ISA naming the variant and WIDE set for the one with
- * 32-byte registers (AVX2); without SSE2 (not x86) nearest.c uses its scalar loops instead.
- * The loops move bytes and compute nothing, so every variant writes the same output.
+/* The row loops of the nearest kernel that vector moves speed up: the repeat by 2 of 1-,
+ * 2-, 4- and 8-byte elements (one row, two rows, a plane) in every variant, and in the one
+ * with 32-byte registers (WIDE: AVX2) also the gather of 4- and 8-byte positions by
+ * permutes and the repeat by 2 of 3-byte pixels by byte shuffles. Included once per
+ * instruction set by nearest.c, with ISA naming the variant; without SSE2 (not x86)
+ * nearest.c uses its scalar loops (nearest_scalar.h) instead. The loops move bytes and
+ * compute nothing, so every variant writes the same output.
  *
  * A row's length is rarely a multiple of the register: rather than finishing element by
  * element (a 13-element row, the YOLO head's, would spend most of its time there), the last
@@ -180,9 +183,9 @@ static void NAME(rgb_twice)(const char *x, char *out, int64_t n)
 {
     __m256i pick[3];
     for (int t = 0; t < 6; t += 2)
-        pick[t / 2] = _mm256_setr_m128i(
-            _mm_loadu_si128((const __m128i *)(const void *)RGB_PICK[t]),
-            _mm_loadu_si128((const __m128i *)(const void *)RGB_PICK[t + 1]));
+        pick[t / 2] = _mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)RGB_PICK[t])),
+            _mm_loadu_si128((const __m128i *)(const void *)RGB_PICK[t + 1]), 1);
     int64_t i = 0;
     for (; i + 16 <= n; i += 16)
         NAME(rgb_group)(x + 3 * i, out + 6 * i, pick);
