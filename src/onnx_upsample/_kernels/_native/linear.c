@@ -44,6 +44,7 @@ typedef struct {
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #define HAVE_AVX2_VARIANT 1
+#include <immintrin.h>
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
 #else
@@ -52,6 +53,7 @@ typedef struct {
 #endif
 #define ISA avx2
 #include "linear_isa.h"
+#include "linear_avx2.h"
 #undef ISA
 #if defined(__clang__)
 #pragma clang attribute pop
@@ -175,6 +177,25 @@ static void flat_taps(const LinearJob *job, int64_t j0, int64_t j1, int64_t *off
     }
 }
 
+/* The end of the prefix of [0, width) over which every tap's weights repeat every 8
+ * elements (w[f] == w[f - 8], bit for bit), for the AVX2 float blend. */
+static int64_t periodic_end(const float *const *weight_rows, int taps, int64_t width)
+{
+    int64_t end = width;
+    for (int t = 0; t < taps; t++) {
+        int64_t f = 8;
+        for (; f < end; f++) {
+            uint32_t now, before;
+            memcpy(&now, &weight_rows[t][f], sizeof now);
+            memcpy(&before, &weight_rows[t][f - 8], sizeof before);
+            if (now != before)
+                break;
+        }
+        end = f < end ? f : end;
+    }
+    return end;
+}
+
 int linear_item(void *context, int64_t item, int worker)
 {
     LinearJob *job = (LinearJob *)context;
@@ -220,9 +241,19 @@ int linear_item(void *context, int64_t item, int worker)
         && j0 % job->row_repeat == 0 && (j1 - j0) % job->row_repeat == 0;
     const int direct = (job->dst == T_FLOAT32 && !job->acc_double)
         || (job->dst == T_FLOAT64 && job->acc_double);
+    /* elements from one tap's expanded row to the next's in a cache slot: with a repeat,
+     * the high taps are the low ones `shift` elements on, except the last `shift` */
+    const size_t tap_offset = (size_t)(repeat ? job->row_repeat * block : full_width);
     const float *weight_rows[4];
     for (int t = 0; t < taps; t++)
         weight_rows[t] = weights + (size_t)t * (size_t)full_width;
+#ifdef HAVE_AVX2_VARIANT
+    /* float32 results straight into the output (streamed from the registers when
+     * streaming), where the intrinsics blend has this count of taps and axes */
+    const int avx2_float = job->isa == 1 && direct && !job->acc_double && taps <= 2
+        && job->n_interp <= 3 && ((uintptr_t)job->out & 3) == 0;
+    const int64_t repeat_end = avx2_float ? periodic_end(weight_rows, taps, width) : 0;
+#endif
 
     for (int64_t t = 0; t < slots; t++) {
         keys[t] = -1;
@@ -304,11 +335,11 @@ int linear_item(void *context, int64_t item, int worker)
                     int64_t k = job->row_repeat, shift = k * block;
                     ops->repeat[job->src](row + (size_t)((j0 / k) * job->block_in) * src_size,
                                           (j1 - j0) / k, k, block, into, job->lut);
-                    char *high = into + (size_t)full_width * acc_size;
-                    int64_t kept = width > shift ? width - shift : 0;
-                    memcpy(high, into + (size_t)shift * acc_size, (size_t)kept * acc_size);
-                    ops->expand[job->src](row, off + (size_t)full_width + kept, width - kept,
-                                          high + (size_t)kept * acc_size, job->lut);
+                    /* the high taps are read at `shift` elements on (see tap_offset),
+                     * so only the last `shift` need a place of their own, past the low
+                     * taps (width >= shift: the segment holds whole groups of k) */
+                    ops->expand[job->src](row, off + (size_t)(full_width + width - shift),
+                                          shift, into + (size_t)width * acc_size, job->lut);
                 } else {
                     for (int t = 0; t < taps; t++)
                         ops->expand[job->src](row, off + (size_t)t * (size_t)full_width, width,
@@ -319,12 +350,18 @@ int linear_item(void *context, int64_t item, int worker)
             ages[slot] = clock;
             for (int t = 0; t < taps; t++)
                 expanded_all[combo * taps + t] =
-                    cache + (size_t)slot * slot_bytes + (size_t)t * (size_t)full_width * acc_size;
+                    cache + (size_t)slot * slot_bytes + (size_t)t * tap_offset * acc_size;
         }
         char *o = job->out + (size_t)(r * row_width + (j0 - job->col_first) * block) * dst_size;
         /* float results are summed straight into the output row, others into the
          * accumulator and converted; with streaming stores both are assembled in the scratch
          * first and then streamed, so the output is never read */
+#ifdef HAVE_AVX2_VARIANT
+        if (avx2_float
+            && avx2_sum_row_f(width, repeat_end, n_interp, taps, weight_rows, factors,
+                              expanded_all, (float *)(void *)o, job->stream))
+            continue;
+#endif
         char *row_out = job->stream ? (direct ? (char *)acc : scratch + layout.stage) : o;
         void *into = direct ? (void *)row_out : acc;
         if (job->acc_double)
