@@ -55,6 +55,7 @@ HEADERS = [
     "src/onnx_upsample/_kernels/_native/nearest_isa.h",
     "src/onnx_upsample/_kernels/_native/nearest_scalar.h",
     "src/onnx_upsample/_kernels/_native/linear_sum.h",
+    "src/onnx_upsample/_kernels/_native/linear_avx2.h",
 ]
 
 # The stable ABI the extension is written to (kernel_object.h); absent on free-threaded builds
