@@ -50,85 +50,99 @@ static inline __attribute__((always_inline)) void avx2_put_part(float *to, __m25
         _mm_store_ss(to, part);
 }
 
-/* Outputs [a, b) of one row; `periodic_end`: the row weights of f and f + 8 are equal for
- * every f + 8 < periodic_end. With `stream`, out + a is 32-byte aligned. */
-static inline __attribute__((always_inline)) void avx2_blend_f(
-    int64_t a, int64_t b, int64_t periodic_end, const int NI, const int T,
-    const float *const *W, const float *F, float *const *E, float *out, const int stream)
+/* One vector of outputs at f: the terms' weight vectors in `wc` (periodic weights) or, with
+ * wc NULL, made here from the row weights and the outer weights `fv`. n < 8: only the first
+ * n outputs, read with masked loads (the lanes past them read nothing and are 0). */
+static inline __attribute__((always_inline)) __m256 avx2_vector_f(
+    int64_t f, int64_t n, const int NI, const int T, const __m256 *wc, const __m256 *fv,
+    const float *const *W, float *const *E)
 {
-    const int terms = (1 << NI) * T;
-    int64_t f = a;
-    int64_t end = periodic_end < b ? periodic_end : b;
-    if (f + 8 <= end) {
-        __m256 wc[AVX2_MAX_TERMS];
-        for (int c = 0; c < (1 << NI); c++)
-            for (int t = 0; t < T; t++) {
-                __m256 w = _mm256_loadu_ps(W[t] + f);
-                for (int q = 0; q < NI; q++)
-                    w = _mm256_mul_ps(w, _mm256_set1_ps(F[c * NI + q]));
-                wc[c * T + t] = w;
-            }
-        for (; f + 8 <= end; f += 8) {
-            __m256 v = _mm256_mul_ps(wc[0], _mm256_loadu_ps(E[0] + f));
-            for (int k = 1; k < terms; k++)
-                v = avx2_add_first(v, _mm256_mul_ps(wc[k], _mm256_loadu_ps(E[k] + f)));
-            avx2_put(out + f, v, stream);
-        }
-    }
-    if (f >= b)
-        return;
-    __m256 fv[AVX2_MAX_TERMS * 3 / 2];
+    __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n),
+                                      _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    __m256 v = _mm256_setzero_ps();
     for (int c = 0; c < (1 << NI); c++)
-        for (int q = 0; q < NI; q++)
-            fv[c * NI + q] = _mm256_set1_ps(F[c * NI + q]);
-    for (; f + 8 <= b; f += 8) {
-        __m256 v = _mm256_setzero_ps();
-        for (int c = 0; c < (1 << NI); c++)
-            for (int t = 0; t < T; t++) {
-                __m256 w = _mm256_loadu_ps(W[t] + f);
+        for (int t = 0; t < T; t++) {
+            __m256 w;
+            if (wc) {
+                w = wc[c * T + t];
+            } else {
+                w = n < 8 ? _mm256_maskload_ps(W[t] + f, mask) : _mm256_loadu_ps(W[t] + f);
                 for (int q = 0; q < NI; q++)
                     w = _mm256_mul_ps(w, fv[c * NI + q]);
-                __m256 p = _mm256_mul_ps(w, _mm256_loadu_ps(E[c * T + t] + f));
-                v = c == 0 && t == 0 ? p : avx2_add_first(v, p);
             }
-        avx2_put(out + f, v, stream);
-    }
-    if (f < b) {
-        /* the last 1-7 outputs: masked loads (the lanes past b read nothing and come out
-         * 0), then stores of 4, 2 and 1 lanes (a masked store is microcoded and slow on
-         * AMD cores) */
-        __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(b - f)),
-                                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-        __m256 v = _mm256_setzero_ps();
-        for (int c = 0; c < (1 << NI); c++)
-            for (int t = 0; t < T; t++) {
-                __m256 w = _mm256_maskload_ps(W[t] + f, mask);
-                for (int q = 0; q < NI; q++)
-                    w = _mm256_mul_ps(w, fv[c * NI + q]);
-                __m256 p = _mm256_mul_ps(w, _mm256_maskload_ps(E[c * T + t] + f, mask));
-                v = c == 0 && t == 0 ? p : avx2_add_first(v, p);
-            }
-        avx2_put_part(out + f, v, b - f);
-    }
+            const float *e = E[c * T + t] + f;
+            __m256 p = _mm256_mul_ps(w, n < 8 ? _mm256_maskload_ps(e, mask) : _mm256_loadu_ps(e));
+            v = c == 0 && t == 0 ? p : avx2_add_first(v, p);
+        }
+    return v;
 }
 
-/* One output row: with streaming stores, the partial cache lines at either end are
- * ordinary stores (see stream_copy) and the whole lines between are streamed. */
+/* Outputs [a, b) of one row. `wc`: the weight vectors of the vector at a, valid for every
+ * vector that ends by `periodic_end` (NULL: none). With `stream`, out + a is 32-byte
+ * aligned and b - a a multiple of 8. */
+static inline __attribute__((always_inline)) void avx2_blend_f(
+    int64_t a, int64_t b, int64_t periodic_end, const int NI, const int T, const __m256 *wc,
+    const __m256 *fv, const float *const *W, float *const *E, float *out, const int stream)
+{
+    int64_t f = a;
+    if (wc) {
+        int64_t end = periodic_end < b ? periodic_end : b;
+        for (; f + 8 <= end; f += 8)
+            avx2_put(out + f, avx2_vector_f(f, 8, NI, T, wc, fv, W, E), stream);
+        if (f < b && b <= periodic_end) {
+            avx2_put_part(out + f, avx2_vector_f(f, b - f, NI, T, wc, fv, W, E), b - f);
+            return;
+        }
+    }
+    for (; f + 8 <= b; f += 8)
+        avx2_put(out + f, avx2_vector_f(f, 8, NI, T, NULL, fv, W, E), stream);
+    if (f < b)
+        avx2_put_part(out + f, avx2_vector_f(f, b - f, NI, T, NULL, fv, W, E), b - f);
+}
+
+/* One output row. Where the row weights repeat every 8 outputs, each term's weight vector
+ * (row weights times outer weights, the same float32 products) is made once per row, and
+ * rotated for vectors that start at another offset modulo 8. With streaming stores the
+ * partial cache lines at either end are ordinary stores (see stream_copy) and the whole
+ * lines between are streamed. */
 static inline __attribute__((always_inline)) void avx2_row_f(
     int64_t width, int64_t periodic_end, const int NI, const int T, const float *const *W,
     const float *F, float *const *E, float *out, int stream)
 {
+    __m256 fv[AVX2_MAX_TERMS * 3 / 2], wc[AVX2_MAX_TERMS];
+    for (int c = 0; c < (1 << NI); c++)
+        for (int q = 0; q < NI; q++)
+            fv[c * NI + q] = _mm256_set1_ps(F[c * NI + q]);
+    const int periodic = periodic_end >= 8;
+    if (periodic)
+        for (int c = 0; c < (1 << NI); c++)
+            for (int t = 0; t < T; t++) {
+                __m256 w = _mm256_loadu_ps(W[t]);
+                for (int q = 0; q < NI; q++)
+                    w = _mm256_mul_ps(w, fv[c * NI + q]);
+                wc[c * T + t] = w;
+            }
     if (!stream) {
-        avx2_blend_f(0, width, periodic_end, NI, T, W, F, E, out, 0);
+        avx2_blend_f(0, width, periodic_end, NI, T, periodic ? wc : NULL, fv, W, E, out, 0);
         return;
     }
     int64_t head = (int64_t)(((64 - ((uintptr_t)out & 63)) & 63) / sizeof(float));
     if (head > width)
         head = width;
     int64_t body = (width - head) / 16 * 16;
-    avx2_blend_f(0, head, periodic_end, NI, T, W, F, E, out, 0);
-    avx2_blend_f(head, head + body, periodic_end, NI, T, W, F, E, out, 1);
-    avx2_blend_f(head + body, width, periodic_end, NI, T, W, F, E, out, 0);
+    avx2_blend_f(0, head, periodic_end, NI, T, periodic ? wc : NULL, fv, W, E, out, 0);
+    if (periodic && head % 8) {
+        /* lane i of a vector at `head` has the weights of lane (i + head) mod 8 at 0 */
+        int r = (int)(head % 8);
+        __m256i turn = _mm256_setr_epi32(r, (r + 1) & 7, (r + 2) & 7, (r + 3) & 7,
+                                         (r + 4) & 7, (r + 5) & 7, (r + 6) & 7, (r + 7) & 7);
+        for (int k = 0; k < (1 << NI) * T; k++)
+            wc[k] = _mm256_permutevar8x32_ps(wc[k], turn);
+    }
+    avx2_blend_f(head, head + body, periodic_end, NI, T, periodic ? wc : NULL, fv, W, E, out,
+                 1);
+    avx2_blend_f(head + body, width, periodic_end, NI, T, periodic ? wc : NULL, fv, W, E,
+                 out, 0);
 }
 
 /* 0 where this blend has no variant here (the caller then uses linear_sum.h). */
