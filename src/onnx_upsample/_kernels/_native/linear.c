@@ -242,8 +242,12 @@ int linear_item(void *context, int64_t item, int worker)
     const int direct = (job->dst == T_FLOAT32 && !job->acc_double)
         || (job->dst == T_FLOAT64 && job->acc_double);
     /* elements from one tap's expanded row to the next's in a cache slot: with a repeat,
-     * the high taps are the low ones `shift` elements on, except the last `shift` */
+     * the high taps are the low ones k * block elements on, except the last k * block */
     const size_t tap_offset = (size_t)(repeat ? job->row_repeat * block : full_width);
+    /* with a repeat: the segment's first input byte in a row, and its input positions */
+    const size_t repeat_from = repeat ? (size_t)(j0 / job->row_repeat * job->block_in) * src_size
+                                      : 0;
+    const int64_t repeat_n = repeat ? (j1 - j0) / job->row_repeat : 0;
     const float *weight_rows[4];
     for (int t = 0; t < taps; t++)
         weight_rows[t] = weights + (size_t)t * (size_t)full_width;
@@ -260,6 +264,7 @@ int linear_item(void *context, int64_t item, int worker)
         ages[t] = 0;
     }
     int64_t clock = 0;
+    int64_t last_slot[8] = {0};
     const int n = job->n_outer;
     int64_t position[MAX_OUTER];
     int64_t axis_lo[MAX_INTERP + 1], axis_hi[MAX_INTERP + 1];
@@ -314,12 +319,11 @@ int linear_item(void *context, int64_t item, int worker)
                 }
             }
             clock++;
-            int64_t slot = -1;
-            for (int64_t t = 0; t < slots; t++) {
-                if (keys[t] == offset) {
+            /* a corner most often reads the row it read for the previous output row */
+            int64_t slot = combo < 8 && keys[last_slot[combo]] == offset ? last_slot[combo] : -1;
+            for (int64_t t = 0; slot < 0 && t < slots; t++) {
+                if (keys[t] == offset)
                     slot = t;
-                    break;
-                }
             }
             if (slot < 0) {
                 slot = 0;
@@ -332,14 +336,14 @@ int linear_item(void *context, int64_t item, int worker)
                 if (repeat) {
                     /* low taps: a repeat; high taps: the low ones k positions on, but
                      * for the segment's last k positions (clamped, or past the segment) */
-                    int64_t k = job->row_repeat, shift = k * block;
-                    ops->repeat[job->src](row + (size_t)((j0 / k) * job->block_in) * src_size,
-                                          (j1 - j0) / k, k, block, into, job->lut);
-                    /* the high taps are read at `shift` elements on (see tap_offset),
-                     * so only the last `shift` need a place of their own, past the low
-                     * taps (width >= shift: the segment holds whole groups of k) */
-                    ops->expand[job->src](row, off + (size_t)(full_width + width - shift),
-                                          shift, into + (size_t)width * acc_size, job->lut);
+                    ops->repeat[job->src](row + repeat_from, repeat_n, job->row_repeat, block,
+                                          into, job->lut);
+                    /* the high taps are read tap_offset elements on, so only the last
+                     * tap_offset need a place of their own, past the low taps (width >=
+                     * tap_offset: the segment holds whole groups of k) */
+                    ops->expand[job->src](row, off + (size_t)(full_width + width) - tap_offset,
+                                          (int64_t)tap_offset, into + (size_t)width * acc_size,
+                                          job->lut);
                 } else {
                     for (int t = 0; t < taps; t++)
                         ops->expand[job->src](row, off + (size_t)t * (size_t)full_width, width,
@@ -348,6 +352,8 @@ int linear_item(void *context, int64_t item, int worker)
                 }
             }
             ages[slot] = clock;
+            if (combo < 8)
+                last_slot[combo] = slot;
             for (int t = 0; t < taps; t++)
                 expanded_all[combo * taps + t] =
                     cache + (size_t)slot * slot_bytes + (size_t)t * tap_offset * acc_size;

@@ -150,7 +150,13 @@ static int avx2_sum_row_f(int64_t width, int64_t periodic_end, int NI, int T,
                           const float *const *W, const float *F, void *const *E_, float *out,
                           int stream)
 {
-    float *const *E = (float *const *)E_;
+    /* local copies: the compiler reloads pointers read through a pointer at every vector
+     * (a store to the output could, as far as it knows, change them) */
+    float *E[AVX2_MAX_TERMS];
+    const float *W_[2] = {W[0], T > 1 ? W[1] : W[0]};
+    for (int k = 0; k < (1 << NI) * T && k < AVX2_MAX_TERMS; k++)
+        E[k] = (float *)E_[k];
+    W = W_;
     switch (NI * 8 + T) {
     case 0 * 8 + 1: avx2_row_f(width, periodic_end, 0, 1, W, F, E, out, stream); return 1;
     case 0 * 8 + 2: avx2_row_f(width, periodic_end, 0, 2, W, F, E, out, stream); return 1;
