@@ -131,7 +131,7 @@ CASES: list[Case] = [
        block_blend=True, segments=9),  # one row: 8 segments from the split, more: scratch
     _l("r2-short-w-s1", "uint8", (20000, 5), (1.5, 1), row="blend", interp=0, block=5,
        block_blend=True),
-    _l("r2-short-w-i32", "int32", (3000, 20), (2, 1.5), row="blend", interp=0, block=30,
+    _l("r2-short-w-i32", "int32", (3000, 14), (2, 1.5), row="blend", interp=0, block=21,
        block_blend=True),
     # --- linear rank 3, channels last (H, W, C): ORT interpolates C even at scale 1
     *(
@@ -157,8 +157,10 @@ CASES: list[Case] = [
     # --- linear rank 4 NCHW (s0 == s1 == 1)
     _l("nchw", "float32", (2, 3, 64, 80), (1, 1, 2, 2), row="blend", interp=1, block=1),
     _l("nchw-i8", "int8", (1, 3, 100, 120), (1, 1, 1.5, 1.7), row="blend", interp=1),
-    _l("nchw-short-w", "uint8", (1, 4, 2000, 8), (1, 1, 2, 3), row="blend", interp=0,
-       block=24, block_blend=True),
+    _l("nchw-short-w", "uint8", (1, 4, 2000, 8), (1, 1, 2, 2.5), row="blend", interp=0,
+       block=20, block_blend=True),
+    _l("nchw-w26", "float32", (1, 256, 13, 13), (1, 1, 2, 2), row="blend", interp=1,
+       block=1, block_blend=False),  # a YOLO head: a blended axis of 26 is the row
     _l("nchw-w-s1", "float32", (1, 3, 200, 64), (1, 1, 2, 1), row="blend", interp=1),
     # --- linear rank 4 NHWC (s0 == s3 == 1, s1 != 1; not int8/uint8: ORT's fixed point)
     _l("nhwc-c3", "float32", (1, 64, 64, 3), (1, 2, 2, 1), row="blend", interp=1, block=3,
