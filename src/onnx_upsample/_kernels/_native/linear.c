@@ -265,6 +265,7 @@ int linear_item(void *context, int64_t item, int worker)
     }
     int64_t clock = 0;
     int64_t last_slot[8] = {0};
+    int64_t last_base = 0, last_lo[MAX_INTERP + 1], last_hi[MAX_INTERP + 1];
     const int n = job->n_outer;
     int64_t position[MAX_OUTER];
     int64_t axis_lo[MAX_INTERP + 1], axis_hi[MAX_INTERP + 1];
@@ -307,6 +308,16 @@ int linear_item(void *context, int64_t item, int worker)
                 base += axis_offset(a, position[axis]);
             }
         }
+        /* the same input rows as the previous output row (every other row at x2 on an
+         * outer axis): the corners' expanded rows are in place, only their weights change */
+        int same = r > r0 && base == last_base;
+        for (int q = 0; same && q < n_interp; q++)
+            same = axis_lo[q] == last_lo[q] && axis_hi[q] == last_hi[q];
+        if (!same) {
+            last_base = base;
+            memcpy(last_lo, axis_lo, (size_t)n_interp * sizeof *last_lo);
+            memcpy(last_hi, axis_hi, (size_t)n_interp * sizeof *last_hi);
+        }
         for (int64_t combo = 0; combo < combos; combo++) {
             int64_t offset = base;
             for (int q = 0; q < n_interp; q++) {
@@ -318,6 +329,8 @@ int linear_item(void *context, int64_t item, int worker)
                     factors[combo * n_interp + q] = axis_w_lo[q];
                 }
             }
+            if (same)
+                continue;
             clock++;
             /* a corner most often reads the row it read for the previous output row */
             int64_t slot = combo < 8 && keys[last_slot[combo]] == offset ? last_slot[combo] : -1;
