@@ -315,8 +315,10 @@ int linear_item(void *context, int64_t item, int worker)
             same = axis_lo[q] == last_lo[q] && axis_hi[q] == last_hi[q];
         if (!same) {
             last_base = base;
-            memcpy(last_lo, axis_lo, (size_t)n_interp * sizeof *last_lo);
-            memcpy(last_hi, axis_hi, (size_t)n_interp * sizeof *last_hi);
+            for (int q = 0; q < n_interp; q++) { /* a few: memcpy would be a libc call */
+                last_lo[q] = axis_lo[q];
+                last_hi[q] = axis_hi[q];
+            }
         }
         for (int64_t combo = 0; combo < combos; combo++) {
             int64_t offset = base;
