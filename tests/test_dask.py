@@ -436,3 +436,11 @@ def test_tasks_run_their_kernel_on_one_thread_unless_told(monkeypatch) -> None:
     assert seen and set(seen) == {2}
     with pytest.raises(UpsampleError, match="threads is 0"):
         oud.upsample(da.from_array(x), [2, 2], threads=0)
+
+
+@pytest.mark.parametrize("chunks", [None, {0: (0,)}, ((0,), "auto", "auto")])
+def test_an_empty_output_takes_auto_chunks(chunks) -> None:
+    # dask's own sizing of "auto" axes divides by the largest block, 0 here
+    x = np.zeros((0, 0, 0), np.int8)
+    lazy = oud.upsample(da.from_array(x), [1, 2, 3], chunks=chunks)
+    assert lazy.compute().shape == (0, 0, 0)

@@ -287,10 +287,11 @@ def _auto_within_budget(call: Call, in_chunks: Chunks, chunks: Any, budget: int)
         return normalize_chunks(chunks, call.out_shape, dtype=call.out_dtype,
                                 previous_chunks=followed)
     total = math.prod(call.out_shape) * call.out_dtype.itemsize
-    # dask cannot size objects; and an output that chunks of the budget would cut into more
-    # pieces than a graph holds keeps the input's boundaries (the memory check then words
-    # what is too large) rather than listing billions of chunks
-    if call.out_dtype.hasobject or total > budget * (MAX_CHUNKS >> len(autos)):
+    # dask cannot size objects, nor an empty output (its sizing divides by the largest
+    # block); and an output that chunks of the budget would cut into more pieces than a
+    # graph holds keeps the input's boundaries (the memory check then words what is too
+    # large) rather than listing billions of chunks
+    if call.out_dtype.hasobject or total == 0 or total > budget * (MAX_CHUNKS >> len(autos)):
         chunks = tuple(followed[a] if a in autos else c for a, c in enumerate(chunks))
         return normalize_chunks(chunks, call.out_shape, previous_chunks=followed)
     limit = budget
