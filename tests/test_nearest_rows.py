@@ -25,10 +25,13 @@ ELEMENTS = [("u1", 1), ("u2", 1), ("u4", 1), ("u8", 1), ("u1", 2), ("u1", 3), ("
 
 
 def _description(width: int, num: int, den: int, unit: int, block: int, n_blocks: int,
-                 n_segments: int, gather: bool) -> dict[str, object]:
-    """(CHANNELS, HEIGHT, width) elements scaled by num / den on the last two axes."""
+                 n_segments: int, gather: bool,
+                 height: tuple[int, int] | None = None) -> dict[str, object]:
+    """(CHANNELS, HEIGHT, width) elements scaled by num / den on the last two axes (the
+    height by ``height``'s num / den where given)."""
     scale = num / den
-    h_out, w_out = int(HEIGHT * scale), int(width * scale)
+    h_num, h_den = height or (num, den)
+    h_out, w_out = int(HEIGHT * h_num / h_den), int(width * scale)
     repeat = 0 if gather or den != 1 else num
     segment = -(-w_out // n_segments)
     if repeat:
@@ -36,18 +39,20 @@ def _description(width: int, num: int, den: int, unit: int, block: int, n_blocks
     return {
         "x_elements": CHANNELS * HEIGHT * width * block, "unit": unit, "block": block,
         "axes": np.array([[COPY, CHANNELS, CHANNELS, CHANNELS, 0, 0, 1, 1],
-                          [GATHER, h_out, HEIGHT, HEIGHT, 0, 0, num, den],
+                          [GATHER, h_out, HEIGHT, HEIGHT, 0, 0, h_num, h_den],
                           [GATHER, w_out, width, width, 0, 0, num, den]], np.int64),
-        "scales": np.array([1, scale, scale], np.float32),
+        "scales": np.array([1, h_num / h_den, scale], np.float32),
         "row_kind": _native.ROW_REPEAT if repeat else _native.ROW_GATHER,
         "repeat": max(repeat, 1), "n_blocks": n_blocks, "n_segments": -(-w_out // segment),
         "segment": segment,
     }
 
 
-def _expected(x: np.ndarray, num: int, den: int) -> np.ndarray:
-    h_out, w_out = int(x.shape[1] * num / den), int(x.shape[2] * num / den)
-    rows = np.arange(h_out) * den // num
+def _expected(x: np.ndarray, num: int, den: int,
+              height: tuple[int, int] | None = None) -> np.ndarray:
+    h_num, h_den = height or (num, den)
+    h_out, w_out = int(x.shape[1] * h_num / h_den), int(x.shape[2] * num / den)
+    rows = np.arange(h_out) * h_den // h_num
     cols = np.arange(w_out) * den // num
     return np.ascontiguousarray(x[:, rows][:, :, cols])
 
@@ -74,6 +79,26 @@ def test_rows_of_every_width_split_every_way(dtype: str, block: int, num: int, d
                         kernel(x, out, 2, stream=stream)
                         assert np.array_equal(out, expected), (
                             width, n_blocks, n_segments, isa, stream)
+
+
+@pytest.mark.parametrize(("dtype", "block"), ELEMENTS)
+@pytest.mark.parametrize("height", [(3, 1), (3, 2), (5, 2)])
+def test_x2_rows_under_another_height_scale(dtype: str, block: int,
+                                            height: tuple[int, int]) -> None:
+    """x2 on the row but not on the axis above: output rows come in pairs (and singles) that
+    read one input row, written two at a time outside the plane loop."""
+    rng = np.random.default_rng(5)
+    isas = (0, 1) if _native.cpu_has_avx2() else (0,)
+    for width in range(1, 41):
+        x = rng.integers(0, np.iinfo(dtype).max, (CHANNELS, HEIGHT, width, block),
+                         dtype=dtype, endpoint=True)
+        expected = _expected(x, 2, 1, height)
+        for n_blocks in (1, 2, 5):
+            args = _description(width, 2, 1, x.itemsize, block, n_blocks, 1, False, height)
+            for isa in isas:
+                out = np.zeros_like(expected)
+                _native.nearest_kernel(**args, isa=isa)(x, out, 2)
+                assert np.array_equal(out, expected), (width, n_blocks, isa)
 
 
 def test_instruction_set_is_checked() -> None:

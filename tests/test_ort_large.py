@@ -133,6 +133,8 @@ CASES: list[Case] = [
        block_blend=True),
     _l("r2-short-w-i32", "int32", (3000, 14), (2, 1.5), row="blend", interp=0, block=21,
        block_blend=True),
+    _l("r2-w30-i32", "int32", (3000, 20), (2, 1.5), row="blend", interp=1, block=1,
+       block_blend=False),  # a blended last axis of 30: the row
     # --- linear rank 3, channels last (H, W, C): ORT interpolates C even at scale 1
     *(
         _l(f"hwc-c{c}-s{s[0]}-{dt}", dt, (128, 160, c), s, "hwc", row="blend", interp=1,
@@ -161,6 +163,8 @@ CASES: list[Case] = [
        block=20, block_blend=True),
     _l("nchw-w26", "float32", (1, 256, 13, 13), (1, 1, 2, 2), row="blend", interp=1,
        block=1, block_blend=False),  # a YOLO head: a blended axis of 26 is the row
+    _l("nchw-w24-u8", "uint8", (1, 4, 2000, 8), (1, 1, 2, 3), row="blend", interp=1,
+       block=1, block_blend=False),
     _l("nchw-w-s1", "float32", (1, 3, 200, 64), (1, 1, 2, 1), row="blend", interp=1),
     # --- linear rank 4 NHWC (s0 == s3 == 1, s1 != 1; not int8/uint8: ORT's fixed point)
     _l("nhwc-c3", "float32", (1, 64, 64, 3), (1, 2, 2, 1), row="blend", interp=1, block=3,

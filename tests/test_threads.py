@@ -395,3 +395,17 @@ def test_a_call_too_small_to_share_reads_no_thread_count(monkeypatch: pytest.Mon
         reads.clear()
         assert np.array_equal(upsample(x, [1, 1, 2, 2], out=np.empty_like(expected)), expected)
         assert len(reads) == (0 if x is small else 1)
+
+
+def test_a_bad_thread_variable_is_an_error_even_for_a_prepared_small_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from onnx_upsample import _api
+
+    monkeypatch.setattr(_api, "_PREPARED", {})
+    monkeypatch.setattr(_threads, "_requested", None)
+    x = np.ones((4, 4), np.float32)
+    upsample(x, [2, 2])  # prepared while the count was readable (as inside a limits block)
+    monkeypatch.setattr(_threads, "_env_at_import", "many")
+    with pytest.raises(onnx_upsample.UpsampleError, match="ONNX_UPSAMPLE_NUM_THREADS is 'many'"):
+        upsample(x, [2, 2])

@@ -15,7 +15,7 @@ from ._errors import UpsampleError, UpsampleWarning
 from ._resources import check_fits_in_memory, kernel_working_bytes
 from ._spec.call import Call, check_call, scales_of, shape_of
 from ._spec.spelling import Spelling
-from ._threads import threads_for_call
+from ._threads import thread_variable_is_bad, threads_for_call
 
 if TYPE_CHECKING:
     from ._kernels import Launcher  # the compiled kernels load on first use, not here
@@ -194,22 +194,25 @@ def upsample(
     >>> upsample(np.array([[1, 2], [3, 4]]), [2, 1.5]).tolist()
     [[1, 1, 2], [1, 1, 2], [3, 3, 4], [3, 3, 4]]
     """
+    threads = 0  # not read yet
     key = _key(x, scales, mode)
     prepared = _PREPARED.get(key) if key is not None else None
     if prepared is not None and (out is None or _out_fits(out, prepared.call, x)):  # type: ignore[arg-type]
-        threads = 1
+        threads = 0  # not read yet
         known = prepared.serial
-        if known is None:
-            threads = threads_for_call()
-            known = prepared.by_threads.get(threads)
+        if known is None or thread_variable_is_bad():
+            threads = threads_for_call()  # raises for a bad ONNX_UPSAMPLE_NUM_THREADS
+            known = prepared.by_threads.get(threads, prepared.serial)
         if known is not None:
+            threads = threads or 1
             if prepared.warning is not None:
                 warnings.warn(prepared.warning, UpsampleWarning, stacklevel=2)
             checked = prepared.call
             result = new_output(checked.out_shape, checked.out_dtype) if out is None else out
             known.run(x, result, threads)  # type: ignore[arg-type]
             return result
-    threads = threads_for_call()
+    if not threads:  # read once per call, a system call (on a miss above, it was read)
+        threads = threads_for_call()
     array, call, warning = check_call(x, scales, mode, out, read=_read_x)
     if out is None:
         check_fits_in_memory(call.out_shape, call.out_dtype.itemsize,

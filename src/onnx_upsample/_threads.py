@@ -10,11 +10,12 @@ libraries read theirs when they load (empty means unset): distributed's nanny wr
 ``OMP_NUM_THREADS=1`` into the *client's* environment when it starts a worker, and reading it
 at each call would drop the client's own calls to one thread from then on; and a lookup in
 ``os.environ`` costs about a microsecond, a tenth of a small call. A bad
-``ONNX_UPSAMPLE_NUM_THREADS`` is an error at every call that needs a count, not at import.
-Any count >= 1 is accepted; a call
+``ONNX_UPSAMPLE_NUM_THREADS`` is an error at every call (:func:`thread_variable_is_bad`),
+not at import. Any count >= 1 is accepted; a call
 then runs on at most ``threads_for_call()`` threads: the count chosen, but never more than
-the cores this process may use at that moment (affinity is read at every call, so a worker
-pinned after import, or a forked child, is seen) nor than the pool's ``MAX_THREADS``; more
+the cores this process may use at that moment (affinity is read at every call large enough
+to share, so a worker pinned after import, or a forked child, is seen; a call too small to
+share runs on the caller alone and reads no count) nor than the pool's ``MAX_THREADS``; more
 threads than cores only take turns on them, which made a large call 47 times slower with
 10,000. The kernels use fewer still when the work is too small to be worth sharing.
 
@@ -148,6 +149,13 @@ _omp_at_import = _omp_num_threads()
 _env_at_import = _environment_count()
 
 
+def thread_variable_is_bad() -> bool:
+    """Whether ONNX_UPSAMPLE_NUM_THREADS holds something other than a count >= 1: every
+    call is then an error, also one small enough to need no count."""
+    value = _env_at_import
+    return isinstance(value, str) or (value is not None and value < 1)
+
+
 def configured_threads(cores: int | None = None) -> int:
     """The count chosen without a threadpoolctl limit: set_num_threads, else
     ONNX_UPSAMPLE_NUM_THREADS, else OMP_NUM_THREADS, else the cores this process may use
@@ -233,8 +241,8 @@ def _set_limit(count: int | None) -> None:
     threadpoolctl enters a block by reading the count (our ``num_threads()``) and setting
     the limit, and leaves it by setting the count it read. A call that gives back the
     count read on entering the innermost block is that block's end: the state before the
-    block comes back exactly, so a ``set_num_threads`` or environment change made inside the
-    block applies once it ends, and nested blocks unwind in turn. A call that sets the count
+    block comes back exactly, so a ``set_num_threads`` made inside the block applies once
+    it ends, and nested blocks unwind in turn. A call that sets the count
     in force changes nothing (threadpoolctl gives every library its count back at the end of
     a block, also the libraries the block did not limit). Any other call is a new limit.
     """
