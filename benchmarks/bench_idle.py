@@ -3,7 +3,8 @@
 A call that finds every helper thread asleep must not wait for one to wake (40-200 us on a
 virtual machine): the YOLO head (1, 256, 13, 13) nearest x2 is about 40 us of work. Each
 measurement sleeps ``--idle`` milliseconds before every call, long past the pools' spinning
-(50 us for ours, ORT's own), then times one call; medians over ``--runs`` calls. Ours runs
+(50 us for ours, ORT's own), then times one call; the implementations take turns call by
+call; medians over ``--runs`` calls each. Ours runs
 with one thread and with the cores this process may use, fresh and into ``out=``; ORT with
 ``intra_op_num_threads`` = cores. The same is repeated with no sleep (pools awake).
 
@@ -47,30 +48,47 @@ def ort_run(shape: tuple[int, ...], scales: list[float], mode: str,
     return lambda x: session.run(None, {"x": x})
 
 
-def median_us(fn: Callable[[], object], idle_s: float, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        if idle_s:
-            time.sleep(idle_s)
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e6
-
-
 def measure(shape: tuple[int, ...], scales: list[float], mode: str, cores: int,
             idle_s: float, runs: int) -> tuple[float, float, float, float]:
-    """Medians of ours on one thread and on ``cores`` (out= and fresh), and of ORT."""
+    """Medians of ours on one thread and on ``cores`` (out= and fresh), and of ORT.
+
+    After an idle pause the four take turns call by call, in an order that rotates every
+    round, so that each meets the same machine (a virtual CPU's state after a sleep drifts
+    over seconds, and whichever block ran first paid for it). With no pause each runs its
+    own block: ORT's workers spin after a run, and would slow whatever ran next."""
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     out = np.empty(ou.output_shape(shape, scales), np.float32)
     ort_call = ort_run(shape, scales, mode, cores)
-    ou.set_num_threads(1)
-    one = median_us(lambda: ou.upsample(x, scales, mode, out=out), idle_s, runs)
-    ou.set_num_threads(cores)
-    into = median_us(lambda: ou.upsample(x, scales, mode, out=out), idle_s, runs)
-    fresh = median_us(lambda: ou.upsample(x, scales, mode), idle_s, runs)
-    theirs = median_us(lambda: ort_call(x), idle_s, runs)
-    return one, into, fresh, theirs
+
+    def ours(threads: int, into: np.ndarray | None) -> Callable[[], object]:
+        def call() -> object:
+            ou.set_num_threads(threads)  # outside the timed call
+            start = time.perf_counter()
+            ou.upsample(x, scales, mode, out=into)
+            return time.perf_counter() - start
+        return call
+
+    def theirs() -> object:
+        start = time.perf_counter()
+        ort_call(x)
+        return time.perf_counter() - start
+
+    timed = [ours(1, out), ours(cores, out), ours(cores, None), theirs]
+    for fn in timed:  # warm-up: prepared kernels, ORT's session
+        fn()
+    if idle_s:
+        times: list[list[float]] = [[] for _ in timed]
+        for r in range(runs):
+            for k in range(len(timed)):
+                which = (r + k) % len(timed)
+                time.sleep(idle_s)
+                times[which].append(float(timed[which]()))  # type: ignore[arg-type]
+        one, into, fresh, ort_time = (statistics.median(t) * 1e6 for t in times)
+        return one, into, fresh, ort_time
+    one, into, fresh, ort_time = (
+        statistics.median(float(fn()) for _ in range(runs)) * 1e6  # type: ignore[arg-type]
+        for fn in timed)
+    return one, into, fresh, ort_time
 
 
 def main() -> None:
