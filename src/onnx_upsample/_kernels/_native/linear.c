@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "kernels.h"
 #include "stream.h"
 
@@ -42,24 +43,15 @@ typedef struct {
 #include "linear_isa.h"
 #undef ISA
 
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#ifdef HAVE_AVX2_TARGET
 #define HAVE_AVX2_VARIANT 1
 #include <immintrin.h>
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2")
-#endif
+AVX2_TARGET_BEGIN
 #define ISA avx2
 #include "linear_isa.h"
 #include "linear_avx2.h"
 #undef ISA
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+AVX2_TARGET_END
 #endif
 
 static const LinearOps *ops_for(int isa)

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "kernels.h"
 #include "stream.h"
 
@@ -48,25 +49,16 @@ static int64_t outer_offset(int n, const int64_t *index, const AxisRule *axes)
 #include "nearest_isa.h"
 #undef WIDE
 #undef ISA
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#ifdef HAVE_AVX2_TARGET
 #define HAVE_AVX2_ROWS 1
 #include <immintrin.h>
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2")
-#endif
+AVX2_TARGET_BEGIN
 #define ISA avx2
 #define WIDE 1
 #include "nearest_isa.h"
 #undef WIDE
 #undef ISA
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+AVX2_TARGET_END
 #endif
 #endif
 
