@@ -194,22 +194,20 @@ def upsample(
     >>> upsample(np.array([[1, 2], [3, 4]]), [2, 1.5]).tolist()
     [[1, 1, 2], [1, 1, 2], [3, 3, 4], [3, 3, 4]]
     """
-    threads = 0  # not read yet
+    threads = 0  # not read yet: a call worth one thread needs no count (a system call)
     key = _key(x, scales, mode)
     prepared = _PREPARED.get(key) if key is not None else None
     if prepared is not None and (out is None or _out_fits(out, prepared.call, x)):  # type: ignore[arg-type]
-        threads = 0  # not read yet
         known = prepared.serial
         if known is None or thread_variable_is_bad():
             threads = threads_for_call()  # raises for a bad ONNX_UPSAMPLE_NUM_THREADS
-            known = prepared.by_threads.get(threads, prepared.serial)
+            known = known or prepared.by_threads.get(threads)
         if known is not None:
-            threads = threads or 1
             if prepared.warning is not None:
                 warnings.warn(prepared.warning, UpsampleWarning, stacklevel=2)
             checked = prepared.call
             result = new_output(checked.out_shape, checked.out_dtype) if out is None else out
-            known.run(x, result, threads)  # type: ignore[arg-type]
+            known.run(x, result, threads or 1)  # type: ignore[arg-type]
             return result
     if not threads:  # read once per call, a system call (on a miss above, it was read)
         threads = threads_for_call()
