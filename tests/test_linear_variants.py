@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from processes import outputs_of
 
 from onnx_upsample._kernels import _compiled, _native
 
@@ -88,17 +89,7 @@ def _run(isa: str, stream: str) -> subprocess.Popen[str]:
 def test_avx2_float_blend_equals_the_baseline_bit_for_bit() -> None:
     runs = {(isa, stream): _run(isa, stream)
             for isa in ("baseline", "avx2") for stream in ("never", "always")}
-    outputs = {}
-    try:
-        for key, proc in runs.items():
-            stdout, stderr = proc.communicate(timeout=300)
-            assert proc.returncode == 0, f"{key}: {stderr[-3000:]}"
-            outputs[key] = stdout.splitlines()
-    finally:
-        for proc in runs.values():
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    outputs = outputs_of(runs, timeout=300)
     expected = outputs["baseline", "never"]
     assert len(expected) == 2 * 12 * 6
     for key, lines in outputs.items():

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from processes import outputs_of
 from sanitized import SLOWDOWN
 
 import onnx_upsample
@@ -376,17 +377,7 @@ def test_instruction_set_variants_equal_the_reference_and_each_other() -> None:
     if _native.cpu_has_avx2():
         variants["avx2"] = 1
     procs = {v: _isa_run(v) for v in variants}  # concurrently: the reference is slow
-    outputs = {}
-    try:
-        for variant, proc in procs.items():
-            stdout, stderr = proc.communicate(timeout=180)
-            assert proc.returncode == 0, f"{variant}: {stderr[-3000:]}"
-            outputs[variant] = stdout.splitlines()
-    finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    outputs = outputs_of(procs, timeout=180)
     hashes = {}
     for variant, lines in outputs.items():
         assert lines[0] == f"isa {variants[variant]}", (variant, lines[0])
