@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "onnx_upsample"
 LAYERS = {
     "_errors": 0,
     "_spec": 1,
-    "_resources": 2, "_threads": 2, "_buffers": 2,
+    "_resources": 2, "_threads": 2, "_buffers": 2, "_first_use": 2,
     "_kernels": 3, "reference": 3,
     "_api": 4, "": 4,  # "" is the package's __init__: the public names
     "dask": 5, "_chunking": 5, "xarray": 5,

@@ -12,6 +12,7 @@ import numpy.typing as npt
 
 from ._buffers import new_output
 from ._errors import UpsampleError, UpsampleWarning
+from ._first_use import first_use
 from ._resources import check_fits_in_memory, kernel_working_bytes
 from ._spec.call import Call, check_call, scales_of, shape_of
 from ._spec.spelling import Spelling
@@ -78,7 +79,8 @@ def _prepare(call: Call, threads: int) -> Launcher | None:
     """The kernel of a checked call, or None when the call is a copy or empty."""
     if call.no_resize or 0 in call.out_shape:
         return None
-    from ._kernels import Window, launcher  # the compiled kernels load on first use
+    with first_use():  # the compiled kernels load at the first call; a fork waits for them
+        from ._kernels import Window, launcher
 
     return launcher(call, Window.whole(call.out_shape), call.in_shape, threads)
 
@@ -125,7 +127,8 @@ def _read_torch(x: Any, torch: Any) -> np.ndarray:
     x = x.resolve_conj().resolve_neg()  # a copy only where a conjugation is still pending
     if x.dtype == torch.bfloat16:
         try:
-            import ml_dtypes
+            with first_use():
+                import ml_dtypes
         except ImportError:
             raise UpsampleError("x is a torch.bfloat16 tensor; numpy holds bfloat16 through "
                                 "ml_dtypes: pip install ml_dtypes (or pass x.float())") from None

@@ -60,6 +60,7 @@ from ._chunking import (
     with_axis,
 )
 from ._errors import UpsampleError, UpsampleWarning
+from ._first_use import first_use
 from ._resources import check_fits_in_memory, format_bytes
 from ._spec.call import Call, describe_call, scale_values
 from ._spec.dtypes import check_mode_defined, element_type
@@ -479,7 +480,8 @@ def _empty_block(block: _Block) -> np.ndarray:
 
 def _compute_block(block: _Block, pieces: list[np.ndarray]) -> np.ndarray:
     """One output chunk: exactly the values the whole-array call gives for that window."""
-    from ._kernels import Window, execute
+    with first_use():  # a fork (a process pool's worker) waits for the kernels to load
+        from ._kernels import Window, execute
 
     call, threads, per_axis = block.call, block.threads, block.parts
     x_window = input_slice(per_axis, [np.asarray(piece) for piece in pieces], block.sliced)
