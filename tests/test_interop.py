@@ -56,7 +56,7 @@ def test_scales_from_any_array(scales: object) -> None:
     (ArrayOnly(np.array(["2", "1.5"])), "scales has element type str"),
     (ToListOnly([2, "1.5"]), "scales[1] is '1.5'"),
     (ToListOnly([2, True]), "scales[1] is True"),
-    (np.float64(2.0), "write [np.float64(2.0)] for one axis"),  # a scalar is not a sequence
+    (np.float64(2.0), "such as [2, 2]"),  # a scalar is not a sequence: one per axis of X
 ])
 def test_scales_that_are_not_real_numbers_stay_a_type_error(scales: object,
                                                             message: str) -> None:

@@ -58,8 +58,8 @@ def _key(x: object, scales: object, mode: object) -> tuple[object, ...] | None:
     """
     if type(x) is not np.ndarray or type(mode) is not str:
         return None
-    if type(scales) is not list and type(scales) is not tuple:
-        return None
+    if (type(scales) is not list and type(scales) is not tuple) or len(scales) != x.ndim:
+        return None  # a wrong count is an error: nothing to remember (and no long key)
     try:
         key = (x.shape, x.dtype, mode, *map(type, scales), *scales)
         hash(key)

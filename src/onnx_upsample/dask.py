@@ -158,7 +158,7 @@ def upsample(
                 "shape and dtype, such as a numpy or zarr array)"
             )
         array = _as_dask(array)
-    values = scale_values(scales)  # kinds first, as the in-memory call (docs/semantics.md §2)
+    values = scale_values(scales, array.shape)  # kinds first, as the in-memory call
     task_threads = _check_threads(threads, "threads")
     canonical_mode, warning = mode_of(mode)
     check_mode_defined(canonical_mode, element_type(array.dtype))

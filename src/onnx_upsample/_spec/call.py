@@ -13,7 +13,7 @@ import functools
 import math
 import numbers
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,36 +47,152 @@ class Call:
         return self.out_shape == self.in_shape
 
 
-def scale_values(scales: object) -> list[float | int]:
-    """Flatten ``scales`` to Python floats, rejecting anything that is not a real number."""
-    expected = "expected a sequence or array of numbers, one per axis of x"
-    if scales is None or isinstance(scales, str | bytes):
-        raise TypeError(f"scales is {scales!r}; {expected}")
-    if not isinstance(scales, np.ndarray | np.generic | list | tuple) and any(
+EXPECTED_SCALES = "expected a sequence or array of numbers, one per axis of x"
+# A message about a wrong count shows this many of the values given (a mistake such as
+# passing an image as the scales gives millions).
+SHOWN_SCALES = 8
+
+
+class ScaleItems:
+    """Scales whose kinds are checked: numbers, one per element, not converted yet.
+
+    Converting waits until the count is known to be right, so that an array of a million
+    scales costs its wrong-count message microseconds, not seconds.
+    """
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Sequence[Any] | np.ndarray) -> None:
+        self._items = items  # a flat numeric array, or a sequence of real numbers
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def values(self, count: int | None = None) -> list[float | int]:
+        """The first ``count`` values (all by default) as Python floats; an integer too
+        large for a float stays an int, for the message that refuses it."""
+        items = self._items[:count] if count is not None else self._items
+        if isinstance(items, np.ndarray):
+            items = items.tolist()
+        values: list[float | int] = []
+        for item in items:
+            try:
+                values.append(float(item))
+            except OverflowError:  # an integer beyond float: kept as given, for the message
+                values.append(int(item))
+        return values
+
+
+_PLAIN_NUMBERS = {float, int}
+
+
+def scale_items(scales: object, shape: Sequence[int] | None = None) -> ScaleItems:
+    """Check that ``scales`` is a sequence or array of real numbers (a ``TypeError`` if not);
+    ``shape``, where known, words the fix for a single number."""
+    _refuse_containers(scales, shape)
+    if not isinstance(scales, np.ndarray | list | tuple) and any(
             hasattr(scales, name) for name in ("__dlpack__", "__array__", "tolist")):
-        scales = _numbers_of(scales, expected)
+        scales = _numbers_of(scales)
     if isinstance(scales, np.ndarray):
-        if scales.dtype.kind not in "iufO":
-            raise TypeError(f"scales has element type {scales.dtype.name}; {expected}")
-        items: Iterable[Any] = scales.reshape(-1).tolist()
-    elif isinstance(scales, Iterable):
-        items = scales
-    else:
-        raise TypeError(f"scales is {scales!r}; {expected} (write [{scales!r}] for one axis)")
-    values = []
-    for position, item in enumerate(items):
+        if scales.dtype.kind in "iuf":
+            return ScaleItems(scales.reshape(-1))  # numbers by their type: nothing to check
+        if scales.dtype.kind != "O":
+            raise TypeError(f"scales has element type {scales.dtype.name}; {EXPECTED_SCALES}")
+        scales = scales.reshape(-1).tolist()
+    if not isinstance(scales, Sequence):
+        _refuse_containers(scales, shape)  # what tolist() gave
+        raise TypeError(f"scales is a {type(scales).__name__}; {EXPECTED_SCALES}")
+    if set(map(type, scales)) <= _PLAIN_NUMBERS:  # the common case, at C speed
+        return ScaleItems(scales)
+    for position, item in enumerate(scales):
+        if type(item) in _PLAIN_NUMBERS:
+            continue
         if isinstance(item, np.ndarray) and item.ndim == 0:
             item = item.item()
         if isinstance(item, bool | np.bool_) or not isinstance(item, numbers.Real):
-            raise TypeError(f"scales[{position}] is {item!r}; {expected}")
-        try:
-            values.append(float(item))
-        except OverflowError:  # an integer beyond float: kept as given, for the message
-            values.append(int(item))  # type: ignore[call-overload]
-    return values
+            raise TypeError(f"scales[{position}] is {item!r}; {EXPECTED_SCALES}")
+    return ScaleItems(scales)
 
 
-def _numbers_of(scales: Any, expected: str) -> object:
+def _refuse_containers(scales: object, shape: Sequence[int] | None) -> None:
+    """A TypeError that says what to write, for the kinds that are not scales: None, text,
+    a single number, and containers whose order or contents are not one number per axis."""
+    if scales is None or isinstance(scales, str | bytes | bytearray | memoryview):
+        raise TypeError(f"scales is {scales!r}; {EXPECTED_SCALES}"
+                        f"{_one_per_axis(2, shape)}")
+    if isinstance(scales, numbers.Number | np.generic):
+        raise TypeError(f"scales is {scales!r}; {EXPECTED_SCALES}{_one_per_axis(scales, shape)}")
+    if isinstance(scales, Mapping):
+        raise TypeError(f"scales is a {type(scales).__name__} ({_short(scales)}); "
+                        f"{EXPECTED_SCALES}, in axis order{_from_mapping(scales, shape)}")
+    if isinstance(scales, Set):
+        raise TypeError(f"scales is a {type(scales).__name__} ({_short(scales)}), which has "
+                        f"no order; {EXPECTED_SCALES}, in axis order: write a list")
+    if isinstance(scales, Iterator):
+        raise TypeError(f"scales is a {type(scales).__name__}, which can be read only once; "
+                        f"{EXPECTED_SCALES}: pass a list of its values")
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
+def _one_per_axis(scale: object, shape: Sequence[int] | None) -> str:
+    """The fix for one number given where x needs one per axis: the number on the axes an
+    image or volume of x's shape is usually scaled on."""
+    try:
+        value = float(scale)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        value = 2.0
+    if shape is None:
+        return " (one per axis: for a 4-D NCHW x, such as [1, 1, 2, 2])"
+    if len(shape) == 0:
+        return " (x is a scalar: write [])"
+    return f" ({_suggested(value, tuple(shape))})"
+
+
+def _suggested(value: float, shape: tuple[int, ...]) -> str:
+    """``value`` on the axes usually scaled for x's shape, as a list to write."""
+    axes, unscaled = spatial_axes(shape)
+    suggested = [value if axis in axes else 1 for axis in range(len(shape))]
+    kept = f" to keep {unscaled} unscaled" if unscaled else ""
+    return (f"x has shape {shape}: write one per axis, such as "
+            f"{PYTHON.set_scales(suggested).removeprefix('scales=')}{kept}")
+
+
+def _from_mapping(scales: Mapping[Any, Any], shape: Sequence[int] | None) -> str:
+    """A dict of axis -> scale, written as the list it stands for, where its keys are axes."""
+    if shape is None:
+        return ": write a list"
+    rank = len(shape)
+    values = [scales.get(axis, 1) for axis in range(rank)]
+    if not all(type(k) is int and 0 <= k < rank for k in scales) or not all(
+            isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values):
+        return f" ({_suggested(2.0, tuple(shape))})"
+    return f": write {PYTHON.set_scales(values).removeprefix('scales=')}"
+
+
+def spatial_axes(shape: tuple[int, ...]) -> tuple[range, str]:
+    """The axes an image or volume of this shape is usually scaled on, and the others' name:
+    before a short last axis (channels last: HWC, NHWC), else after the batch and channels
+    (NCHW, NCDHW; CHW for rank 3); every axis for rank 1 and 2."""
+    rank = len(shape)
+    if rank <= 2:
+        return range(rank), ""
+    if shape[-1] <= 4 and shape[-1] < shape[-2]:
+        return (range(rank - 1), "the channels") if rank == 3 else \
+            (range(1, rank - 1), "batch and channels")
+    return (range(1, rank), "the channels") if rank == 3 else (range(2, rank), "batch and channels")
+
+
+def scale_values(scales: object, shape: Sequence[int] | None = None) -> list[float | int]:
+    """``scales`` as Python floats, rejecting anything that is not real numbers (``shape``,
+    where known, words the fix for a single number)."""
+    return scale_items(scales, shape).values()
+
+
+def _numbers_of(scales: Any) -> object:
     """A tensor or array-API array of scales (torch, cupy, jax...) as a numpy array or a
     list: through DLPack without a copy where it allows, else ``__array__``, else
     ``tolist()`` (which copies a GPU tensor's few numbers to the host)."""
@@ -95,26 +211,46 @@ def _numbers_of(scales: Any, expected: str) -> object:
             return scales.tolist()
         except (RuntimeError, TypeError, ValueError):
             pass
-    raise TypeError(f"scales is a {type(scales).__name__} that gives no numbers; {expected}")
+    raise TypeError(f"scales is a {type(scales).__name__} that gives no numbers; "
+                    f"{EXPECTED_SCALES}")
+
+
+def check_scale_count(
+    items: ScaleItems, shape: tuple[int, ...], spelling: Spelling = PYTHON
+) -> list[float | int]:
+    """The scales' values, once there is one per axis of x (an UpsampleError otherwise,
+    which shows the count and the first few values)."""
+    count = len(items)
+    if count == len(shape):
+        return items.values()
+    if count < len(shape):  # fewer than x's rank: all of them, and the hint pads them
+        head = items.values()
+        hint = _padded_hint(head, shape, spelling)
+    else:
+        head, hint = items.values(SHOWN_SCALES), ""
+    raise UpsampleError(
+        f"{spelling.scales} has {count} value(s) {spelling.shown(head, more=count > len(head))}"
+        f" but {spelling.x} has rank {len(shape)} (shape {shape}); give exactly one scale per "
+        f"axis of {spelling.x}{hint}"
+    )
+
+
+def _checked_values(values: list[float | int], spelling: Spelling) -> tuple[np.float32, ...]:
+    """One scale per axis, as float32; an UpsampleError for the first that is not finite
+    and >= 1."""
+    as_f32, problems = scale_value_problems(values)
+    if problems:
+        axis, problem, fix = problems[0]
+        raise UpsampleError(f"{spelling.scale(axis)} is {problem}; {fix}")
+    return tuple(as_f32)
 
 
 def scales_of(
     scales: object, shape: tuple[int, ...], spelling: Spelling = PYTHON
 ) -> tuple[np.float32, ...]:
     """Check ``scales`` against x's shape and convert them to float32 as ONNX stores them."""
-    values = scale_values(scales)
-    if len(values) != len(shape):
-        raise UpsampleError(
-            f"{spelling.scales} has {len(values)} value(s) {spelling.shown(values)} but "
-            f"{spelling.x} has rank {len(shape)} (shape {shape}); give exactly one scale per "
-            f"axis of {spelling.x}"
-            + _padded_hint(values, shape, spelling)
-        )
-    as_f32, problems = scale_value_problems(values)
-    if problems:
-        axis, problem, fix = problems[0]
-        raise UpsampleError(f"{spelling.scale(axis)} is {problem}; {fix}")
-    return tuple(as_f32)
+    return _checked_values(check_scale_count(scale_items(scales, shape), shape, spelling),
+                           spelling)
 
 
 def _padded_hint(values: list[float | int], shape: tuple[int, ...], spelling: Spelling) -> str:
@@ -238,20 +374,23 @@ def check_out(out: object, shape: tuple[int, ...], dtype: np.dtype, x: np.ndarra
 def _checked_scales_and_shape(
     values: tuple[float | int, ...], shape: tuple[int, ...], spelling: Spelling
 ) -> tuple[tuple[np.float32, ...], tuple[int, ...]]:
-    """scales_of and shape_of, remembered: calls repeat the same scales and shapes."""
-    f32_scales = scales_of(list(values), shape, spelling)
+    """The float32 scales and the output shape, remembered: calls repeat the same scales
+    and shapes."""
+    f32_scales = _checked_values(list(values), spelling)
     return f32_scales, shape_of(shape, f32_scales, spelling)
 
 
 def describe_call(
-    values: list[float | int], mode: Mode, dtype: np.dtype, shape: tuple[int, ...],
-    spelling: Spelling = PYTHON,
+    values: Sequence[float | int] | ScaleItems, mode: Mode, dtype: np.dtype,
+    shape: tuple[int, ...], spelling: Spelling = PYTHON,
 ) -> Call:
     """The checks after the kinds: element type for the mode, scales, output shape (worded
     for the Python call, or with ``spelling`` for the command line's options)."""
     etype = element_type(dtype, spelling)
     check_mode_defined(mode, etype, spelling)
-    f32_scales, out_shape = _checked_scales_and_shape(tuple(values), shape, spelling)
+    items = values if isinstance(values, ScaleItems) else ScaleItems(values)
+    checked = check_scale_count(items, shape, spelling)
+    f32_scales, out_shape = _checked_scales_and_shape(tuple(checked), shape, spelling)
     if mode == "linear":
         check_interpolated_count(f32_scales, spelling)
     return Call(shape, f32_scales, mode, etype, out_shape, dtype.newbyteorder("="))
@@ -273,7 +412,8 @@ def check_call(
         raise TypeError("x is a masked array; ONNX tensors have no mask and it would be "
                         "dropped silently: pass x.filled(value) or x.data")
     # kinds first: scales that are not numbers are a TypeError whatever else is wrong
-    values = scale_values(scales)
+    shape = getattr(x, "shape", None)  # where x is an array already: the fix for one number
+    values = scale_items(scales, shape if isinstance(shape, tuple) else None)
     canonical_mode, warning = mode_of(mode)
     try:
         array = read(x)

@@ -63,9 +63,12 @@ class Spelling:
         """What to write for mode ``name``."""
         return f"--mode {name}" if self.options else f"mode={name!r}"
 
-    def shown(self, values: Sequence[float | int]) -> str:
-        """Scales as they were given: a list in Python, the words after ``--scales``."""
-        return f"({' '.join(number(v) for v in values)})" if self.options else str(values)
+    def shown(self, values: Sequence[float | int], more: bool = False) -> str:
+        """Scales as they were given: a list in Python, the words after ``--scales``;
+        ``more`` marks the first few of a longer list."""
+        if self.options:
+            return f"({' '.join([*map(number, values), *['...'] * more])})"
+        return f"[{', '.join([*map(repr, values), *['...'] * more])}]"
 
     def set_scales(self, values: Sequence[float | int]) -> str:
         """What to write for these scales."""

@@ -113,7 +113,7 @@ def _checked(x: object, theirs: object, scales: object, mode: object,
     """Both arrays, Upsample's checked call and the element limit; kinds before values."""
     x_array = _array(x, "x")
     theirs_array = _array(theirs, "theirs")
-    values = scale_values(scales)
+    values = scale_values(scales, x_array.shape)
     canonical_mode, _ = mode_of(mode)  # a legacy name is read as linear without a warning
     limit = _max_elements(max_elements)
     call = describe_call(values, canonical_mode, x_array.dtype, x_array.shape)
