@@ -143,6 +143,7 @@ def test_readme_apply_examples_run_as_written(tmp_path: Path, monkeypatch: pytes
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "docs").symlink_to(ROOT / "docs")
+    (tmp_path / "build").mkdir()  # make demo's; the examples write under it
     (commands_language, commands), (_, transcript) = _fenced_blocks(
         _readme_section("On the command line"))
     assert commands_language == "bash"
@@ -162,7 +163,8 @@ def test_readme_apply_examples_run_as_written(tmp_path: Path, monkeypatch: pytes
         if "--json" in words:
             assert json.loads(out)["command"] == "apply"
     assert ran == 7
-    assert np.load("signal_x4.npy").shape == (800_000,)
+    assert np.load("build/signal_x4.npy").shape == (800_000,)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["build", "docs"]  # nothing else
     # the transcripts: each command's lines, exactly
     shown: dict[str, list[str]] = {}
     for line in transcript:
