@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import re
+from pathlib import Path
+
 import pytest
 
 onnx = pytest.importorskip("onnx")
@@ -10,8 +15,10 @@ from onnx.defs import OpSchema  # noqa: E402
 
 from onnx_upsample.onnx._versions import (  # noqa: E402
     VERSIONS,
+    UpsampleVersion,
     form_of_opset,
     version_for_opset,
+    version_of_node,
 )
 
 _ATTRIBUTE_TYPES = {"FLOAT": OpSchema.AttrType.FLOAT, "FLOATS": OpSchema.AttrType.FLOATS,
@@ -64,3 +71,50 @@ def test_bfloat16_is_not_an_upsample_type() -> None:
     # docs/peers.md §0: all_tensor_types has 15 types, no bfloat16 (the checker rejects it)
     assert len(VERSIONS[9].element_types) == 15
     assert "tensor(bfloat16)" not in VERSIONS[9].element_types
+
+
+ONNX_PACKAGE = Path(__file__).resolve().parents[1] / "src" / "onnx_upsample" / "onnx"
+
+
+def _attributes_read() -> set[str]:
+    """Every ``.name`` read anywhere in the onnx package (the table's own helpers too)."""
+    names = set()
+    for path in ONNX_PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        names |= {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    return names
+
+
+def test_every_field_of_the_table_is_read() -> None:
+    """The table is what the node logic reads: a field nothing reads is a rule that lives
+    somewhere else (version numbers compared in code) and can drift from it."""
+    fields = {field.name for field in dataclasses.fields(UpsampleVersion)} - {"version"}
+    unread = fields - _attributes_read()
+    assert not unread, f"fields of UpsampleVersion that no code reads: {sorted(unread)}"
+
+
+def test_the_node_logic_compares_no_version_numbers() -> None:
+    """What a version is (its form, rank, modes, inputs, deprecation) comes from the table,
+    not from comparing form or version numbers in the node reader."""
+    source = (ONNX_PACKAGE / "_node.py").read_text()
+    compared = re.findall(r"\b(?:form|version)\s*(?:==|!=|<=|>=|<|>|in)\s*\(?\d", source)
+    assert not compared, compared
+
+
+@pytest.mark.parametrize(("version", "form", "words"), [
+    (1, 1, "version-1 form (attributes height_scale and width_scale)"),
+    (7, 7, "version-7 form (a scales attribute)"),
+    (9, 9, "version-9 form (scales as a second input)"),
+    (10, 9, "version-9 form (scales as a second input)"),
+])
+def test_each_version_names_its_node_form(version: int, form: int, words: str) -> None:
+    assert (VERSIONS[version].form, VERSIONS[version].form_words) == (form, words)
+
+
+@pytest.mark.parametrize(("form", "opset", "runs_as"), [
+    (9, 9, 9), (9, 10, 10), (9, 18, 10), (7, 9, 7), (9, 7, 9), (1, 9, 1), (7, 7, 7),
+    (9, None, 9),
+])
+def test_a_node_runs_as_its_forms_version_at_the_opset(form: int, opset: int | None,
+                                                      runs_as: int) -> None:
+    assert version_of_node(form, opset).version == runs_as

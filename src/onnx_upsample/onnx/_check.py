@@ -125,7 +125,8 @@ def _check_linear(out: _Findings, info: UpsampleNode, rank: int | None) -> None:
 
 
 def _check_dynamic(out: _Findings, info: UpsampleNode, from_input: bool) -> None:
-    if info.form != 9 or info.scales is not None or info.blocking or not info.scales_input:
+    if (info.form is None or info.schema.scales_from != "scales_input" or info.scales is not None
+            or info.blocking or not info.scales_input):
         return
     fix: str | Fix
     if from_input:

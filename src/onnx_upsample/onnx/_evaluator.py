@@ -98,11 +98,12 @@ class Upsample(OpRun):
             ):
                 warnings.warn(FixableWarning(f"Upsample node {label!r}: {problem.message}",
                                              problem.fix), stacklevel=2)
-        scales = self._runtime_scales(label, inputs) if info.form == 9 else info.scales
+        from_input = info.schema.scales_from == "scales_input"
+        scales = self._runtime_scales(label, inputs) if from_input else info.scales
         assert scales is not None and info.mode is not None
         # The kernel warns about 'bilinear'/'trilinear' in versions 7+; version 1's own name
         # for linear is 'bilinear', so it gets the canonical name (no warning).
-        mode = info.mode if info.form == 1 else info.mode_name
+        mode = info.mode if info.mode_name in info.schema.modes else info.mode_name
         try:
             return (upsample(x, scales, mode),)
         except UpsampleError as error:

@@ -176,7 +176,7 @@ def _upsample_types(model: onnx.ModelProto,
             x_type = types.get(node.input[0])
             info = describe(node, node.name, site.opset, site.scope, rank_of(x_type))
             scales = None if info.blocking else info.scales
-            rank_ok = not info.blocking and not (info.form == 1 and rank_of(x_type) != 4)
+            rank_ok = not info.blocking and info.schema.rank in (None, rank_of(x_type))
             found[(number, node.output[0])] = output_type(x_type, scales, rank_ok)
     return found
 

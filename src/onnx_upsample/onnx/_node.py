@@ -18,20 +18,15 @@ import onnx
 from onnx import AttributeProto
 
 from .._spec.call import scale_value_problems
-from .._spec.modes import LEGACY_LINEAR_NAMES, MODES, VERSION_MODE_NAMES
+from .._spec.modes import LEGACY_LINEAR_NAMES, MODES
 from ._fixes import Action, Fix, FixableError, fix_of
 from ._graphs import Scope
-from ._versions import VERSIONS, form_of_opset, version_for_opset
+from ._versions import VERSIONS, UpsampleVersion, version_for_opset, version_of_node
 
 __all__ = ["Problem", "UpsampleNode", "describe"]
 
 Severity = Literal["error", "warning"]
 
-_FORM_WORDS = {
-    1: "version-1 form (attributes height_scale and width_scale)",
-    7: "version-7 form (a scales attribute)",
-    9: "version-9 form (scales as a second input)",
-}
 _ATTRIBUTE_TYPE_NAMES = {
     AttributeProto.FLOAT: "FLOAT", AttributeProto.FLOATS: "FLOATS",
     AttributeProto.STRING: "STRING", AttributeProto.INT: "INT", AttributeProto.INTS: "INTS",
@@ -70,9 +65,13 @@ class UpsampleNode:
     @property
     def version(self) -> int | None:
         """The Upsample version the node runs as: its form, and 10 for the v9 form at 10+."""
-        if self.form == 9 and self.opset is not None and self.opset >= 10:
-            return 10
-        return self.form
+        return None if self.form is None else version_of_node(self.form, self.opset).version
+
+    @property
+    def schema(self) -> UpsampleVersion:
+        """The version the node's form defines (its inputs, attributes, modes, rank)."""
+        assert self.form is not None
+        return VERSIONS[self.form]
 
     @property
     def blocking(self) -> list[Problem]:
@@ -120,6 +119,10 @@ def _attribute_value(info: UpsampleNode, attribute: AttributeProto,
         return None
 
 
+def _form_by_scales_source(source: str) -> int:
+    return next(info.form for info in VERSIONS.values() if info.scales_from == source)
+
+
 def _read_form(info: UpsampleNode, attributes: dict[str, AttributeProto]) -> None:
     node = info.node
     has_hw = "height_scale" in attributes or "width_scale" in attributes
@@ -132,19 +135,47 @@ def _read_form(info: UpsampleNode, attributes: dict[str, AttributeProto]) -> Non
                  "keep only one way of giving the scales", blocking=True)
         return
     if has_hw:
-        info.form = 1
+        info.form = _form_by_scales_source("height_width_attributes")
     elif has_scales:
-        info.form = 7
+        info.form = _form_by_scales_source("scales_attribute")
     elif n_inputs >= 2:
-        info.form = 9
-    elif info.opset is not None and form_of_opset(info.opset) in (1, 7):
-        info.form = form_of_opset(info.opset)
+        info.form = _form_by_scales_source("scales_input")
+    elif info.opset is not None and version_for_opset(info.opset).scales_from != "scales_input":
+        info.form = version_for_opset(info.opset).form  # all its attributes are missing
     else:
         info.add("error", "missing-scales",
                  f"the node has {n_inputs} input(s) and no scales attribute, so it gives no "
                  "scales at all",
                  "add the scales as a second input (a float tensor, opset 9) or as the scales "
                  "attribute (opset 7-8)", blocking=True)
+
+
+def _check_inputs(info: UpsampleNode, inputs: list[str]) -> None:
+    """The inputs the node's form takes: X alone where the scales are attributes, X and
+    scales where they are an input."""
+    expected = info.schema.inputs
+    if len(inputs) == len(expected):
+        if len(inputs) == 2 and not inputs[1]:
+            info.add("error", "arity", "the node's scales input is empty ('')",
+                     "connect a float tensor with one scale per axis of X", blocking=True)
+        return
+    names = ", ".join(expected)
+    if info.schema.scales_from != "scales_input":
+        extra = ", ".join(repr(name) for name in inputs[len(expected):])
+        scales_input_form = next(v for v in VERSIONS.values() if v.scales_from == "scales_input")
+        info.add("error", "arity",
+                 f"Upsample in the {info.schema.form_words} takes {len(expected)} input "
+                 f"({names}) but the node has {len(inputs)}: the extra input(s) {extra} are "
+                 f"not allowed (onnxruntime: 'input size {len(inputs)} not in range "
+                 f"[min={len(expected)}, max={len(expected)}]')",
+                 "remove the extra inputs, or remove the scales attribute to use the "
+                 f"{scales_input_form.form_words} at opset {scales_input_form.opsets[0]}",
+                 blocking=True)
+    else:
+        info.add("error", "arity",
+                 f"Upsample-{info.form} takes {len(expected)} inputs ({names}) but the node "
+                 f"has {len(inputs)}", f"give exactly the inputs {' and '.join(expected)}",
+                 blocking=True)
 
 
 def _check_arity(info: UpsampleNode) -> None:
@@ -154,21 +185,8 @@ def _check_arity(info: UpsampleNode) -> None:
         info.add("error", "no-inputs",
                  "the node has no input X" if not inputs else "the node's input X is empty ('')",
                  "connect the tensor to upsample as the node's first input", blocking=True)
-    if info.form in (1, 7) and len(inputs) > 1:
-        extra = ", ".join(repr(name) for name in inputs[1:])
-        info.add("error", "arity",
-                 f"Upsample in the {_FORM_WORDS[info.form]} takes 1 input (X) but the node has "
-                 f"{len(inputs)}: the extra input(s) {extra} are not allowed (onnxruntime: "
-                 f"'input size {len(inputs)} not in range [min=1, max=1]')",
-                 "remove the extra inputs, or remove the scales attribute to use the "
-                 "version-9 form at opset 9", blocking=True)
-    if info.form == 9 and len(inputs) != 2:
-        info.add("error", "arity",
-                 f"Upsample-9 takes 2 inputs (X, scales) but the node has {len(inputs)}",
-                 "give exactly the inputs X and scales", blocking=True)
-    if info.form == 9 and len(inputs) == 2 and not inputs[1]:
-        info.add("error", "arity", "the node's scales input is empty ('')",
-                 "connect a float tensor with one scale per axis of X", blocking=True)
+    if info.form is not None:
+        _check_inputs(info, inputs)
     outputs = list(node.output)
     if len(outputs) != 1 or not outputs[0]:
         info.add("error", "arity",
@@ -177,14 +195,13 @@ def _check_arity(info: UpsampleNode) -> None:
 
 
 def _read_attributes(info: UpsampleNode, attributes: dict[str, AttributeProto]) -> None:
-    form = info.form
-    assert form is not None
-    allowed = VERSIONS[form].attribute_types
+    schema = info.schema
+    allowed = schema.attribute_types
     for name in attributes:
         if name not in allowed:
             info.add("error", "unknown-attribute",
                      f"attribute {name!r} is not an attribute of Upsample in the "
-                     f"{_FORM_WORDS[form]} (it has {', '.join(sorted(allowed))}); onnx's "
+                     f"{schema.form_words} (it has {', '.join(sorted(allowed))}); onnx's "
                      "checker rejects the node",
                      f"remove attribute {name!r}", blocking=True)
     if "mode" in attributes:
@@ -193,13 +210,13 @@ def _read_attributes(info: UpsampleNode, attributes: dict[str, AttributeProto]) 
             info.mode = None
         else:
             info.mode_name = str(value)
-    for name in VERSIONS[form].required_attributes:
+    for name in schema.required_attributes:
         if name not in attributes:
             info.add("error", "missing-attribute",
-                     f"required attribute {name!r} of Upsample-{form} is missing",
-                     f"add the FLOAT{'S' if name == 'scales' else ''} attribute {name!r}",
+                     f"required attribute {name!r} of Upsample-{schema.version} is missing",
+                     f"add the {schema.attribute_types[name]} attribute {name!r}",
                      blocking=True)
-    if form == 1:
+    if schema.scales_from == "height_width_attributes":
         height = width = None
         if "height_scale" in attributes:
             height = _attribute_value(info, attributes["height_scale"], "FLOAT")
@@ -208,7 +225,7 @@ def _read_attributes(info: UpsampleNode, attributes: dict[str, AttributeProto]) 
         if isinstance(height, float) and isinstance(width, float):
             info.scales = np.array([1, 1, height, width], dtype=np.float32)
             info.scales_origin = "attributes height_scale and width_scale"
-    elif form == 7 and "scales" in attributes:
+    elif schema.scales_from == "scales_attribute" and "scales" in attributes:
         scales = _attribute_value(info, attributes["scales"], "FLOATS")
         if isinstance(scales, np.ndarray):
             info.scales = scales
@@ -222,7 +239,7 @@ def case_variant(name: str) -> str | None:
     onnx's checker and onnxruntime refuse.
     """
     lower = name.lower()
-    known = {*(n for names in VERSION_MODE_NAMES.values() for n in names), *LEGACY_LINEAR_NAMES}
+    known = {*(n for info in VERSIONS.values() for n in info.modes), *LEGACY_LINEAR_NAMES}
     return lower if lower != name and lower in known else None
 
 
@@ -232,7 +249,8 @@ def case_fixed(name: str, form: int | None) -> str | None:
     refused too) and 'bilinear' in version 1's, so one fix says what to write."""
     lower = case_variant(name)
     if lower in (*LEGACY_LINEAR_NAMES, "linear"):
-        return VERSION_MODE_NAMES[form or 7][MODES.index("linear")]
+        schema = VERSIONS[form] if form is not None else version_for_opset(_LOWEST_RUNNABLE_OPSET)
+        return schema.modes[MODES.index("linear")]
     return lower
 
 
@@ -247,32 +265,30 @@ def _read_mode(info: UpsampleNode, legacy_modes: bool = False) -> None:
                  f"onnxruntime refuse it, onnx-upsample runs it as {lower!r} (legacy_modes)",
                  Fix(f"write mode={lower!r} ({{0}} does it)", (Action("upgrade"),)))
         info.mode_name = name = lower
-    if info.form == 1:
-        if name in VERSION_MODE_NAMES[1]:
-            info.mode = MODES[VERSION_MODE_NAMES[1].index(name)]
-            return
-        if name == "linear":
-            info.mode = "linear"
-            info.add("warning", "mode",
-                     "mode is 'linear'; Upsample-1 calls it 'bilinear' (onnx-upsample runs it "
-                     "as linear)", Fix("set mode='bilinear', or upgrade the model: {0}",
-                                      (Action("upgrade"),)))
-            return
-        expected = "'nearest' (the default) or 'bilinear'"
-    else:
-        if name in MODES:
-            info.mode = name
-            return
-        if name in LEGACY_LINEAR_NAMES:
-            info.mode = "linear"
-            info.add("error", "mode",
-                     f"mode is {name!r}, a legacy name of 'linear' that Upsample-7/9/10 does "
-                     f"not define; onnxruntime rejects the node ('mode attribute is {name}. It "
-                     "can only be nearest(default) or linear or cubic'); onnx-upsample runs it "
-                     "as linear with a warning",
-                     Fix("set mode='linear' ({0} does it)", (Action("upgrade"),)))
-            return
-        expected = "'nearest' (the default) or 'linear'"
+    schema = info.schema
+    if name in schema.modes:
+        info.mode = MODES[schema.modes.index(name)]
+        return
+    own_linear = schema.modes[MODES.index("linear")]
+    same_names = "/".join(str(v) for v, other in VERSIONS.items() if other.modes == schema.modes)
+    if name == "linear":  # the canonical name, in a version that calls it otherwise
+        info.mode = "linear"
+        info.add("warning", "mode",
+                 f"mode is 'linear'; Upsample-{same_names} calls it {own_linear!r} "
+                 "(onnx-upsample runs it as linear)",
+                 Fix(f"set mode={own_linear!r}, or upgrade the model: {{0}}",
+                     (Action("upgrade"),)))
+        return
+    if name in LEGACY_LINEAR_NAMES and own_linear == "linear":
+        info.mode = "linear"
+        info.add("error", "mode",
+                 f"mode is {name!r}, a legacy name of 'linear' that Upsample-{same_names} does "
+                 f"not define; onnxruntime rejects the node ('mode attribute is {name}. It "
+                 "can only be nearest(default) or linear or cubic'); onnx-upsample runs it "
+                 "as linear with a warning",
+                 Fix("set mode='linear' ({0} does it)", (Action("upgrade"),)))
+        return
+    expected = f"{schema.modes[0]!r} (the default) or {own_linear!r}"
     info.mode = None
     fix: str | Fix = f"set mode to {expected}"
     if lower is not None:
@@ -281,7 +297,7 @@ def _read_mode(info: UpsampleNode, legacy_modes: bool = False) -> None:
     elif name == "cubic":
         fix = ("cubic is not an Upsample mode (onnxruntime runs it outside the specification); "
                "use Resize with mode='cubic' and coordinate_transformation_mode='asymmetric'")
-    info.add("error", "mode", f"mode is {name!r}; Upsample-{info.form} takes {expected}", fix,
+    info.add("error", "mode", f"mode is {name!r}; Upsample-{schema.version} takes {expected}", fix,
              blocking=True)
 
 
@@ -320,60 +336,72 @@ def _check_scales(info: UpsampleNode, rank: int | None) -> None:
                  fix, blocking=True)
     if rank is None:
         return
-    if info.form == 1 and rank != 4:
+    required_rank = info.schema.rank
+    if required_rank is not None and rank != required_rank:
         info.add("error", "rank",
-                 f"X has rank {rank}; Upsample-1 is defined for 4-D input [N, C, H, W] only",
-                 "reshape X to 4-D, or use the version-7/9 form (one scale per axis)",
-                 blocking=True)
-    elif info.form != 1 and len(scales) != rank:
+                 f"X has rank {rank}; Upsample-{info.schema.version} is defined for "
+                 f"{required_rank}-D input [N, C, H, W] only",
+                 f"reshape X to {required_rank}-D, or use the {_ANY_RANK_FORMS} form (one "
+                 "scale per axis)", blocking=True)
+    elif required_rank is None and len(scales) != rank:
         info.add("error", "scales-count",
                  f"the scales ({info.scales_origin}) have {len(scales)} value(s) "
                  f"{scales.tolist()} but X has rank {rank}",
                  "give exactly one scale per axis of X", blocking=True)
 
 
+# The versions onnxruntime runs: the lowest opset of the first, the newest of the last.
+_RUNNABLE = [v for v in VERSIONS.values() if not v.experimental and not v.deprecated]
+_LOWEST_RUNNABLE_OPSET = min(v.opsets[0] for v in _RUNNABLE)
+_NEWEST_UPSAMPLE_OPSET = max(v.opsets[1] or v.opsets[0] for v in _RUNNABLE)
+_ANY_RANK_FORMS = "version-" + "/".join(
+    sorted({str(v.form) for v in VERSIONS.values() if v.rank is None}))
+
+
 def _check_opset(info: UpsampleNode) -> None:
     opset, form = info.opset, info.form
     if opset is None or form is None:
         return
-    expected = form_of_opset(opset)
-    version = version_for_opset(opset).version
-    if version == 10:
+    at_opset = version_for_opset(opset)
+    schema = info.schema
+    downgrade = Action("downgrade", (("opset", _NEWEST_UPSAMPLE_OPSET),))
+    if at_opset.deprecated:
         info.add("error", "deprecated",
-                 f"Upsample is deprecated from opset 10 and {info.importer} imports opset "
-                 f"{opset}: "
+                 f"Upsample is deprecated from opset {at_opset.opsets[0]} and {info.importer} "
+                 f"imports opset {opset}: "
                  "onnx's checker and onnxruntime reject the model ('Op registered for Upsample "
                  f"is deprecated in domain_version of {opset}'); onnx-upsample runs it as "
-                 "Upsample-10 with a warning",
+                 f"Upsample-{at_opset.version} with a warning",
                  Fix("{0} replaces it by a Resize with bit-identical outputs; {1} makes an "
-                     "opset-9 model", (Action("upgrade"), Action("downgrade", (("opset", 9),)))))
-        if form != 9:
+                     f"opset-{_NEWEST_UPSAMPLE_OPSET} model", (Action("upgrade"), downgrade)))
+        if form != at_opset.form:
             info.add("error", "form-opset",
-                     f"the node has the {_FORM_WORDS[form]}; Upsample-10 takes the scales as a "
-                     "second input", Fix("{0} or {1} rewrites it", (
-                         Action("upgrade"), Action("downgrade", (("opset", 9),)))))
+                     f"the node has the {schema.form_words}; Upsample-{at_opset.version} has "
+                     f"the {at_opset.form_words}",
+                     Fix("{0} or {1} rewrites it", (Action("upgrade"), downgrade)))
         return
-    if form != expected:
+    if form != at_opset.form:
+        lowest = max(opset, _LOWEST_RUNNABLE_OPSET)
         fix = Fix("{0} rewrites every Upsample into the form of that opset; {1} turns them "
-                  "into Resize", (Action("downgrade", (("opset", max(opset, 7)),)),
-                                  Action("upgrade")))
-        if form == 9 and expected == 7:
-            detail = ("onnxruntime: 'Node with schema(::Upsample:7) has input size 2 not in "
-                      "range [min=1, max=1]'")
-        elif form == 7 and expected == 9:
-            detail = "onnxruntime: 'input size 1 not in range [min=2, max=2]'"
+                  "into Resize", (Action("downgrade", (("opset", lowest),)), Action("upgrade")))
+        have, take = len(schema.inputs), len(at_opset.inputs)
+        if have != take:
+            detail = (f"onnxruntime: 'Node with schema(::Upsample:{at_opset.version}) has input "
+                      f"size {have} not in range [min={take}, max={take}]'")
         else:
             detail = "onnx's checker and onnxruntime reject it"
         info.add("error", "form-opset",
-                 f"the node has the {_FORM_WORDS[form]} but {info.importer} imports opset "
-                 f"{opset}, "
-                 f"whose Upsample-{version} has the {_FORM_WORDS[expected]} ({detail})", fix)
-    if form == 1:
+                 f"the node has the {schema.form_words} but {info.importer} imports opset "
+                 f"{opset}, whose Upsample-{at_opset.version} has the {at_opset.form_words} "
+                 f"({detail})", fix)
+    if schema.experimental:
         info.add("warning", "experimental",
-                 "Upsample-1 is experimental and onnxruntime has no kernel for it ('Could not "
-                 "find an implementation for Upsample(1)')",
-                 Fix("{0} rewrites it as Upsample-7, which onnxruntime runs; {1} turns it "
-                     "into Resize", (Action("downgrade", (("opset", 7),)), Action("upgrade"))))
+                 f"Upsample-{schema.version} is experimental and onnxruntime has no kernel for "
+                 f"it ('Could not find an implementation for Upsample({schema.version})')",
+                 Fix(f"{{0}} rewrites it as Upsample-{_RUNNABLE[0].version}, which onnxruntime "
+                     "runs; {1} turns it into Resize",
+                     (Action("downgrade", (("opset", _LOWEST_RUNNABLE_OPSET),)),
+                      Action("upgrade"))))
 
 
 def describe(node: onnx.NodeProto, label: str, opset: int | None, scope: Scope,
@@ -407,7 +435,7 @@ def describe(node: onnx.NodeProto, label: str, opset: int | None, scope: Scope,
         return info
     _read_attributes(info, attributes)
     _read_mode(info, legacy_modes)
-    if info.form == 9 and len(node.input) == 2 and node.input[1]:
+    if info.schema.scales_from == "scales_input" and len(node.input) == 2 and node.input[1]:
         _read_scales_input(info, scope)
     _check_scales(info, rank)
     _check_opset(info)

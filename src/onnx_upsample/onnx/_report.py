@@ -69,7 +69,7 @@ def upsample_rows(model: onnx.ModelProto) -> list[NodeRow]:
                 node=label,
                 form=form,
                 mode=info.mode_name,
-                scales=_scales_text(info.scales, info.form == 9 and bool(info.scales_input)),
+                scales=_scales_text(info.scales, bool(info.scales_input)),
                 input_shape=_shape_text(x_type),
                 output_shape=_shape_text(y_type),
             ))

@@ -22,9 +22,16 @@ __all__ = [
     "UpsampleVersion",
     "form_of_opset",
     "version_for_opset",
+    "version_of_node",
 ]
 
 ScalesSource = Literal["height_width_attributes", "scales_attribute", "scales_input"]
+
+_SCALES_WORDS: dict[ScalesSource, str] = {
+    "height_width_attributes": "attributes height_scale and width_scale",
+    "scales_attribute": "a scales attribute",
+    "scales_input": "scales as a second input",
+}
 
 #: The names of ONNX's default operator set in ``opset_import`` and ``NodeProto.domain``.
 DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -79,6 +86,18 @@ class UpsampleVersion:
     def attributes(self) -> tuple[str, ...]:
         """Every attribute name the version defines."""
         return self.required_attributes + self.optional_attributes
+
+    @property
+    def form(self) -> int:
+        """The node form this version has, named by the first version that had it: 1 (the
+        height and width attributes), 7 (a scales attribute) or 9 (a scales input; v10
+        too)."""
+        return min(v for v, info in VERSIONS.items() if info.scales_from == self.scales_from)
+
+    @property
+    def form_words(self) -> str:
+        """The node form, for messages: "version-7 form (a scales attribute)"."""
+        return f"version-{self.form} form ({_SCALES_WORDS[self.scales_from]})"
 
 
 VERSIONS: dict[int, UpsampleVersion] = {
@@ -156,5 +175,15 @@ def version_for_opset(opset: int) -> UpsampleVersion:
 
 def form_of_opset(opset: int) -> int:
     """The node form (1, 7 or 9) that ``opset`` expects; v10 has the v9 form."""
-    version = version_for_opset(opset).version
-    return 9 if version == 10 else version
+    return version_for_opset(opset).form
+
+
+def version_of_node(form: int, opset: int | None) -> UpsampleVersion:
+    """The version a node of ``form`` runs as in a model importing ``opset``: the opset's
+    version where that has the node's form (v10 for the v9 form at opset 10 and later),
+    else the version that defined the form."""
+    if opset is not None:
+        at_opset = version_for_opset(opset)
+        if at_opset.form == form:
+            return at_opset
+    return VERSIONS[form]

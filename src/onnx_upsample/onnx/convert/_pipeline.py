@@ -20,6 +20,7 @@ import onnx
 from onnx import TypeProto, helper, numpy_helper, version_converter
 
 from ..._errors import UpsampleError, UpsampleWarning
+from ..._spec.modes import LEGACY_LINEAR_NAMES
 from .._external import without_data
 from .._fixes import Action, Fix, FixableError
 from .._graphs import (
@@ -160,7 +161,7 @@ def upsample_info(site: Site, index: int, node: onnx.NodeProto,
     info = describe(node, node_label(site, node, index), site.opset, site.scope,
                     rank_of(x_type))
     info.raise_if_blocked(doing)
-    if info.mode_name in ("bilinear", "trilinear") and info.form != 1:
+    if info.mode_name in LEGACY_LINEAR_NAMES and info.mode_name not in info.schema.modes:
         # stacklevel 4: past the visitor and each_node, to the line of upgrade() or
         # downgrade() that walks the nodes
         warnings.warn(f"Upsample node {info.label!r}: mode {info.mode_name!r} is a legacy name "
@@ -171,7 +172,7 @@ def upsample_info(site: Site, index: int, node: onnx.NodeProto,
 
 def scales_input(job: Job, site: Site, info: UpsampleNode) -> str:
     """The name of a tensor holding the node's scales (a new constant for attribute forms)."""
-    if info.form == 9:
+    if info.schema.scales_from == "scales_input":
         assert info.scales_input is not None
         return info.scales_input
     assert info.scales is not None

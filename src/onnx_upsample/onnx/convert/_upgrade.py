@@ -151,11 +151,12 @@ def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET) -> onnx
                 del node.attribute[:]
                 node.op_type, node.domain = "Identity", ""
                 return
-            if info.form == 1 and rank_of(types.get(node.input[0])) is None:
+            if info.schema.rank is not None and rank_of(types.get(node.input[0])) is None:
                 warnings.warn(
-                    f"Upsample node {info.label!r}: the rank of X is unknown; Upsample-1 is "
-                    "4-D only, so the Resize gets the scales [1, 1, height_scale, "
-                    "width_scale]", UpsampleWarning, stacklevel=3)
+                    f"Upsample node {info.label!r}: the rank of X is unknown; Upsample-"
+                    f"{info.schema.version} is {info.schema.rank}-D only, so the Resize gets "
+                    "the scales [1, 1, height_scale, width_scale]", UpsampleWarning,
+                    stacklevel=3)
             scales = scales_input(job, site, info)
             assert info.mode is not None
             set_pending(node, "Resize", [node.input[0], scales],
