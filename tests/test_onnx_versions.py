@@ -1,4 +1,4 @@
-"""The versions table (onnx_upsample.onnx._versions) against onnx's own schemas."""
+"""The versions table (onnx_upsample._spec.versions) against onnx's own schemas."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ onnx = pytest.importorskip("onnx")
 
 from onnx.defs import OpSchema  # noqa: E402
 
-from onnx_upsample.onnx._versions import (  # noqa: E402
+from onnx_upsample._spec.versions import (  # noqa: E402
     VERSIONS,
     UpsampleVersion,
     form_of_opset,
@@ -73,13 +73,13 @@ def test_bfloat16_is_not_an_upsample_type() -> None:
     assert "tensor(bfloat16)" not in VERSIONS[9].element_types
 
 
-ONNX_PACKAGE = Path(__file__).resolve().parents[1] / "src" / "onnx_upsample" / "onnx"
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "onnx_upsample"
 
 
 def _attributes_read() -> set[str]:
-    """Every ``.name`` read anywhere in the onnx package (the table's own helpers too)."""
+    """Every ``.name`` read anywhere in the package (the table's own helpers too)."""
     names = set()
-    for path in ONNX_PACKAGE.rglob("*.py"):
+    for path in PACKAGE.rglob("*.py"):
         tree = ast.parse(path.read_text())
         names |= {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
     return names
@@ -96,7 +96,7 @@ def test_every_field_of_the_table_is_read() -> None:
 def test_the_node_logic_compares_no_version_numbers() -> None:
     """What a version is (its form, rank, modes, inputs, deprecation) comes from the table,
     not from comparing form or version numbers in the node reader."""
-    source = (ONNX_PACKAGE / "_node.py").read_text()
+    source = (PACKAGE / "onnx" / "_node.py").read_text()
     compared = re.findall(r"\b(?:form|version)\s*(?:==|!=|<=|>=|<|>|in)\s*\(?\d", source)
     assert not compared, compared
 

@@ -35,6 +35,16 @@ class ElementType:
         The compiled linear kernel's element code (``T_<kernel>`` in the extension).
     ort : bool
         onnxruntime 1.32 has an Upsample kernel for it.
+    package : str
+        The package whose dtype it is, under its ``name``: ``numpy``, or ``ml_dtypes``
+        (bfloat16; float8 types would be too).
+    kind : str or None
+        For text and object arrays, the numpy dtype kind that is this type whatever its
+        width (``U``, ``S``, ``O``); None for types matched by name.
+    note : str
+        Said after the name where messages list the types (``bfloat16 (ml_dtypes)``).
+    in_schema : bool
+        Upsample-7/9/10's schema allows its ONNX type (onnx-upsample runs the others too).
     """
 
     name: str
@@ -43,6 +53,10 @@ class ElementType:
     parts: int = 1
     kernel: str | None = None
     ort: bool = False
+    package: str = "numpy"
+    kind: str | None = None
+    note: str = ""
+    in_schema: bool = True
 
     @property
     def linear_ok(self) -> bool:
@@ -74,41 +88,49 @@ TYPES: tuple[ElementType, ...] = (
     ElementType("float16", "tensor(float16)", _F32, kernel="HALF", ort=True),
     ElementType("float32", "tensor(float)", _F32, kernel="FLOAT32", ort=True),
     ElementType("float64", "tensor(double)", _F64, kernel="FLOAT64"),
-    ElementType("str", "tensor(string)", None),
-    ElementType("bytes", "tensor(string)", None),
-    ElementType("object", "tensor(string)", None),
+    ElementType("str", "tensor(string)", None, kind="U"),
+    ElementType("bytes", "tensor(string)", None, kind="S"),
+    ElementType("object", "tensor(string)", None, kind="O", note="ONNX strings"),
     ElementType("bool", "tensor(bool)", None),
     ElementType("complex64", "tensor(complex64)", _F32, parts=2, kernel="FLOAT32"),
     ElementType("complex128", "tensor(complex128)", _F64, parts=2, kernel="FLOAT64"),
-    ElementType("bfloat16", "tensor(bfloat16)", _F32, kernel="HALF"),
+    ElementType("bfloat16", "tensor(bfloat16)", _F32, kernel="HALF", package="ml_dtypes",
+                note="ml_dtypes", in_schema=False),
 )
 BY_NAME = {t.name: t for t in TYPES}
+_BY_KIND = {t.kind: t for t in TYPES if t.kind is not None}
+_BY_PACKAGE_AND_NAME = {(t.package, t.name): t for t in TYPES if t.kind is None}
 
 #: The 15 ONNX type strings Upsample-7/9/10's schema allows (bfloat16 is not among them).
 ONNX_TYPES: tuple[str, ...] = tuple(dict.fromkeys(
-    t.onnx for t in TYPES if t.onnx is not None and t.name != "bfloat16"))
+    t.onnx for t in TYPES if t.onnx is not None and t.in_schema))
 #: The ONNX type strings onnxruntime 1.32 has an Upsample kernel for.
 ORT_ONNX_TYPES: tuple[str, ...] = tuple(t.onnx for t in TYPES if t.ort and t.onnx)
 
-SUPPORTED_NAMES = (
-    "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, "
-    "float64, complex64, complex128, bfloat16 (ml_dtypes), str, bytes, object (ONNX strings)"
-)
-
-_ITEMSIZES = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8), "c": (8, 16)}
-_PREFIX = {"b": "bool", "i": "int", "u": "uint", "f": "float", "c": "complex"}
+def onnx_type_names(onnx_types: tuple[str, ...]) -> tuple[str, ...]:
+    """The names of ONNX type strings (``tensor(float)`` -> ``float32``), in their order;
+    ``tensor(string)`` is ``str``, the first of the three arrays that hold it."""
+    return tuple(next(t.name for t in TYPES if t.onnx == onnx) for onnx in onnx_types)
 
 
-def _numpy_name(dtype: np.dtype) -> str | None:
-    """Canonical name of a plain numpy numeric dtype ('q' and 'l' are both int64)."""
-    if dtype.type.__module__ != "numpy" or dtype.itemsize not in _ITEMSIZES.get(dtype.kind, ()):
-        return None
-    return "bool" if dtype.kind == "b" else f"{_PREFIX[dtype.kind]}{8 * dtype.itemsize}"
+def linear_defined_for_onnx(onnx_type: str) -> bool:
+    """Whether linear mode is defined for the ONNX type string (for a model's X)."""
+    return any(t.linear_ok for t in TYPES if t.onnx == onnx_type)
 
 
-def is_bfloat16(dtype: np.dtype) -> bool:
-    """True for ml_dtypes' bfloat16 (checked without importing ml_dtypes)."""
-    return dtype.name == "bfloat16" and dtype.type.__module__.startswith("ml_dtypes")
+#: The types, as messages list them.
+SUPPORTED_NAMES = ", ".join(f"{t.name} ({t.note})" if t.note else t.name for t in TYPES)
+
+
+def find_element_type(dtype: np.dtype) -> ElementType | None:
+    """The table's row for ``dtype``: by kind for text and objects, else by the package
+    that defines the dtype and its name ('q' and 'l' are both numpy's int64; numpy's own
+    longdouble is 'float128', no row), checked without importing ml_dtypes."""
+    by_kind = _BY_KIND.get(dtype.kind)
+    if by_kind is not None:
+        return by_kind
+    package = dtype.type.__module__.partition(".")[0]
+    return _BY_PACKAGE_AND_NAME.get((package, dtype.name))
 
 
 def type_name(dtype: np.dtype) -> str:
@@ -122,19 +144,15 @@ def type_name(dtype: np.dtype) -> str:
 
 def element_type(dtype: np.dtype, spelling: Spelling = PYTHON) -> ElementType:
     """Classify ``dtype`` or raise :class:`UpsampleError` naming the supported types."""
-    name = _numpy_name(dtype)
-    if name is None:
-        name = {"U": "str", "S": "bytes", "O": "object"}.get(dtype.kind)
-    if name is None and is_bfloat16(dtype):
-        name = "bfloat16"
-    if name is None:
+    row = find_element_type(dtype)
+    if row is None:
         fix = ("save the array as one of these types first" if spelling.options
                else f"convert {spelling.x} with {spelling.x}.astype(...) first")
         raise UpsampleError(
             f"{spelling.x} has element type {dtype.name!r} ({dtype.str}), which ONNX Upsample "
             f"does not define; expected one of: {SUPPORTED_NAMES}; {fix}"
         )
-    return BY_NAME[name]
+    return row
 
 
 def check_mode_defined(mode: str, etype: ElementType, spelling: Spelling = PYTHON) -> None:

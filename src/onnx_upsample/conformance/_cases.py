@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._api import output_shape
-from .._spec.dtypes import BY_NAME, ONNX_TYPES, TYPES
+from .._spec.dtypes import BY_NAME, ONNX_TYPES, TYPES, onnx_type_names
 from .._spec.rules import ort_linear_axes
+from .._spec.versions import VERSIONS
 
 #: Bumped whenever a case is added, removed or changes its data; IDs never change meaning.
 SUITE_VERSION = "2.0"
@@ -36,7 +37,7 @@ SPEC_TYPES = tuple(dict.fromkeys(
 # The types linear mode is defined for.
 NUMERIC_TYPES = tuple(t for t in SPEC_TYPES if t in BY_NAME and BY_NAME[t].linear_ok)
 # Upsample-1 constrains T to these (its schema's list).
-V1_TYPES = ("bool", "int32", "int64", "float16", "float32", "float64")
+V1_TYPES = onnx_type_names(VERSIONS[1].element_types)
 # The types onnxruntime 1.32 has an Upsample kernel for.
 ORT_TYPES = tuple(t.name for t in TYPES if t.ort)
 

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from .._spec.dtypes import find_element_type
+
 EXACT, ULP1, WRONG = "exact", "1-ulp", "wrong"
 WRONG_DTYPE, WRONG_SHAPE = "wrong-dtype", "wrong-shape"
 REFUSED, ERROR, ADAPTER_ERROR = "refused", "error", "adapter-error"
@@ -77,7 +79,8 @@ def _as_text(array: np.ndarray) -> np.ndarray:
 
 
 def _is_floating(array: np.ndarray) -> bool:
-    return array.dtype.kind in "fc" or array.dtype.name == "bfloat16"
+    etype = find_element_type(array.dtype)
+    return etype is not None and etype.is_float
 
 
 def _float_parts(array: np.ndarray) -> list[np.ndarray]:

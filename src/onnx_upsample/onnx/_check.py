@@ -10,13 +10,13 @@ import numpy as np
 from onnx import ModelProto, TensorProto, TypeProto
 
 from .._errors import UpsampleError
-from .._spec.dtypes import ORT_ONNX_TYPES
+from .._spec.dtypes import ORT_ONNX_TYPES, linear_defined_for_onnx, onnx_type_names
 from .._spec.rules import ort_linear_axes
+from .._spec.versions import VERSIONS
 from ._fixes import Action, Fix, FixableError, fix_of
 from ._graphs import ModelLike, default_opset, is_upsample, model_of, node_label
 from ._infer import infer_shapes, output_type, rank_of, site_type_maps
 from ._node import UpsampleNode, describe
-from ._versions import VERSIONS
 
 __all__ = ["Finding", "check"]
 
@@ -103,10 +103,11 @@ def _check_types(out: _Findings, info: UpsampleNode, x_type: TypeProto | None) -
     elif name not in ORT_ONNX_TYPES:
         out.add("warning", info.label, "ort-element-type",
                 f"onnxruntime 1.32 has no Upsample kernel for {name} ('Could not find an "
-                "implementation for Upsample'); it has float, float16, int8, uint8 and int32",
+                "implementation for Upsample'); it has "
+                f"{', '.join(onnx_type_names(ORT_ONNX_TYPES))}",
                 Fix("run the model with {0}, or Cast X to float around the node",
                     (Action("run"),)))
-    if info.mode == "linear" and name in ("tensor(bool)", "tensor(string)"):
+    if info.mode == "linear" and not linear_defined_for_onnx(name):
         out.add("error", info.label, "linear-type",
                 f"mode is linear but X has element type {name}; linear interpolation is "
                 "defined for numeric types only", "use mode='nearest'")

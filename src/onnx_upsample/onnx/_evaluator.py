@@ -12,10 +12,10 @@ from onnx.reference.op_run import OpRun
 
 from .._api import upsample
 from .._errors import UpsampleError, UpsampleWarning
+from .._spec.versions import DEFAULT_DOMAINS
 from ._fixes import FixableWarning
 from ._graphs import Scope
 from ._node import describe
-from ._versions import DEFAULT_DOMAINS
 
 __all__ = ["Upsample", "reference_evaluator"]
 

@@ -15,6 +15,7 @@ import onnx
 from onnx import AttributeProto, TypeProto, helper, numpy_helper
 
 from .._errors import UpsampleError, UpsampleWarning
+from .._spec.versions import DEFAULT_DOMAINS
 from ._evaluator import Upsample
 from ._graphs import (
     ModelLike,
@@ -27,7 +28,6 @@ from ._graphs import (
     walk,
 )
 from ._infer import infer_shapes, site_type_maps
-from ._versions import DEFAULT_DOMAINS
 
 __all__ = ["ScalesNotFolded", "fold_scales"]
 

@@ -18,7 +18,7 @@ import onnx
 from onnx import AttributeProto, numpy_helper
 
 from .._errors import UpsampleError
-from ._versions import DEFAULT_DOMAINS
+from .._spec.versions import DEFAULT_DOMAINS
 
 # What the model tools take: a model, or the path of a .onnx file.
 ModelLike: TypeAlias = "onnx.ModelProto | str | os.PathLike[str]"

@@ -19,9 +19,9 @@ from onnx import AttributeProto
 
 from .._spec.call import scale_value_problems
 from .._spec.modes import LEGACY_LINEAR_NAMES, MODES
+from .._spec.versions import VERSIONS, UpsampleVersion, version_for_opset, version_of_node
 from ._fixes import Action, Fix, FixableError, fix_of
 from ._graphs import Scope
-from ._versions import VERSIONS, UpsampleVersion, version_for_opset, version_of_node
 
 __all__ = ["Problem", "UpsampleNode", "describe"]
 

@@ -15,8 +15,8 @@ import onnx
 from onnx import TypeProto
 
 from ..._errors import UpsampleError
+from ..._spec.versions import DEFAULT_DOMAINS
 from .._graphs import Site, node_label
-from .._versions import DEFAULT_DOMAINS
 
 __all__ = ["moves_down_unchanged"]
 

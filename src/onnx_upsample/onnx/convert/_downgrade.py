@@ -16,9 +16,9 @@ import onnx
 from onnx import TypeProto
 
 from ..._errors import UpsampleError
+from ..._spec.versions import DEFAULT_DOMAINS
 from .._fixes import Action, Fix, FixableError
 from .._graphs import ModelLike, Site, default_opset, is_upsample, model_of, node_label, walk
-from .._versions import DEFAULT_DOMAINS
 from ._pipeline import (
     Job,
     as_text,

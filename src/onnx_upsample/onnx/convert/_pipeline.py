@@ -21,6 +21,7 @@ from onnx import TypeProto, helper, numpy_helper, version_converter
 
 from ..._errors import UpsampleError, UpsampleWarning
 from ..._spec.modes import LEGACY_LINEAR_NAMES
+from ..._spec.versions import DEFAULT_DOMAINS
 from .._external import without_data
 from .._fixes import Action, Fix, FixableError
 from .._graphs import (
@@ -34,7 +35,6 @@ from .._graphs import (
 )
 from .._infer import infer_shapes, rank_of, site_type_maps
 from .._node import UpsampleNode, describe
-from .._versions import DEFAULT_DOMAINS
 from ._bridge import moves_down_unchanged
 
 __all__ = [

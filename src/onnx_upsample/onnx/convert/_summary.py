@@ -12,9 +12,9 @@ from typing import Literal
 
 import onnx
 
+from ..._spec.versions import DEFAULT_DOMAINS, version_for_opset
 from .._graphs import Site, is_upsample, node_label, walk
 from .._node import describe
-from .._versions import DEFAULT_DOMAINS, version_for_opset
 
 __all__ = ["rewrites"]
 

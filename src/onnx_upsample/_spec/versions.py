@@ -2,7 +2,8 @@
 
 One table says, per version, where the scales come from, which inputs and attributes the node
 has, which modes and element types the schema allows, the rank rule and whether the version is
-deprecated. ``tests/test_onnx_versions.py`` checks it against ``onnx.defs.get_schema``.
+deprecated. The model tools (``onnx_upsample.onnx``) and the conformance suite read it;
+``tests/test_onnx_versions.py`` checks it against ``onnx.defs.get_schema``.
 
 No onnx import here: this module is plain data and small helpers.
 """
@@ -12,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .._spec.dtypes import ONNX_TYPES
-from .._spec.modes import VERSION_MODE_NAMES
+from .dtypes import ONNX_TYPES
+from .modes import VERSION_MODE_NAMES
 
 __all__ = [
     "DEFAULT_DOMAINS",
