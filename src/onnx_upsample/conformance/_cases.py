@@ -17,6 +17,7 @@ import numpy as np
 
 from .._api import output_shape
 from .._spec.dtypes import BY_NAME, ONNX_TYPES, TYPES, onnx_type_names
+from .._spec.modes import MODES
 from .._spec.rules import ort_linear_axes
 from .._spec.versions import VERSIONS
 
@@ -130,7 +131,7 @@ def _label(value: float) -> str:
 
 def _forms() -> Iterator[Case]:
     shape = (1, 2, 3, 4)
-    for mode in ("nearest", "linear"):
+    for mode in MODES:
         for scales, kind in (((1, 1, 2, 3), "int"), ((1, 1, 1.5, 2.5), "frac")):
             for form in FORMS:
                 case_scales = _computed_scales(shape, scales) if form == "v9-computed" \
@@ -185,7 +186,7 @@ _RANK_SHAPES = {1: (7,), 2: (3, 5), 3: (2, 3, 4), 4: (2, 3, 3, 4), 5: (1, 2, 2, 
 
 def _ranks() -> Iterator[Case]:
     for rank in range(1, 7):
-        for mode in ("nearest", "linear"):
+        for mode in MODES:
             yield _case(f"rank{rank}_{mode}", "ranks 1-6",
                         f"{mode} on rank {rank}, scales {list(_f32(_RANK_SCALES[rank]))}",
                         "v9", mode, "float32", _RANK_SHAPES[rank], _RANK_SCALES[rank])
@@ -216,14 +217,14 @@ _SCALE_VALUES = (2, 3, 4, 1.5, 1.3333334, 1.6, 2.1333334, 1.0000001, 1.1, 2.5, 7
 
 def _scale_values() -> Iterator[Case]:
     for value in _SCALE_VALUES:
-        for mode in ("nearest", "linear"):
+        for mode in MODES:
             yield _case(f"scale_{_label(value)}_{mode}", "scale values",
                         f"{mode}, both spatial axes scaled by float32 {float(np.float32(value))!r}",
                         "v9", mode, "float32", (1, 1, 5, 7), (1, 1, value, value), "ramp")
 
 
 def _edges() -> Iterator[Case]:
-    for mode in ("nearest", "linear"):
+    for mode in MODES:
         yield _case(f"size1_axis_{mode}", "size-1 and empty axes",
                     f"{mode}: a length-1 axis scaled by 3 (its two taps are the same element)",
                     "v9", mode, "float32", (1, 1, 1, 4), (1, 1, 3, 1.5))
@@ -246,7 +247,7 @@ def _edges() -> Iterator[Case]:
 
 def _special_values() -> Iterator[Case]:
     for dtype in ("float16", "float32", "float64"):
-        for mode in ("nearest", "linear"):
+        for mode in MODES:
             yield _case(f"special_{dtype}_{mode}", "special values",
                         f"{mode} on {dtype} with NaN, +-inf, -0.0, subnormals and the "
                         f"largest finite values among ordinary ones", "v9", mode, dtype,
@@ -327,7 +328,7 @@ _PLAIN_SHAPE, _PLAIN_SCALES = (1, 2, 3, 4), (1, 1, 1.5, 2.5)
 
 def _plain_types() -> Iterator[Case]:
     for dtype in SPEC_TYPES:
-        for mode in ("nearest", "linear") if dtype in NUMERIC_TYPES else ("nearest",):
+        for mode in MODES if dtype in NUMERIC_TYPES else MODES[:1]:
             yield _case(f"type_{dtype}_nchw_{mode}", "element types (NCHW)",
                         f"{mode} on {dtype}, NCHW {list(_PLAIN_SHAPE)} with only H and W "
                         f"scaled {list(_f32(_PLAIN_SCALES))}", "v9", mode, dtype,
@@ -345,7 +346,7 @@ _SIZE_CASES = ((5, 3, 1.4, 1.5), (10, 7, 1.3, 1.5), (5, 5, 1.8, 1.3), (10, 4, 2.
 def _size_rules() -> Iterator[Case]:
     for h, w, s_h, s_w in _SIZE_CASES:
         exact = [int(v) for v in (np.float64(np.float32(s_h)) * h, np.float64(np.float32(s_w)) * w)]
-        for mode in ("nearest", "linear"):
+        for mode in MODES:
             yield _case(
                 f"size_{h}x{_label(s_h)}_{w}x{_label(s_w)}_{mode}", "output-size rules",
                 f"{mode}, [1, 1, {h}, {w}] x [1, 1, {np.float32(s_h)!r}, {np.float32(s_w)!r}]: "
@@ -363,7 +364,7 @@ _COORDINATE_CASES = ((16, 20, 1.2), (11, 14, 1.7), (16, 18, 2.2), (32, 6, 2.7),
 
 def _coordinate_rules() -> Iterator[Case]:
     for h, w, scale in _COORDINATE_CASES:
-        for mode in ("nearest", "linear"):
+        for mode in MODES:
             yield _case(f"coordinate_{_label(scale)}_{h}x{w}_{mode}", "coordinate rules",
                         f"{mode}, [1, 1, {h}, {w}] x {np.float32(scale)!r} on H and W: "
                         "PyTorch's reciprocal multiply, float64 division and a scale of "

@@ -16,6 +16,8 @@ import onnx
 from onnx import TensorProto, helper
 
 from .._api import output_shape
+from .._spec.modes import MODES
+from .._spec.versions import VERSIONS
 from ._cases import Case
 
 # IR 7 (onnx 1.6): loaded by every runtime still in use, and valid for opsets 1-10.
@@ -60,7 +62,7 @@ def build_model(case: Case) -> onnx.ModelProto:
     nodes: list[onnx.NodeProto] = []
     mode = case.mode
     if case.form == "v1":
-        mode = "bilinear" if case.mode == "linear" else "nearest"
+        mode = VERSIONS[1].modes[MODES.index(case.mode)]  # version 1 calls linear bilinear
         nodes.append(helper.make_node("Upsample", ["X"], ["Y"], mode=mode,
                                       height_scale=case.scales[2], width_scale=case.scales[3]))
     elif case.form == "v7":

@@ -16,6 +16,7 @@ import onnx
 from onnx import TypeProto
 
 from ..._errors import UpsampleError
+from ..._spec.modes import MODES
 from ..._spec.versions import DEFAULT_DOMAINS
 from .._fixes import Action, Fix, FixableError
 from .._graphs import ModelLike, Site, default_opset, is_upsample, model_of, node_label, walk
@@ -50,7 +51,7 @@ def _resize_as_upsample(site: Site, node: onnx.NodeProto, label: str) -> tuple[s
         return UpsampleError(f"Resize node {label!r} is not an Upsample: {why}; {fix}")
 
     mode = as_text(attribute_value(node, "mode", b"nearest"))
-    if mode not in ("nearest", "linear"):
+    if mode not in MODES:
         raise refuse(f"mode is {mode!r} (Upsample has nearest and linear)",
                      "keep this model at its opset")
     if opset == 10:

@@ -15,6 +15,7 @@ import onnx
 from onnx import TypeProto
 
 from ..._errors import UpsampleError, UpsampleWarning
+from ..._spec.modes import MODES
 from ..._spec.versions import DEFAULT_DOMAINS
 from .._fixes import Action, Fix, FixableError
 from .._graphs import ModelLike, Site, default_opset, is_upsample, model_of, node_label, walk
@@ -165,7 +166,7 @@ def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET) -> onnx
               and site.opset == 10 and target > 10):
             label = node_label(site, node, index)
             mode = as_text(attribute_value(node, "mode", b"nearest"))
-            if mode not in ("nearest", "linear") or len(node.input) != 2:
+            if mode not in MODES or len(node.input) != 2:
                 return  # invalid Resize-10: let the converter report it
             nearest_mode = "floor" if mode == "linear" else _resize10_nearest_mode(
                 site, node, label)
