@@ -71,6 +71,21 @@ def kernel_working_bytes(x: np.ndarray, threads: int) -> int:
     return copy + KERNEL_WORKING_BYTES + threads * KERNEL_WORKING_BYTES_PER_THREAD
 
 
+def check_bytes_fit(n_bytes: int, what: str, fix: str, working_bytes: int = 0) -> None:
+    """Refuse ``n_bytes`` (plus ``working_bytes`` needed alongside) beyond the memory this
+    process may use (physical memory or the cgroup limit), before anything tries to hold
+    them: ``{what} {size}, more than {limit}; {fix}``, ``what`` saying what needs the size
+    ("the output would have shape (2, 3) and take", "'model.onnx' is")."""
+    available, source = memory_limit()
+    if available is not None and n_bytes + working_bytes > available:
+        working = (f" plus {format_bytes(working_bytes)} of working memory"
+                   if working_bytes else "")
+        raise UpsampleError(
+            f"{what} {format_bytes(n_bytes)}{working}, more than {source} "
+            f"({format_bytes(available)}); {fix}"
+        )
+
+
 def check_fits_in_memory(
     shape: tuple[int, ...], itemsize: int, what: str = "the output",
     fix: str = "use smaller scales, or onnx_upsample.dask.upsample for arrays beyond memory",
@@ -79,12 +94,5 @@ def check_fits_in_memory(
     """Refuse an array (plus ``working_bytes`` needed alongside it) larger than the memory
     this process may use (physical memory or the cgroup limit) before numpy tries to
     allocate it."""
-    n_bytes = math.prod(shape) * itemsize
-    available, source = memory_limit()
-    if available is not None and n_bytes + working_bytes > available:
-        working = (f" plus {format_bytes(working_bytes)} of working memory"
-                   if working_bytes else "")
-        raise UpsampleError(
-            f"{what} would have shape {shape} and take {format_bytes(n_bytes)}{working}, "
-            f"more than {source} ({format_bytes(available)}); {fix}"
-        )
+    check_bytes_fit(math.prod(shape) * itemsize, f"{what} would have shape {shape} and take",
+                    fix, working_bytes)

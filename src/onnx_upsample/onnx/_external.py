@@ -106,21 +106,20 @@ def with_all_data(model: ModelProto, base: str) -> ModelProto:
 
 def load(path: str, which: Which = "small") -> ModelProto:
     """Read the model at ``path`` safely; load its small external tensors, or all of them."""
-    from .._resources import format_bytes, memory_limit
+    from .._resources import check_bytes_fit, format_bytes
 
     size = os.path.getsize(path)
-    available, source = memory_limit()
     if size > PROTOBUF_LIMIT:
         raise UpsampleError(f"{path!r} is {format_bytes(size)}, beyond protobuf's 2 GiB: an "
                             "ONNX file that large must keep its tensors as external data")
-    if available is not None and size > available:
-        raise UpsampleError(f"{path!r} is {format_bytes(size)}, more than {source}")
+    elsewhere = "run it on a machine with more memory"
+    check_bytes_fit(size, f"{path!r} is", f"it cannot be read here: {elsewhere}")
     model = onnx.load(path, load_external_data=False)
     base = os.path.dirname(os.path.abspath(path))
     total = check_locations(model, base)
-    if which == "all" and available is not None and total > available:
-        raise UpsampleError(f"{path!r} stores {format_bytes(total)} of tensors beside it, "
-                            f"more than {source}; it cannot be run in memory")
+    if which == "all":
+        check_bytes_fit(total, f"{path!r} stores its tensors beside it, in",
+                        f"it cannot be run in memory here: {elsewhere}")
     for tensor in external_tensors(model):
         if which == "all" or _nbytes(tensor, ExternalDataInfo(tensor)) <= SMALL_TENSOR_BYTES:
             load_external_data_for_tensor(tensor, base)

@@ -17,7 +17,7 @@ import onnx
 from onnx import ValueInfoProto, helper
 
 from .._errors import UpsampleError
-from .._resources import format_bytes, memory_limit
+from .._resources import check_bytes_fit, memory_limit
 from ._graphs import is_upsample
 from ._infer import infer_shapes
 
@@ -195,8 +195,7 @@ def check_tensor_sizes(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) 
     UpsampleError
         Naming the tensor, its shape and size, and the limit.
     """
-    available, source = memory_limit()
-    if available is None:
+    if memory_limit()[0] is None:
         return
     sized = onnx.ModelProto()
     sized.CopyFrom(model)
@@ -221,10 +220,6 @@ def check_tensor_sizes(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) 
             itemsize = helper.tensor_dtype_to_np_dtype(tensor.elem_type).itemsize
         except (KeyError, TypeError, ValueError):
             continue
-        n_bytes = math.prod(dims) * itemsize
-        if n_bytes > available:
-            raise UpsampleError(
-                f"running the model needs tensor {value.name!r} of shape {tuple(dims)}, "
-                f"which takes {format_bytes(n_bytes)}, more than {source} "
-                f"({format_bytes(available)}); give smaller inputs with --input"
-            )
+        check_bytes_fit(math.prod(dims) * itemsize,
+                        f"running the model needs tensor {value.name!r} of shape "
+                        f"{tuple(dims)}, which takes", "give smaller inputs with --input")
