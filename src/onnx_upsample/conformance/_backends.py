@@ -25,99 +25,30 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ._backend_base import (
+    NOT_IMPLEMENTED,
+    REFUSALS,
+    AdapterError,
+    Backend,
+    BackendUnavailableError,
+    Run,
+    as_list,
+    import_runtime,
+    installed_version,
+)
+from ._pytorch import pytorch
+
 BUILTIN = ("onnxruntime", "onnx-reference", "onnx-reference+onnx-upsample", "openvino",
            "tract", "tinygrad", "tvm", "pytorch")
 
-_NOT_IMPLEMENTED = r"^NotImplementedError:"
-
-#: name -> what its explicit not-implemented / not-supported errors look like, as a pattern
-#: searched in "ExceptionType: message" (one line). Every other exception is an error.
-REFUSALS: dict[str, str] = {
-    # status NOT_IMPLEMENTED (no kernel for this version or type); a type it has no support
-    # for; a kernel's stated limits ("'Linear' mode only supports: 2-D inputs..."); the
-    # opset-10 Upsample its schema registry calls deprecated
-    "onnxruntime": r"^NotImplemented:|not currently registered or supported|only supports"
-                   r"|is deprecated in domain_version",
-    "onnx-reference": r"^RuntimeError: Not implemented",
-    "onnx-reference+onnx-upsample": r"^RuntimeError: Not implemented",
-    # the frontend cannot convert the node; a type it does not know; a plugin's limits
-    "openvino": r"OpConversionFailure|Unsupported type|only supports",
-    "tract": r"Unimplemented\(|Unknown DatumType",
-    # its stated limits; an ONNX element type it does not know
-    "tinygrad": r"not supported|is not a valid OnnxDataType",
-    "tvm": r"^OpNotImplemented:|not supported|is not implemented|unknown dtype",
-    # the adapter's own refusals are NotImplementedError; torch's dtype and rank limits too
-    "pytorch": r"not implemented for|not supported",
-}
-
-# name -> the pip line that installs it
-INSTALL = {
-    "onnxruntime": "pip install 'onnxruntime==1.32.*'",
-    "onnx-reference": "pip install 'onnx-upsample[onnx]'",
-    "onnx-reference+onnx-upsample": "pip install 'onnx-upsample[onnx]'",
-    "openvino": "pip install openvino (or 'onnx-upsample[conformance]')",
-    "tract": "pip install tract (or 'onnx-upsample[conformance]')",
-    "tinygrad": "pip install tinygrad (or 'onnx-upsample[conformance]'); its CPU device "
-                "needs clang",
-    "tvm": "pip install apache-tvm (about 300 MB; not in the conformance extra)",
-    "pytorch": "pip install torch (the CPU wheel is enough: --index-url "
-               "https://download.pytorch.org/whl/cpu)",
-}
-
-Run = Callable[[Path, dict[str, np.ndarray]], list[np.ndarray]]
-
-
-class BackendUnavailableError(Exception):
-    """The backend cannot be loaded here (not installed, or not a valid name)."""
-
-
-class AdapterError(Exception):
-    """The backend's adapter broke its contract (graded ``adapter-error``, not the
-    runtime's fault)."""
-
-
-@dataclass(frozen=True)
-class Backend:
-    """A loaded runtime: its name, version, how to run one case, and which of its errors
-    are explicit refusals (see :data:`REFUSALS`)."""
-
-    name: str
-    version: str
-    run: Run
-    refusal: str = _NOT_IMPLEMENTED
-
-    def refuses(self, words: str) -> bool:
-        """Whether an error, as "ExceptionType: message", is an explicit refusal."""
-        return re.search(f"{_NOT_IMPLEMENTED}|{self.refusal}", words) is not None
-
-
-def _version(distribution: str) -> str:
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
-def _import(module: str, name: str) -> Any:
-    try:
-        return importlib.import_module(module)
-    except ImportError as error:
-        hint = INSTALL.get(name, f"pip install {module.split('.')[0]}")
-        raise BackendUnavailableError(f"backend {name!r} is not installed here ({error}): "
-                                 f"{hint}") from None
-
-
 def _onnxruntime() -> Backend:
-    ort = _import("onnxruntime", "onnxruntime")
+    ort = import_runtime("onnxruntime", "onnxruntime")
 
     def run(path: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
         options = ort.SessionOptions()
@@ -130,7 +61,7 @@ def _onnxruntime() -> Backend:
 
 def _onnx_reference(with_ours: bool) -> Backend:
     name = "onnx-reference+onnx-upsample" if with_ours else "onnx-reference"
-    reference = _import("onnx.reference", name)
+    reference = import_runtime("onnx.reference", name)
     new_ops = []
     if with_ours:
         from ..onnx import Upsample
@@ -141,13 +72,13 @@ def _onnx_reference(with_ours: bool) -> Backend:
         evaluator = reference.ReferenceEvaluator(str(path), new_ops=new_ops)
         return list(evaluator.run(None, inputs))
 
-    version = _version("onnx") + (f" + onnx-upsample {_version('onnx-upsample')}"
+    version = installed_version("onnx") + (f" + onnx-upsample {installed_version('onnx-upsample')}"
                                   if with_ours else "")
     return Backend(name, version, run, REFUSALS[name])
 
 
 def _openvino() -> Backend:
-    ov = _import("openvino", "openvino")
+    ov = import_runtime("openvino", "openvino")
     core = ov.Core()
 
     def run(path: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -158,7 +89,7 @@ def _openvino() -> Backend:
         results = compiled(list(inputs.values()))
         return [np.asarray(results[output]) for output in compiled.outputs]
 
-    return Backend("openvino", _version("openvino"), run, REFUSALS["openvino"])
+    return Backend("openvino", installed_version("openvino"), run, REFUSALS["openvino"])
 
 
 _TRACT_TYPES = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8",
@@ -167,7 +98,7 @@ _TRACT_TYPES = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i
 
 
 def _tract() -> Backend:
-    tract = _import("tract", "tract")
+    tract = import_runtime("tract", "tract")
 
     def run(path: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
         model = tract.onnx().load(str(path))
@@ -183,27 +114,27 @@ def _tract() -> Backend:
         runnable = typed.into_runnable()
         return [t.to_numpy() for t in runnable.run(list(inputs.values()))]
 
-    return Backend("tract", _version("tract"), run, REFUSALS["tract"])
+    return Backend("tract", installed_version("tract"), run, REFUSALS["tract"])
 
 
 def _tinygrad() -> Backend:
     # tinygrad picks the first device that works; name the CPU so results do not depend on
     # which accelerators a machine has
     os.environ.setdefault("DEV", "CPU")
-    onnx_frontend = _import("tinygrad.nn.onnx", "tinygrad")
+    onnx_frontend = import_runtime("tinygrad.nn.onnx", "tinygrad")
 
     def run(path: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
         runner = onnx_frontend.OnnxRunner(str(path))
         outputs = runner(dict(inputs))
         return [np.asarray(value.numpy()) for value in outputs.values()]
 
-    return Backend("tinygrad", _version("tinygrad"), run, REFUSALS["tinygrad"])
+    return Backend("tinygrad", installed_version("tinygrad"), run, REFUSALS["tinygrad"])
 
 
 def _tvm() -> Backend:
-    tvm = _import("tvm", "tvm")
-    relax = _import("tvm.relax", "tvm")
-    frontend = _import("tvm.relax.frontend.onnx", "tvm")
+    tvm = import_runtime("tvm", "tvm")
+    relax = import_runtime("tvm.relax", "tvm")
+    frontend = import_runtime("tvm.relax.frontend.onnx", "tvm")
 
     def run(path: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
         import onnx
@@ -216,7 +147,7 @@ def _tvm() -> Backend:
         values = result if isinstance(result, (list, tuple)) else [result]
         return [np.asarray(v.numpy()) for v in values]
 
-    return Backend("tvm", _version("apache-tvm"), run, REFUSALS["tvm"])
+    return Backend("tvm", installed_version("apache-tvm"), run, REFUSALS["tvm"])
 
 
 # top-level package -> the built-in backend whose refusals its errors are
@@ -237,11 +168,11 @@ def _custom(spec: str) -> Backend:
     if target is None:
         raise BackendUnavailableError(f"backend {spec!r}: module {module_name!r} has no "
                                       f"{attribute!r}")
-    version = _version(module_name.split(".")[0])
+    version = installed_version(module_name.split(".")[0])
     # onnx's backend-test runner needs only prepare(); run_model() alone is the other half
     # of the same API (onnxruntime.backend has both, as module functions)
     # a runtime's own backend module (onnxruntime.backend) refuses as that runtime does
-    refusal = REFUSALS.get(_PACKAGES.get(module_name.split(".")[0], ""), _NOT_IMPLEMENTED)
+    refusal = REFUSALS.get(_PACKAGES.get(module_name.split(".")[0], ""), NOT_IMPLEMENTED)
     if callable(getattr(target, "prepare", None)) or callable(getattr(target, "run_model",
                                                                         None)):
         return Backend(spec, version, _backend_api(target), refusal)
@@ -273,25 +204,6 @@ def _backend_api(backend: Any) -> Run:
     return run
 
 
-def as_list(outputs: Any, source: str) -> list[np.ndarray]:
-    """The outputs as a list; anything but a list, tuple or dict of outputs, or one array,
-    breaks the adapter's contract (a generator would be consumed once, None holds nothing)."""
-    if isinstance(outputs, dict):
-        return list(outputs.values())
-    if isinstance(outputs, (list, tuple)):
-        return list(outputs)
-    if isinstance(outputs, np.ndarray):
-        return [outputs]
-    raise AdapterError(f"{source} returned {type(outputs).__name__}; the contract is a list, "
-                       "tuple or dict of arrays (or one numpy array)")
-
-
-def _pytorch() -> Backend:
-    from ._pytorch import pytorch
-
-    return pytorch()
-
-
 def load(spec: str) -> Backend:
     """The backend called ``spec``; raises :class:`BackendUnavailableError` with the fix."""
     makers: dict[str, Callable[[], Backend]] = {
@@ -302,7 +214,7 @@ def load(spec: str) -> Backend:
         "tract": _tract,
         "tinygrad": _tinygrad,
         "tvm": _tvm,
-        "pytorch": _pytorch,
+        "pytorch": pytorch,
     }
     if spec in makers:
         return makers[spec]()

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ._backends import Backend, _import, _version
+from ._backend_base import REFUSALS, Backend, import_runtime, installed_version
 
 _FLOATS = ("float16", "float32", "float64")
 _LINEAR = {3: "linear", 4: "bilinear", 5: "trilinear"}
@@ -139,8 +139,8 @@ def _resize(model: Any, node: Any, rank: int,
 
 def pytorch() -> Backend:
     """The backend; torch's CPU build is enough."""
-    torch = _import("torch", "pytorch")
-    functional = _import("torch.nn.functional", "pytorch")
+    torch = import_runtime("torch", "pytorch")
+    functional = import_runtime("torch.nn.functional", "pytorch")
 
     def run(path: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
         import onnx
@@ -170,4 +170,4 @@ def pytorch() -> Backend:
                                         mode=mode, align_corners=align_corners)
         return [output.numpy()]
 
-    return Backend("pytorch", _version("torch"), run)
+    return Backend("pytorch", installed_version("torch"), run, REFUSALS["pytorch"])

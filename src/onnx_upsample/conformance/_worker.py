@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ._backends import AdapterError, BackendUnavailableError, load
+from ._backend_base import AdapterError, BackendUnavailableError
+from ._backends import load
 from ._grade import ADAPTER_ERROR, ERROR, REFUSED
 from ._protocol import receive, send, shorten
 
