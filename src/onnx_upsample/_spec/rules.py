@@ -16,6 +16,7 @@ the exact value computed from the float32 scale as the binary fraction it is.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -135,21 +136,38 @@ def _fill_taps(
     w_hi[edge] = 0.5
 
 
+class OrtLinearKernel(NamedTuple):
+    """One case onnxruntime 1.32 has a linear Upsample kernel for: inputs of ``rank`` whose
+    ``unscaled`` axes have scale 1; it interpolates ``axes`` (scale-1 axes included)."""
+
+    rank: int
+    unscaled: tuple[int, ...]
+    axes: tuple[int, ...]
+
+    @property
+    def words(self) -> str:
+        if not self.unscaled:
+            return f"{self.rank}-D"
+        ones = " and ".join(f"scales[{a}]" for a in self.unscaled)
+        return f"{self.rank}-D with {ones} 1"
+
+
+#: ORT's linear kernels, the first that fits wins (NCHW before NHWC for [1, 1, h, 1]).
+ORT_LINEAR_KERNELS = (
+    OrtLinearKernel(2, (), (0, 1)),
+    OrtLinearKernel(3, (), (0, 1, 2)),
+    OrtLinearKernel(4, (0, 1), (2, 3)),
+    OrtLinearKernel(4, (0, 3), (1, 2)),
+    OrtLinearKernel(5, (0, 1), (2, 3, 4)),
+)
+
+
 def ort_linear_axes(scales: Sequence[np.float32 | float]) -> tuple[int, ...] | None:
     """The axes onnxruntime 1.32's linear kernel interpolates for these scales (scale-1 axes
     included), or None where ORT has no linear kernel (it refuses the node)."""
-    rank = len(scales)
-    unit = [float(s) == 1.0 for s in scales]
-    if rank == 2:
-        return (0, 1)
-    if rank == 3:
-        return (0, 1, 2)
-    if rank == 4 and unit[0] and unit[1]:
-        return (2, 3)
-    if rank == 4 and unit[0] and unit[3]:
-        return (1, 2)
-    if rank == 5 and unit[0] and unit[1]:
-        return (2, 3, 4)
+    for kernel in ORT_LINEAR_KERNELS:
+        if len(scales) == kernel.rank and all(float(scales[a]) == 1.0 for a in kernel.unscaled):
+            return kernel.axes
     return None
 
 

@@ -11,7 +11,7 @@ from onnx import ModelProto, TensorProto, TypeProto
 
 from .._errors import UpsampleError
 from .._spec.dtypes import ORT_ONNX_TYPES, linear_defined_for_onnx, onnx_type_names
-from .._spec.rules import ort_linear_axes
+from .._spec.rules import ORT_LINEAR_KERNELS, ort_linear_axes
 from .._spec.versions import VERSIONS
 from ._fixes import Action, Fix, FixableError, fix_of
 from ._graphs import ModelLike, default_opset, is_upsample, model_of, node_label
@@ -120,8 +120,8 @@ def _check_linear(out: _Findings, info: UpsampleNode, rank: int | None) -> None:
     if len(scales) == rank and ort_linear_axes(scales) is None:
         out.add("warning", info.label, "ort-linear",
                 f"onnxruntime 1.32 refuses linear Upsample for rank {rank} with scales "
-                f"{scales} (it runs 2-D, 3-D, 4-D with the outer two scales 1 or the first "
-                "and last 1, and 5-D with the outer two scales 1); onnx-upsample runs it",
+                f"{scales} (it runs {'; '.join(k.words for k in ORT_LINEAR_KERNELS)}); "
+                "onnx-upsample runs it",
                 Fix("run the model with {0}", (Action("run"),)))
 
 
