@@ -465,7 +465,8 @@ BAD = [
     (["ok.npy", "out.npy", "--scales", "2", "2", "--chunks", "0"], r"value 1 of --chunks is 0"),
     (["ok.npy", "out.png", "--scales", "2", "2"], r"PNG image cannot hold .* float32"),
     (["gray.png", "out.png", "--scales", "2", "2", "2"], r"grayscale image"),
-    (["strings.zarr", "out.png", "--scales", "2", "2"], r"PNG image cannot hold .* \(6, 8\)"),
+    # numpy's StringDType (no byte order): the type is refused before the format is asked
+    (["strings.zarr", "out.png", "--scales", "2", "2"], r"which ONNX Upsample does not define"),
     (["ok.npy", "no/such/out.npy", "--scales", "2", "2"], r"does not exist; create it"),
     (["ok.npy", "out.npy", "--scales", "x"], r"invalid float value"),
     (["ok.npy", "out.zarr", "--scales", "2", "2", "--zarr-format", "4"], r"invalid choice"),

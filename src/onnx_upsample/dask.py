@@ -62,9 +62,8 @@ from ._chunking import (
 from ._errors import UpsampleError, UpsampleWarning
 from ._first_use import first_use
 from ._resources import check_fits_in_memory, format_bytes
-from ._spec.call import Call, describe_call, scale_values
+from ._spec.call import Call, check_kinds, describe_call
 from ._spec.dtypes import check_mode_defined, element_type
-from ._spec.modes import mode_of
 from ._threads import _check as _check_threads
 from ._threads import threads_for_call
 
@@ -158,9 +157,9 @@ def upsample(
                 "shape and dtype, such as a numpy or zarr array)"
             )
         array = _as_dask(array)
-    values = scale_values(scales, array.shape)  # kinds first, as the in-memory call
+    # kinds first, as the in-memory call
+    values, canonical_mode, warning = check_kinds(scales, mode, array.shape)
     task_threads = _check_threads(threads, "threads")
-    canonical_mode, warning = mode_of(mode)
     check_mode_defined(canonical_mode, element_type(array.dtype))
     in_shape = array.shape
     if any(math.isnan(n) for n in in_shape) or any(

@@ -396,6 +396,31 @@ def describe_call(
     return Call(shape, f32_scales, mode, etype, out_shape, dtype.newbyteorder("="))
 
 
+def check_kinds(
+    scales: object, mode: object, shape: Sequence[int] | None = None,
+    spelling: Spelling = PYTHON,
+) -> tuple[ScaleItems, Mode, str | None]:
+    """The first checks of every call: the scales' kinds (a ``TypeError``), then the mode
+    (an :class:`UpsampleError`; a legacy name gives the warning returned). ``shape``, where
+    x's is known, words the fix for a single number given as the scales."""
+    items = scale_items(scales, shape)
+    canonical_mode, warning = mode_of(mode, spelling)
+    return items, canonical_mode, warning
+
+
+def check_described(
+    shape: tuple[int, ...], dtype: np.dtype, scales: object, mode: object,
+    spelling: Spelling = PYTHON,
+) -> tuple[Call, str | None]:
+    """Every check of a call whose input is known by its shape and element type (a file's
+    header, a model's declared input, an array not read yet), in the order ``upsample``
+    makes them: scales' kinds, mode, element type for the mode, scales, output shape. The
+    messages name the arguments as ``spelling`` says (the Python call, or the command
+    line's options). Returns the call and the mode's warning, if any."""
+    items, canonical_mode, warning = check_kinds(scales, mode, shape, spelling)
+    return describe_call(items, canonical_mode, dtype, shape, spelling), warning
+
+
 def check_call(
     x: object, scales: object, mode: object, out: object,
     read: Callable[[object], np.ndarray] = np.asarray,
@@ -411,10 +436,11 @@ def check_call(
     if _is_masked(x):
         raise TypeError("x is a masked array; ONNX tensors have no mask and it would be "
                         "dropped silently: pass x.filled(value) or x.data")
-    # kinds first: scales that are not numbers are a TypeError whatever else is wrong
+    # kinds first: scales that are not numbers are a TypeError whatever else is wrong; x
+    # is read after them and the mode
     shape = getattr(x, "shape", None)  # where x is an array already: the fix for one number
-    values = scale_items(scales, shape if isinstance(shape, tuple) else None)
-    canonical_mode, warning = mode_of(mode)
+    values, canonical_mode, warning = check_kinds(
+        scales, mode, shape if isinstance(shape, tuple) else None)
     try:
         array = read(x)
     except UpsampleError:

@@ -224,7 +224,7 @@ def apply(
         hold, an output that is the input; nothing is left at ``output_path`` then. The
         messages name the command line's options (``--mode linear``), whose job this is.
     """
-    from .._spec.call import describe_call, scales_of, shape_of
+    from .._spec.call import check_described
     from .._spec.modes import mode_of
     from .._spec.spelling import command_line
 
@@ -238,10 +238,10 @@ def apply(
     with slow_step(progress, f"reading {input_path}"):
         source = read(input_path)
     full_scales = resolve_scales(source, scales)
-    out_shape = shape_of(source.shape, scales_of(full_scales, source.shape, words), words)
-    if out_kind == "image":  # what the format cannot hold, whatever else is wrong
+    call, legacy = check_described(source.shape, source.dtype, full_scales, mode, words)
+    out_shape = call.out_shape
+    if out_kind == "image":  # what the format cannot hold
         check_image_output(output_path, out_shape, source.dtype)
-    describe_call(full_scales, canonical, source.dtype, source.shape, words)
     if legacy is not None:  # once the call is known to run, as upsample() warns
         warnings.warn(legacy, UpsampleWarning, stacklevel=2)
     requested = output_chunks(chunks, out_shape)

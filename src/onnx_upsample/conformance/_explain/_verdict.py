@@ -11,8 +11,7 @@ import numpy.typing as npt
 
 from ..._api import upsample
 from ..._errors import UpsampleError
-from ..._spec.call import Call, describe_call, scale_values
-from ..._spec.modes import mode_of
+from ..._spec.call import Call, check_described
 from ._conventions import recipes
 from ._resample import Array, Case
 from ._search import (
@@ -113,10 +112,9 @@ def _checked(x: object, theirs: object, scales: object, mode: object,
     """Both arrays, Upsample's checked call and the element limit; kinds before values."""
     x_array = _array(x, "x")
     theirs_array = _array(theirs, "theirs")
-    values = scale_values(scales, x_array.shape)
-    canonical_mode, _ = mode_of(mode)  # a legacy name is read as linear without a warning
     limit = _max_elements(max_elements)
-    call = describe_call(values, canonical_mode, x_array.dtype, x_array.shape)
+    # a legacy mode name is read as linear without a warning
+    call, _ = check_described(x_array.shape, x_array.dtype, scales, mode)
     _check_output_type(x_array, theirs_array)
     return x_array, theirs_array, call, limit
 
