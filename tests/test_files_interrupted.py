@@ -28,9 +28,9 @@ RNG = np.random.default_rng(21)
 
 def _fail_after(monkeypatch: pytest.MonkeyPatch, n: int, error: BaseException) -> None:
     """Make the n-th output chunk of the chunked path fail (after others were written)."""
-    import onnx_upsample.dask as oud
+    from onnx_upsample.dask import _graph
 
-    original = oud._compute_block
+    original = _graph._compute_block
     calls = {"n": 0}
 
     def failing(*args: object) -> np.ndarray:
@@ -39,7 +39,7 @@ def _fail_after(monkeypatch: pytest.MonkeyPatch, n: int, error: BaseException) -
             raise error
         return original(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(oud, "_compute_block", failing)
+    monkeypatch.setattr(_graph, "_compute_block", failing)
 
 
 @pytest.mark.parametrize("target", ["out.zarr", "out.npy", "out.png"])
