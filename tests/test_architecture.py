@@ -31,7 +31,7 @@ LAYERS = {
 # Where each heavy third-party package may be imported (module prefixes).
 HEAVY_HOMES = {
     "onnx": ("onnx", "conformance"),
-    "onnxruntime": ("onnx", "conformance"),
+    "onnxruntime": ("onnx.verify", "conformance"),
     "dask": ("dask", "io"),
     "zarr": ("io",),
     "xarray": ("xarray",),
