@@ -316,6 +316,15 @@ def test_run_exits_1_by_default_when_a_runtime_does_not_conform(
     assert "'none' means no verdict fails" in capsys.readouterr().err
 
 
+def test_run_help_lists_the_verdicts_that_fail_by_default(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["conformance", "run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"(default: {', '.join(_grade.FAILURES)})" in text.replace("- ", "-"), text
+    assert "{" not in text.replace("{upsample,upgraded,both}", "")
+
+
 def test_the_documented_default_exit_status_is_the_codes() -> None:
     # the README's CI lines and docs/conformance.md list the verdicts that fail by default;
     # both say what the code does
