@@ -34,7 +34,7 @@ from onnx_upsample import UpsampleError, conformance
 from onnx_upsample.conformance import _report
 from onnx_upsample.conformance._backends import REFUSALS
 from onnx_upsample.conformance._explain import conventions
-from onnx_upsample.conformance._grade import ULP1, WRONG, WRONG_DTYPE, WRONG_SHAPE
+from onnx_upsample.conformance._grade import FAILURES, ULP1, WRONG, WRONG_DTYPE, WRONG_SHAPE
 from onnx_upsample.conformance._suite import DATA_SET, Suite, SuiteCase
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,15 +96,17 @@ To grade a runtime yourself, in CI:
 ```
 onnx-upsample conformance export upsample-suite
 onnx-upsample conformance run --backend onnxruntime --suite upsample-suite --form both \\
-    --markdown report.md --fail-on wrong,wrong-dtype,wrong-shape,error,crashed,timeout
+    --markdown report.md
 onnx-upsample conformance run --backend mypackage.mymodule:run_model --suite upsample-suite
 onnx-upsample conformance run --backend onnxruntime.backend --suite upsample-suite --json
 ```
 
-`conformance run` exits 0 when the grading ran and no `--fail-on` verdict occurred, 1 when
-one did, 2 on bad arguments or a backend that cannot be loaded. `--json` prints the results
-as one JSON object on stdout (every other line goes to stderr); `--json-file FILE`,
-`--markdown FILE` and `--html FILE` write report files.
+`conformance run` exits 1 when a case's verdict is one of {fail_on}, as a test runner does
+(`--fail-on` names other verdicts: `--fail-on default,error` adds errors, `--fail-on none`
+never fails), 0 when none is, 2 on bad arguments or a backend that cannot be loaded. `-q`
+prints only the failing case IDs, on stderr. `--json` prints the results as one JSON object
+on stdout (every other line goes to stderr); `--json-file FILE`, `--markdown FILE` and
+`--html FILE` write report files.
 """
 
 
@@ -280,7 +282,9 @@ def main() -> int:
             forms += _resize_forms(run.backend, run, upgraded, args.probe_cases)
     date = datetime.date.today().isoformat()
     machine = f"{platform.machine()} {platform.system()}, Python {platform.python_version()}"
-    text = [INTRO.format(date=date, machine=machine, version=upsample.version)]
+    fail_on = ", ".join(f"`{kind}`" for kind in FAILURES)
+    text = [INTRO.format(date=date, machine=machine, version=upsample.version,
+                         fail_on=fail_on)]
     if pattern is not None:
         text += [f"**Partial run: only the cases matching `{pattern}`.**", ""]
     by_form = {form: [r for r in runs if r.form == form] for form in ("upsample", "upgraded")}

@@ -357,7 +357,7 @@ def test_cli_explain_names_the_convention(tmp_path: Path,
     assert main(args) == 0
     # one output cannot tell half_pixel from pytorch_half_pixel, nor the roundings apart
     assert capsys.readouterr().out.startswith(
-        "matches 12 conventions equally, not Upsample: Resize half_pixel + round_prefer_floor;")
+        "matches 36 conventions equally, not Upsample: Resize half_pixel + round_prefer_floor;")
     assert main([*args, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["verdict"] == "convention"
     np.save(tmp_path / "ours.npy", upsample(x, [1.5, 1.7]))

@@ -270,9 +270,11 @@ def test_both_forms_on_the_command_line_with_ci_exit_status(
     # Upsample-1 has no ORT kernel; its Resize upgrade runs exactly
     assert "onnxruntime: 1 refused (no ORT kernel, as documented) -> upgraded: fixed: exact " \
            "[v1]" in out
+    # -q: nothing on stdout, and the failing case on stderr (the reason for exit status 1)
     assert main([*common, "--fail-on", "documented-refusal", "-q"]) == 1
     captured = capsys.readouterr()
-    assert captured.out == "" and captured.err == ""
+    assert captured.out == ""
+    assert captured.err == "--fail-on documented-refusal: 1 case(s) failed: onnxruntime: v1\n"
     assert main([*common, "--fail-on", "documented-r", "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert next(iter(doc)) == "command" and doc["command"] == "conformance run"
@@ -284,6 +286,53 @@ def test_both_forms_on_the_command_line_with_ci_exit_status(
     assert err.count("\n") == 1 and "'wrang' is not a verdict kind" in err
     assert main([*common, "--fail-on", "wrong-"]) == 2
     assert "matches wrong-dtype, wrong-shape" in capsys.readouterr().err
+
+
+def test_run_exits_1_by_default_when_a_runtime_does_not_conform(
+        suite_dir: Path, test_backends: None, capsys: pytest.CaptureFixture[str]) -> None:
+    # as a test runner: a wrong output (values, type or shape), a crash, a time-out or an
+    # invalid model accepted is exit status 1 without --fail-on
+    common = ["conformance", "run", "--backend", "conformance_backends:contract", "--suite",
+              str(suite_dir)]
+    # plain: exact; invalid_accepted: accepted-invalid; invalid_refused: refused, as required
+    assert main([*common, "--cases", "[ip]*"]) == 1
+    out = capsys.readouterr().out
+    assert out.rstrip().endswith(f"--fail-on {','.join(_grade.FAILURES)}: 1 case(s) failed: "
+                                 "conformance_backends:contract: invalid_accepted"), out
+    assert main([*common, "--cases", "[ip]*", "-q"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "invalid_accepted" in captured.err
+    assert "plain" not in captured.err
+    # another element type is wrong too
+    assert main([*common, "--cases", "float64_off", "-q"]) == 1
+    assert "float64_off" in capsys.readouterr().err
+    # --fail-on narrows it (none: exit 0 whatever the verdicts) or widens it
+    assert main([*common, "--cases", "[ip]*", "--fail-on", "none", "-q"]) == 0
+    assert capsys.readouterr() == ("", "")
+    assert main([*common, "--cases", "value_error", "-q"]) == 0  # an error is not a failure
+    assert main([*common, "--cases", "value_error", "--fail-on", "default,error"]) == 1
+    capsys.readouterr()
+    assert main([*common, "--cases", "plain", "--fail-on", "none,wrong"]) == 2
+    assert "'none' means no verdict fails" in capsys.readouterr().err
+
+
+def test_run_help_lists_the_verdicts_that_fail_by_default(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["conformance", "run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"(default: {', '.join(_grade.FAILURES)})" in text.replace("- ", "-"), text
+    assert "{" not in text.replace("{upsample,upgraded,both}", "")
+
+
+def test_the_documented_default_exit_status_is_the_codes() -> None:
+    # the README's CI lines and docs/conformance.md list the verdicts that fail by default;
+    # both say what the code does
+    root = TESTS.parent
+    listed = ", ".join(f"`{kind}`" for kind in _grade.FAILURES)
+    for path in (root / "README.md", root / "docs" / "conformance.md"):
+        text = " ".join(path.read_text().split())
+        assert f"exits 1 when a case's verdict is one of {listed}" in text, path
 
 
 # ---------------------------------------------------------------------- pytorch mapping

@@ -442,7 +442,7 @@ def test_to_dict_is_json() -> None:
     assert data == {"verdict": "convention", "matches": list(result.matches),
                     "best": "Resize half_pixel + round_prefer_floor", "max_ulp": None,
                     "summary": result.summary}
-    assert data["summary"].startswith("matches 12 conventions equally, not Upsample: Resize "
+    assert data["summary"].startswith("matches 36 conventions equally, not Upsample: Resize "
                                       "half_pixel + round_prefer_floor; ")
 
 

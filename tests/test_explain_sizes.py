@@ -70,6 +70,24 @@ def test_output_size_by_round_half_to_even_is_named() -> None:
     assert result.best == "Upsample, output size by round half to even (numpy's round)"
 
 
+def test_every_size_rule_that_gives_the_shape_is_named() -> None:
+    # 5 x 1.5 = 7.5 and 10 x 1.25 = 12.5: round (half away from zero) and ceil both give
+    # 8 x 13. A ceil-sized runtime used to be named "round (TVM)" only, ceil not among the
+    # matches, because only the first rule that gives the shape was tried.
+    x = _random((1, 1, 5, 10), seed=24)
+    rows = np.minimum(np.trunc(np.arange(8, dtype=f32) / f32(1.5)), 4).astype(np.int64)
+    cols = np.minimum(np.trunc(np.arange(13, dtype=f32) / f32(1.25)), 9).astype(np.int64)
+    result = explain(x, x[:, :, rows][:, :, :, cols], [1, 1, 1.5, 1.25], "nearest")
+    assert result.verdict == "convention", result.summary
+    rounded, ceiled = "Upsample, output size by round (TVM)", "Upsample, output size by ceil"
+    assert rounded in result.matches and ceiled in result.matches
+    assert result.best == rounded  # the rules' order of preference
+    # every convention reproduces it with either rule: each is listed with both
+    with_ceil = [name for name in result.matches if name.endswith(", output size by ceil")]
+    assert len(with_ceil) * 2 == len(result.matches)
+    assert "round (TVM)" in result.summary and "ceil" in result.summary, result.summary
+
+
 def _pytorch_indices(n_in: int, scale: float) -> np.ndarray:
     """PyTorch's nearest: floor(o * float32(1 / scale)), clamped."""
     n_out = onnx_upsample.output_shape((n_in,), [scale])[0]
@@ -197,7 +215,7 @@ def test_conventions_list(mode: str) -> None:
     assert len(set(names)) == len(names)
     assert all(c.departures for c in listed[1:])
     assert [len(c.departures) for c in listed] == sorted(len(c.departures) for c in listed)
-    # one size rule is tried per call, integer rounding only for integer types
+    # per size rule that gives the shape; integer rounding only for integer types
     per_call = [c for c in listed if not any(d.startswith("size:") for d in c.departures)]
     assert len(per_call) == (180 if mode == "nearest" else 240)
     assert "at most 180 nearest and 240 linear" in " ".join(str(conventions.__doc__).split())

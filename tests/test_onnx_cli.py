@@ -140,8 +140,15 @@ def test_upgrade_verify_with_given_inputs(capsys: pytest.CaptureFixture[str], tm
     assert code == 2 and "not inputs of the model" in err
 
 
+NEWEST = onnx.defs.onnx_opset_version()
+
+
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--opset", "9"], "needs opset 10 or later"),
+    (["--opset", "9"], f"at opsets 10 to {NEWEST} (the newest the installed onnx knows); for "
+                       "opsets 7-9 (Upsample) use onnx-upsample downgrade"),
+    # above the newest opset: the fix is an opset upgrade can write, not a downgrade
+    (["--opset", str(NEWEST + 2)], f"at opsets 10 to {NEWEST} (the newest the installed onnx "
+                                   "knows); use onnx-upsample upgrade"),
     (["--input", "a=b.npy"], "--verify only"),
 ])
 def test_upgrade_bad_arguments(capsys: pytest.CaptureFixture[str], tmp_path: Path,
@@ -149,6 +156,8 @@ def test_upgrade_bad_arguments(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     code, _, err = _run(capsys, "upgrade", str(EXAMPLE), "-o", str(tmp_path / "x.onnx"), *argv)
     assert code == 2
     assert message in err and err.count("\n") == 1
+    if argv[1] == str(NEWEST + 2):
+        assert err.rstrip().endswith(f"--opset {NEWEST}") and "downgrade" not in err, err
     assert not (tmp_path / "x.onnx").exists()
     with pytest.raises(SystemExit) as raised:
         main(["upgrade", str(EXAMPLE), "-o", str(tmp_path / "x.onnx"), "--opset", "ten"])

@@ -231,8 +231,12 @@ def test_resize10_that_cannot_be_expressed() -> None:
     (upsample_model("v1", [1, 1, 2, 2], shape=[2, 3, 4]), 13, "4-D"),
     (upsample_model("v7", [1, 0.5]), 13, "only enlarges"),
     (upsample_model("v9-raw", [1, 1, 2, 2], "cubic"), 13, "mode is 'cubic'"),
-    (upsample_model("v9-raw", [1, 2]), 9, "needs opset 10 or later"),
-    (upsample_model("v9-raw", [1, 2]), NEWEST + 1, f"up to {NEWEST}"),
+    (upsample_model("v9-raw", [1, 2]), 9, rf"opsets 10 to {NEWEST} .*downgrade\(model, "
+                                          r"opset=9\)$"),
+    # above the newest opset onnx knows: the fix is the newest, not a downgrade
+    (upsample_model("v9-raw", [1, 2]), NEWEST + 1, rf"opsets 10 to {NEWEST} .*; use "
+                                                   rf"onnx_upsample\.onnx\.upgrade\(model, "
+                                                   rf"opset={NEWEST}\)$"),
     (upsample_model("v10", [1, 2]), 10, None),
 ])
 def test_upgrade_errors(model: object, opset: int, match: str | None) -> None:
@@ -241,6 +245,12 @@ def test_upgrade_errors(model: object, opset: int, match: str | None) -> None:
         match = "never lowers"
     with pytest.raises(UpsampleError, match=match):
         upgrade(model, opset=opset)  # type: ignore[arg-type]
+
+
+def test_downgrade_to_an_opset_beyond_onnx_names_one_upgrade_writes() -> None:
+    # the fix used to repeat the opset asked for, which upgrade refuses as well
+    with pytest.raises(UpsampleError, match=rf"upgrade\(model, opset={NEWEST}\)$"):
+        downgrade(upsample_model("v9-raw", [1, 2]), opset=NEWEST + 2)
 
 
 def test_upgrade_argument_kinds_and_missing_inputs() -> None:

@@ -4,8 +4,10 @@ Conventions (docs/semantics.md §4): numbers are space separated (``--scales 1 1
 errors are one line on stderr, with no traceback, and their hints name options and commands
 (the checks are worded through :mod:`onnx_upsample._spec.spelling`, never rewritten here);
 no command prints the usage and the commands; exit 0 on success, 1 for findings or a
-failed check, 2 for bad arguments or input, 130 when interrupted. :func:`main` is the one
-error path; each group of commands is a module with ``register(subparsers)`` that imports its
+failed check, 2 for bad arguments or input, 130 when interrupted, 141 when the reader of
+stdout closed it early (``onnx-upsample inspect MODEL --json | head``: the output stops
+quietly, as a Unix tool killed by SIGPIPE does). :func:`main` is the one error path; each
+group of commands is a module with ``register(subparsers)`` that imports its
 heavy dependencies (onnx, dask, Pillow) only inside its handlers, and every file a command
 writes goes through one atomic writer (:mod:`onnx_upsample.io.atomic`).
 """
@@ -13,6 +15,7 @@ writes goes through one atomic writer (:mod:`onnx_upsample.io.atomic`).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -23,16 +26,18 @@ from .._errors import UpsampleError
 from . import arrays, compare, conformance, models
 from ._common import (
     EXIT_BAD_INPUT,
+    EXIT_BROKEN_PIPE,
     EXIT_FINDINGS,
     EXIT_INTERRUPTED,
     EXIT_OK,
     PROG,
     _Parser,
     fail,
+    problem,
 )
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_INTERRUPTED", "EXIT_OK", "build_parser",
-           "fail", "main"]
+__all__ = ["EXIT_BAD_INPUT", "EXIT_BROKEN_PIPE", "EXIT_FINDINGS", "EXIT_INTERRUPTED",
+           "EXIT_OK", "build_parser", "fail", "main"]
 
 # Optional dependencies and the extra that brings each (one line when one is missing).
 EXTRAS = {
@@ -91,11 +96,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        :data:`EXIT_OK`, :data:`EXIT_FINDINGS`, :data:`EXIT_BAD_INPUT` or
-        :data:`EXIT_INTERRUPTED`; :data:`EXIT_BAD_INPUT` with the usage and the list of
-        commands on stderr when no argument is given. argparse's own exits (``--help``,
-        ``--version``, usage errors) raise ``SystemExit`` as usual.
+        :data:`EXIT_OK`, :data:`EXIT_FINDINGS`, :data:`EXIT_BAD_INPUT`,
+        :data:`EXIT_INTERRUPTED` or :data:`EXIT_BROKEN_PIPE`; :data:`EXIT_BAD_INPUT` with
+        the usage and the list of commands on stderr when no argument is given. argparse's
+        own exits (``--help``, ``--version``, usage errors) raise ``SystemExit`` as usual.
     """
+    try:
+        return _run(argv)
+    except BrokenPipeError:
+        return _output_closed()
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     if not (sys.argv[1:] if argv is None else argv):
         # no command at all: what there is to type, not only "arguments are required"
@@ -115,5 +127,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ModuleNotFoundError as error:  # an optional dependency (extra) is missing
         return fail(_missing_extra(error))
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
+        problem("interrupted")
         return EXIT_INTERRUPTED
+
+
+def _output_closed() -> int:
+    """The reader of stdout (or stderr) went away: stop quietly, as a Unix tool does.
+
+    What is left in the buffers is thrown away: both streams are pointed at the null device,
+    so that neither this function nor the interpreter's last flush at exit raises again.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                os.dup2(devnull, stream.fileno())
+            except (OSError, ValueError):  # no file descriptor (a test's capture), or closed
+                pass
+    finally:
+        os.close(devnull)
+    return EXIT_BROKEN_PIPE

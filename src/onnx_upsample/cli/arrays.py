@@ -16,10 +16,18 @@ import numpy as np
 
 from .._api import upsample
 from ..io.formats import DEFAULT_JPEG_QUALITY
-from ._common import EXIT_FINDINGS, EXIT_OK, add_output_options, fail, note, print_json, warn
+from ._common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    add_output_options,
+    fail,
+    note,
+    print_json,
+    warn,
+)
 
-__all__ = ["DemoResult", "Example", "demo_results", "examples", "register", "run_demo",
-           "show_demo"]
+__all__ = ["DemoResult", "Example", "demo_results", "demo_verdict", "examples", "register",
+           "run_demo", "show_demo", "show_example"]
 
 
 def register(subparsers: Any) -> None:
@@ -112,9 +120,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             "all_match": all(r.ok for r in results),
             "warnings": [],
         })
-    else:
-        show_demo(results, lambda line: note(args, line))
-    return EXIT_OK if all(r.ok for r in results) else EXIT_FINDINGS
+        return EXIT_OK if all(r.ok for r in results) else EXIT_FINDINGS
+    for result in results:
+        show_example(result, lambda line: note(args, line))
+    ok = all(r.ok for r in results)
+    # a mismatch is why the exit status is 1: said under -q too
+    note(args, demo_verdict(results), failing=not ok)
+    return EXIT_OK if ok else EXIT_FINDINGS
 
 
 # --- demo: the operator documentation's own examples, run and checked ----------------------
@@ -194,16 +206,27 @@ def run_demo(emit: Callable[[str], None]) -> bool:
 
 def show_demo(results: list[DemoResult], emit: Callable[[str], None]) -> bool:
     """Print each example's input and output and the verdict; whether all match."""
-    all_ok = True
     for result in results:
-        example, y, ok = result.example, result.y, result.ok
-        all_ok &= ok
-        emit(f"== {example.title}")
-        emit(f"input {example.x.dtype} {example.x.shape}:\n{example.x.squeeze()}")
-        emit(f"output {y.dtype} {y.shape}:\n{y.squeeze()}")
-        emit("check: " + ("matches the documented output" if ok else "MISMATCH"))
-        if not ok:
-            emit(f"expected:\n{example.expected.squeeze()}")
-        emit("")
-    emit("all examples match" if all_ok else "some examples did not match")
-    return all_ok
+        show_example(result, emit)
+    emit(demo_verdict(results))
+    return all(result.ok for result in results)
+
+
+def show_example(result: DemoResult, emit: Callable[[str], None]) -> None:
+    """Print one example's input and output, and whether it matches."""
+    example, y, ok = result.example, result.y, result.ok
+    emit(f"== {example.title}")
+    emit(f"input {example.x.dtype} {example.x.shape}:\n{example.x.squeeze()}")
+    emit(f"output {y.dtype} {y.shape}:\n{y.squeeze()}")
+    emit("check: " + ("matches the documented output" if ok else "MISMATCH"))
+    if not ok:
+        emit(f"expected:\n{example.expected.squeeze()}")
+    emit("")
+
+
+def demo_verdict(results: list[DemoResult]) -> str:
+    """"all examples match", or which did not."""
+    failed = [result.example.title for result in results if not result.ok]
+    if not failed:
+        return "all examples match"
+    return f"{len(failed)} of {len(results)} examples did not match: " + "; ".join(failed)

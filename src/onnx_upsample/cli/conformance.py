@@ -8,6 +8,7 @@ import fnmatch
 import math
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from ._common import (
     fail,
     note,
     print_json,
+    progress,
     shell_command,
 )
 
@@ -54,13 +56,15 @@ def register(subparsers: Any) -> None:
 
     run = commands.add_parser(
         "run", help="grade one or more runtimes on the suite",
+        fields=lambda: {"default_fail_on": _default_fail_on()},
         description="Run every case in each backend, in an isolated worker process (restarted "
         "after a crash or time-out), and grade it: exact, within 1 ULP, wrong, wrong dtype, "
         "wrong shape, refused (the runtime's explicit not-supported error), error (any other "
         "exception), adapter error, crashed, timed out; invalid models must be refused "
         "(refused-as-required, or accepted-invalid). Outputs that are not exact are "
-        "explained. Exit status: 0 when the grading ran and no --fail-on verdict occurred; "
-        "1 when one did (CI); 2 on bad arguments or a backend that cannot be loaded.")
+        "explained. Exit status, as a test runner's: 1 when a case has a failing verdict "
+        "(by default {default_fail_on}; --fail-on changes which), 0 when none has, 2 on "
+        "bad arguments or a backend that cannot be loaded.")
     run.add_argument("--backend", action="append", required=True, metavar="NAME",
                      help="onnxruntime, onnx-reference, onnx-reference+onnx-upsample, "
                      "openvino, tract, tinygrad, tvm, pytorch, package.module:callable, or a "
@@ -77,10 +81,13 @@ def register(subparsers: Any) -> None:
                      help="grade the Upsample models (default), the Resize models "
                      "onnx_upsample.onnx.upgrade wrote for them, or both (then the report "
                      "says which differences the upgrade fixes)")
-    run.add_argument("--fail-on", metavar="KINDS", default="",
-                     help="exit 1 when a verdict of these kinds occurs: a comma list of "
-                     "verdict kinds or unique prefixes of them, e.g. 'wrong,crashed,timeout' "
-                     "(a kind that does not exist is an error that lists them all)")
+    run.add_argument("--fail-on", metavar="KINDS", default=None,
+                     help="exit 1 when a verdict of these kinds occurs (default: "
+                     "{default_fail_on}): a comma list of verdict kinds or unique "
+                     f"prefixes of them, '{DEFAULT_WORD}' for the default ones (e.g. "
+                     f"'{DEFAULT_WORD},error' adds errors), or '{NONE_WORD}' to exit 0 whatever "
+                     "the verdicts (a kind that does not exist is an error that lists them "
+                     "all)")
     add_output_options(run, json_help="print the full results as one JSON object on stdout "
                        "(the report files are --json-file, --markdown and --html)")
     run.add_argument("--json-file", metavar="FILE", help="write the full results as JSON")
@@ -108,6 +115,10 @@ def register(subparsers: Any) -> None:
     explain.set_defaults(handler=_cmd_explain)
 
 
+#: ``--fail-on`` words that are not verdict kinds: the default kinds, and no kind at all.
+DEFAULT_WORD, NONE_WORD = "default", "none"
+
+
 def _fail_on_kinds() -> list[str]:
     from ..conformance._grade import GRADES
     from ..conformance._report import DOCUMENTED_KINDS
@@ -115,41 +126,64 @@ def _fail_on_kinds() -> list[str]:
     return [*GRADES, *DOCUMENTED_KINDS]
 
 
-def parse_fail_on(text: str) -> list[str]:
-    """The verdict kinds of ``--fail-on``: full names, or unique prefixes of them."""
+def _default_kinds() -> Sequence[str]:
+    from ..conformance._grade import FAILURES
+
+    return FAILURES
+
+
+def _default_fail_on() -> str:
+    return ", ".join(_default_kinds())
+
+
+def parse_fail_on(text: str | None) -> list[str]:
+    """The verdict kinds of ``--fail-on``: full names or unique prefixes of them, ``default``
+    for :data:`onnx_upsample.conformance._grade.FAILURES` (also what no ``--fail-on``
+    gives), ``none`` for no kind."""
+    if text is None:
+        return list(_default_kinds())
     kinds = _fail_on_kinds()
+    words = [w.strip() for w in text.split(",") if w.strip()]
+    if NONE_WORD in words:
+        if len(words) > 1:
+            raise UpsampleError(f"--fail-on {text!r}: {NONE_WORD!r} means no verdict fails; "
+                                "give it alone, or list the kinds that fail")
+        return []
     chosen: list[str] = []
-    for word in (w.strip() for w in text.split(",")):
-        if not word:
-            continue
-        matches = [word] if word in kinds else [k for k in kinds if k.startswith(word)]
-        if len(matches) != 1:
+    for word in words:
+        if word == DEFAULT_WORD:
+            matches = list(_default_kinds())
+        else:
+            matches = [word] if word in kinds else [k for k in kinds if k.startswith(word)]
+        if not matches or (len(matches) > 1 and word != DEFAULT_WORD):
             how = "matches " + ", ".join(matches) if matches else "is not a verdict kind"
             raise UpsampleError(f"--fail-on {text!r}: {word!r} {how}; give a comma list of "
-                                f"{', '.join(kinds)}, e.g. --fail-on wrong,crashed")
+                                f"{', '.join(kinds)}, or {DEFAULT_WORD!r} ("
+                                f"{_default_fail_on()}), or {NONE_WORD!r}, e.g. --fail-on "
+                                f"{DEFAULT_WORD},error")
         chosen += [m for m in matches if m not in chosen]
+    if not chosen:
+        raise UpsampleError(f"--fail-on {text!r} names no verdict kind; give a comma list of "
+                            f"{', '.join(kinds)}, or {DEFAULT_WORD!r}, or {NONE_WORD!r}")
     return chosen
 
 
 class _Progress:
-    """One progress line on stderr, rewritten in place on a terminal."""
+    """One progress line on stderr, rewritten in place on a terminal; none under ``-q``."""
 
-    def __init__(self, verb: str, quiet: bool = False) -> None:
+    def __init__(self, verb: str, args: argparse.Namespace) -> None:
         self.verb = verb
-        self.quiet = quiet
+        self.args = args
         self.tty = sys.stderr.isatty()
         self.last = -1
 
     def __call__(self, done: int, total: int, case_id: str, *rest: str) -> None:
-        if self.quiet:
-            return
         if self.tty:
-            end = "\n" if done == total else ""
-            print(f"\r{self.verb} {done}/{total} {case_id:<40}", end=end, file=sys.stderr,
-                  flush=True)
+            progress(self.args, f"\r{self.verb} {done}/{total} {case_id:<40}",
+                     end="\n" if done == total else "")
         elif done * 10 // total != self.last or done == total:
             self.last = done * 10 // total
-            print(f"{self.verb} {done}/{total}", file=sys.stderr, flush=True)
+            progress(self.args, f"{self.verb} {done}/{total}")
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
@@ -157,7 +191,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
     suite = conformance.export(args.directory, full=args.full,
                                check_ort=not args.no_ort_check,
-                               progress=_Progress("exporting case", args.quiet))
+                               progress=_Progress("exporting case", args))
     size = sum(p.stat().st_size for p in Path(args.directory).rglob("*") if p.is_file())
     if args.json:
         print_json({"command": "conformance export", "directory": str(args.directory),
@@ -210,15 +244,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.cases:
         pattern = args.cases
         selected = lambda case_id: fnmatch.fnmatchcase(case_id, pattern)  # noqa: E731
-    quiet = args.quiet
     with tempfile.TemporaryDirectory(prefix="onnx-upsample-suite-") as scratch:
         if args.suite is None:
-            if not quiet:
-                print("exporting the default suite to a temporary directory (use "
-                      f"'{shell_command('conformance', 'export', 'DIR')}' and --suite DIR "
-                      "to keep it)", file=sys.stderr)
+            progress(args, "exporting the default suite to a temporary directory (use "
+                     f"'{shell_command('conformance', 'export', 'DIR')}' and --suite DIR "
+                     "to keep it)")
             suite = conformance.export(Path(scratch) / "suite", check_ort=False,
-                                       progress=_Progress("exporting case", quiet))
+                                       progress=_Progress("exporting case", args))
         else:
             suite = conformance.load(args.suite)
         if selected is not None and not any(selected(c.id) for c in suite.cases):
@@ -229,12 +261,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         for backend in args.backend:
             for form in forms:
                 label = backend if form.form == "upsample" else f"{backend} ({form.form})"
-                if not quiet:
-                    print(f"{label}: starting its worker", file=sys.stderr, flush=True)
+                progress(args, f"{label}: starting its worker")
                 try:
                     runs.append(conformance.run(backend, form, timeout=args.timeout,
                                                 cases=selected, explain=not args.no_explain,
-                                                progress=_Progress(f"{label}: case", quiet)))
+                                                progress=_Progress(f"{label}: case", args)))
                 except UpsampleError as error:  # one missing runtime must not lose the others
                     if not runs and len(args.backend) == 1:
                         raise
@@ -265,15 +296,26 @@ def _cmd_run(args: argparse.Namespace) -> int:
         note(args, _report.terminal(runs, verbose=args.verbose))
         for path in written:
             note(args, f"wrote {path}")
-        if fail_on:
-            note(args, f"--fail-on {','.join(fail_on)}: {len(found)} case(s)"
-                 + (": " + ", ".join(f"{run.label}: {r.id}" for run, r in found[:20])
-                    + (" ..." if len(found) > 20 else "") if found else ""))
+        if found:
+            # why the exit status is 1, every failing case by ID: under -q too (on stderr)
+            note(args, f"--fail-on {','.join(fail_on)}: {len(found)} case(s) failed: "
+                 + "; ".join(f"{label}: {', '.join(ids)}"
+                             for label, ids in _ids_by_run(found).items()), failing=True)
+        elif fail_on:
+            note(args, f"--fail-on {','.join(fail_on)}: no case failed")
     for message in unavailable:  # after the reports: the runs that did work are kept
         fail(message)
     if unavailable:
         return EXIT_BAD_INPUT
     return EXIT_FINDINGS if found else EXIT_OK
+
+
+def _ids_by_run(found: Sequence[tuple[Any, Any]]) -> dict[str, list[str]]:
+    """The failing case IDs of each run (backend and form), in order."""
+    ids: dict[str, list[str]] = {}
+    for run, result in found:
+        ids.setdefault(run.label, []).append(result.id)
+    return ids
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,10 +23,10 @@ from .._errors import UpsampleError
 from ._common import (
     EXIT_FINDINGS,
     EXIT_OK,
-    PROG,
     add_output_options,
     note,
     print_json,
+    problem,
 )
 from ._models_io import (
     caught_warnings,
@@ -238,12 +237,12 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
                              for r in rows])]
     if findings:
         lines.append("")
-        for finding in findings:
-            lines += [f"{finding['severity']:<7}  {finding['node']}: {finding['message']}",
-                      f"{'':<7}  fix: {finding['fix']}"]
-    lines += ["", f"{len(rows)} Upsample node(s), {counts['errors']} error(s), "
-                  f"{counts['warnings']} warning(s)"]
     note(args, "\n".join(lines))
+    for finding in findings:  # an error is why the exit status is 1: shown under -q too
+        note(args, f"{finding['severity']:<7}  {finding['node']}: {finding['message']}\n"
+                   f"{'':<7}  fix: {finding['fix']}", failing=finding["severity"] == "error")
+    note(args, f"\n{len(rows)} Upsample node(s), {counts['errors']} error(s), "
+               f"{counts['warnings']} warning(s)")
     return code
 
 
@@ -258,9 +257,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print_json({"command": "check", "model": args.model, "strict": args.strict,
                     "findings": findings, "counts": counts, "warnings": _warnings(args)})
     else:
-        for finding in findings:
+        for finding in findings:  # those that fail the check are shown under -q too
             note(args, f"{finding['severity']}: {finding['node']}: "
-                       f"{finding['message'].rstrip('.')}. Fix: {finding['fix']}")
+                       f"{finding['message'].rstrip('.')}. Fix: {finding['fix']}",
+                 failing=finding["severity"] == "error" or args.strict)
         note(args, f"{args.model}: {counts['errors']} error(s), {counts['warnings']} "
                    "warning(s)" + (" (--strict: warnings fail)" if args.strict and
                                    counts["warnings"] else ""))
@@ -301,7 +301,7 @@ def _verify(original: ModelProto, converted: ModelProto, given: dict[str, np.nda
             note(args, default_level)
     for output in outputs:
         if not output.identical:
-            print(f"{PROG}: verification FAILED: {output.describe()}", file=sys.stderr)
+            problem(f"verification FAILED: {output.describe()}")
     args.verification = {
         "level": verify.EXACT_LEVEL, "identical": identical, "note": runnable.note,
         "default_level_note": default_level,
@@ -337,11 +337,11 @@ def _cmd_upgrade(args: argparse.Namespace) -> int:
     if written:
         save_model(upgraded, args.output, args.model)
         if code != EXIT_OK:
-            print(f"{PROG}: {args.output} was written although the verification failed "
-                  "(--keep-unverified)", file=sys.stderr)
+            problem(f"{args.output} was written although the verification failed "
+                    "(--keep-unverified)")
     else:
-        print(f"{PROG}: {args.output} was not written (--keep-unverified writes it for "
-              "inspection)", file=sys.stderr)
+        problem(f"{args.output} was not written (--keep-unverified writes it for "
+                "inspection)")
     if args.json:
         print_json({**document, "written": written,
                     "verification": getattr(args, "verification", None),

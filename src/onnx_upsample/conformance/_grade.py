@@ -43,6 +43,11 @@ GRADE_WORDS = {EXACT: "exact", REFUSED_AS_REQUIRED: "refused, as required",
                CRASHED: "crashed", TIMEOUT: "timed out"}
 #: The grades that pass: the output is the expected one, or an invalid model was refused.
 PASSES = (EXACT, REFUSED_AS_REQUIRED)
+#: The grades that make a runtime non-conforming, as a test runner fails a test: a wrong
+#: output (values, type or shape), a crash, a time-out, an invalid model accepted.
+#: ``conformance run`` exits 1 when one occurs, unless ``--fail-on`` names other verdicts.
+#: Refusals and other errors are not among them: a runtime may lack a kernel, and says so.
+FAILURES = (WRONG, WRONG_DTYPE, WRONG_SHAPE, ACCEPTED_INVALID, CRASHED, TIMEOUT)
 
 
 @dataclass(frozen=True)

@@ -254,6 +254,8 @@ _FORMAT_MODES = {
     "JPEG": {"L", "RGB"},
     "TIFF": {"L", "LA", "RGB", "RGBA", "I;16", "I", "F", "1"},
 }
+# the suffix a message suggests for each format, lossless first
+_FORMAT_SUFFIXES = {".png": "PNG", ".tif": "TIFF", ".jpg": "JPEG"}
 
 
 def _image_mode(path: str, shape: tuple[int, ...], dtype: np.dtype) -> str:
@@ -268,9 +270,13 @@ def _image_mode(path: str, shape: tuple[int, ...], dtype: np.dtype) -> str:
             "JPEG": "uint8 (H, W) or (H, W, 3)",
             "TIFF": "uint8 with 1-4 channels, or (H, W) of uint16, int32, float32 or bool",
         }[image_format]
+        # the fix: an image format that holds it (RGBA: .png), else an array file
+        holding = [suffix for suffix, other in _FORMAT_SUFFIXES.items()
+                   if mode is not None and mode in _FORMAT_MODES[other]]
+        instead = " or ".join(holding) if holding else ".npy or .zarr"
         raise UpsampleError(
             f"output {path!r}: a {image_format} image cannot hold an array of shape {shape} "
-            f"and element type {dtype.name}; it holds {allowed}; write .npy or .zarr instead"
+            f"and element type {dtype.name}; it holds {allowed}; write {instead} instead"
         )
     return mode
 

@@ -101,11 +101,14 @@ LINEAR_KERNELS = (
     ("float64", "float64"),
 )
 
-_SIZE_WORDS = {
-    "floor": "output size by exact floor (ONNX reference)",
-    "round": "output size by round (TVM)",
-    "round_half_even": "output size by round half to even (numpy's round)",
-    "ceil": "output size by ceil",
+#: Each output-size rule in words: "output size by <words>" (a name leaves Upsample's own
+#: rule, trunc, unsaid).
+SIZE_WORDS = {
+    "trunc": "trunc (Upsample's)",
+    "floor": "exact floor (ONNX reference)",
+    "round": "round (TVM)",
+    "round_half_even": "round half to even (numpy's round)",
+    "ceil": "ceil",
 }
 _SOURCE_WORDS = {
     "sizes": "scale out/in (Resize with sizes)",
@@ -224,8 +227,8 @@ class Recipe:
         other_details = []
         if self.integers in _INTEGER_WORDS:
             other_details.append(_INTEGER_WORDS[self.integers])
-        if self.size in _SIZE_WORDS:
-            other_details.append(_SIZE_WORDS[self.size])
+        if self.size != "trunc":
+            other_details.append(f"output size by {SIZE_WORDS[self.size]}")
         # Upsample's coordinate is defined by a division; a reciprocal multiply is another
         # formula (PyTorch's), so it is named as the Resize it amounts to.
         upsample_like = (
@@ -293,8 +296,10 @@ def conventions(mode: str) -> tuple[Convention, ...]:
     ``a + (b-a)*t``, float64 throughout rounded once) and how integer results are rounded
     (truncated as Upsample, half to even, half away from zero).
 
-    One call of :func:`explain` tries only the size rule that gives the output's shape and
-    integer rounding only for integer types: at most 180 nearest and 240 linear conventions.
+    One call of :func:`explain` tries only the size rules that give the output's shape (each
+    gives the same elements, so they are tried at once, and a convention that reproduces the
+    output is named with each of them) and integer rounding only for integer types: at most
+    180 nearest and 240 linear conventions per size rule.
 
     Parameters
     ----------

@@ -10,8 +10,8 @@ million elements take well under a few seconds.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from ._conventions import SIZE_RULES, Recipe, output_length, recipes
 from ._resample import Array, Case, Positions, Tables, open_mesh
 
 __all__ = ["NARROWED", "NARROWED_INT32", "closest", "convention_outputs", "exact_matches",
-           "foreign_fraction", "narrowed_to_float32", "same", "shape_summary", "size_rule"]
+           "foreign_fraction", "narrowed_to_float32", "same", "shape_summary", "size_rules"]
 
 # A sample this large catches a convention that differs in one output of a few thousand with
 # high probability; a miss costs only time (the full comparison rejects it).
@@ -81,15 +81,15 @@ def foreign_fraction(x: Array, theirs: Array) -> float:
 # ---------------------------------------------------------------------------------------------
 
 
-def size_rule(x_shape: tuple[int, ...], scales: tuple[np.float32, ...],
-              shape: tuple[int, ...]) -> str | None:
-    """The simplest size rule giving ``shape``, or None."""
+def size_rules(x_shape: tuple[int, ...], scales: tuple[np.float32, ...],
+               shape: tuple[int, ...]) -> tuple[str, ...]:
+    """Every size rule giving ``shape``, simplest first (often several: 5 x 1.5 = 7.5 is 8 by
+    round and by ceil; any rule gives 4 x 2); empty when none does."""
     if len(shape) != len(x_shape):
-        return None
-    for rule in SIZE_RULES:
-        if tuple(output_length(rule, n, s) for n, s in zip(x_shape, scales, strict=True)) == shape:
-            return rule
-    return None
+        return ()
+    return tuple(rule for rule in SIZE_RULES
+                 if tuple(output_length(rule, n, s)
+                          for n, s in zip(x_shape, scales, strict=True)) == shape)
 
 
 def shape_summary(shape: tuple[int, ...], scales: tuple[np.float32, ...],
@@ -129,9 +129,11 @@ class Group:
     sample_exact: bool = False
 
 
-def _groups(case: Case, rule: str) -> list[Group]:
+def _groups(case: Case, rules: Sequence[str]) -> list[Group]:
+    """The groups of the conventions of every size rule in ``rules`` (rules that give the
+    output's one shape: the tables, which depend on the lengths only, are the same)."""
     groups: dict[tuple[object, ...], Group] = {}
-    for recipe in recipes(case.mode, rule, case.etype.is_integer):
+    for recipe in recipes(case.mode, rules[0], case.etype.is_integer):
         ids, tables = case.tables(recipe)
         key: tuple[object, ...] = (ids,) if case.mode == "nearest" else (
             ids, recipe.combination, recipe.integers)
@@ -139,6 +141,9 @@ def _groups(case: Case, rule: str) -> list[Group]:
             groups[key].recipes.append(recipe)
         else:
             groups[key] = Group([recipe], ids, tables)
+    for group in groups.values():  # the same conventions with each other rule
+        first = list(group.recipes)
+        group.recipes += [replace(recipe, size=rule) for rule in rules[1:] for recipe in first]
     return list(groups.values())  # in order of each group's simplest recipe
 
 
@@ -205,9 +210,9 @@ def terms_gap(case: Case, got: Array, theirs: Array) -> int | None:
     return int(np.fmin(ulp_gaps(got, theirs).astype(np.float64), terms).max())
 
 
-def _sampled_groups(case: Case, rule: str, ours: Array | None) -> list[Group]:
+def _sampled_groups(case: Case, rules: Sequence[str], ours: Array | None) -> list[Group]:
     """Every group, with whether it is exact on the sample and its sampled ULP gap."""
-    groups = _groups(case, rule)
+    groups = _groups(case, rules)
     flat, positions = _sample(case.shape)
     expected = case.theirs.reshape(-1)[flat]
     for group in groups:
@@ -220,11 +225,12 @@ def _sampled_groups(case: Case, rule: str, ours: Array | None) -> list[Group]:
     return groups
 
 
-def exact_matches(case: Case, rule: str,
+def exact_matches(case: Case, rules: Sequence[str],
                   ours: Array | None) -> tuple[tuple[str, ...], list[Group]]:
-    """Names of every convention tried that reproduces ``theirs`` exactly, simplest first,
-    and every group with its gap (full where computed in full, else sampled)."""
-    groups = _sampled_groups(case, rule, ours)
+    """Names of every convention tried (with each of the size ``rules`` that give the
+    output's shape) that reproduces ``theirs`` exactly, simplest first, and every group with
+    its gap (full where computed in full, else sampled)."""
+    groups = _sampled_groups(case, rules, ours)
     mesh = open_mesh(case.shape)
     found: list[Recipe] = []
     # groups that differ only in integer rounding share one blend: evaluate them in a row
@@ -287,7 +293,7 @@ def convention_outputs(x: Array, scales: tuple[np.float32, ...], mode: str, etyp
         mesh = open_mesh(shape)
         # Upsample's own group is Upsample's output, as in explain (its no-resize copy)
         ours = upsample(x, [float(s) for s in scales], mode) if rule == "trunc" else None
-        for group in _groups(case, rule):
+        for group in _groups(case, (rule,)):
             if wanted is None or wanted(tuple(group.recipes)):
                 yield tuple(group.recipes), _result(case, group, mesh, "full", ours, None)
 

@@ -12,7 +12,7 @@ import numpy.typing as npt
 from ..._api import upsample
 from ..._errors import UpsampleError
 from ..._spec.call import Call, check_described
-from ._conventions import recipes
+from ._conventions import SIZE_WORDS, Recipe, recipes
 from ._resample import Array, Case
 from ._search import (
     closest,
@@ -21,7 +21,7 @@ from ._search import (
     narrowed_to_float32,
     same,
     shape_summary,
-    size_rule,
+    size_rules,
 )
 
 __all__ = ["DEFAULT_MAX_ELEMENTS", "Explanation", "explain"]
@@ -132,6 +132,18 @@ def _listing(names: Sequence[str]) -> str:
     return shown if len(names) <= LISTED else f"{shown}; and {len(names) - LISTED} more"
 
 
+def _sizes(rules: Sequence[str]) -> str:
+    """The size rules, in words: "round (TVM) and ceil"."""
+    words = [SIZE_WORDS[rule] for rule in rules]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def _same_shape(rules: Sequence[str]) -> str:
+    """When several size rules give the output's shape, a clause that says which (each
+    convention that reproduces the output is named with each of them)."""
+    return f"output size by {_sizes(rules)} give this shape alike" if len(rules) > 1 else ""
+
+
 
 def explain(
     x: npt.ArrayLike,
@@ -147,7 +159,8 @@ def explain(
     computes it (:func:`onnx_upsample.upsample`), then with the conventions of
     :func:`conventions`: ONNX ``Resize`` coordinate transformations and nearest modes,
     PyTorch's reciprocal multiply, float64 arithmetic, separable blends, other output-size
-    and integer-rounding rules. Only the size rule that gives ``theirs.shape`` is tried.
+    and integer-rounding rules. Only the size rules that give ``theirs.shape`` are tried, and
+    a convention that reproduces ``theirs`` is named with each of them.
 
     Equality is bitwise, except that any NaN equals any NaN (-0.0 and +0.0 differ); complex
     numbers compare real and imaginary parts; strings, bools and objects compare with ``==``.
@@ -194,8 +207,8 @@ def explain(
     >>> import numpy as np
     >>> x = np.arange(20, dtype=np.float32).reshape(4, 5)
     >>> theirs = x[[0, 0, 1, 2, 2, 3]][:, [0, 0, 1, 2, 2, 3, 3, 4]]
-    >>> explain(x, theirs, [1.5, 1.7]).summary  # doctest: +ELLIPSIS
-    'matches 12 conventions equally, not Upsample: Resize half_pixel + round_prefer_floor; ...'
+    >>> print(explain(x, theirs, [1.5, 1.7]).summary)  # doctest: +ELLIPSIS
+    matches 36 conventions equally, not Upsample: Resize half_pixel + round_prefer_floor; ...
     """
     x_array, theirs_array, call, limit = _checked(x, theirs, scales, mode, max_elements)
     if theirs_array.size > limit:
@@ -203,32 +216,37 @@ def explain(
                            f"output has {theirs_array.size} elements, more than max_elements="
                            f"{limit}: too large to explain; pass a crop or a larger "
                            "max_elements")
-    rule = size_rule(x_array.shape, call.scales, theirs_array.shape)
-    if rule is None:
+    rules = size_rules(x_array.shape, call.scales, theirs_array.shape)
+    if not rules:
         return Explanation("none", (), None, None, shape_summary(
             x_array.shape, call.scales, theirs_array.shape))
+    shape_note = _same_shape(rules)
     if theirs_array.size == 0:
-        # nothing to compare: every convention with this size rule gives the same output
-        names = tuple(r.name for r in recipes(call.mode, rule, call.etype.is_integer))
-        if rule == "trunc":
+        # nothing to compare: every convention with these size rules gives the same output
+        found: list[Recipe] = sorted((r for rule in rules
+                                      for r in recipes(call.mode, rule, call.etype.is_integer)),
+                                     key=lambda recipe: recipe.rank)
+        names = tuple(recipe.name for recipe in found)
+        if rules[0] == "trunc":
             return Explanation("upsample", names, names[0], None,
                                "matches Upsample (onnxruntime 1.32) bit for bit (empty "
                                "output: every convention with its output size does)")
         return Explanation("convention", names, names[0], None,
-                           f"matches every convention with output size by {rule}, not "
-                           "Upsample (empty output: only the size tells them apart)")
+                           f"matches every convention with output size by {_sizes(rules)}, "
+                           "not Upsample (empty output: only the size tells them apart)")
     case = Case(x_array, theirs_array, call.scales, call.mode, call.etype)
     ours: Array | None = None
-    if rule == "trunc":
+    if rules[0] == "trunc":  # Upsample's own size: its own output first
         ours = upsample(x_array, [float(s) for s in call.scales], call.mode)
         if same(ours, theirs_array, case.floating).all():
-            names, _ = exact_matches(case, rule, ours)
+            names, _ = exact_matches(case, rules, ours)
             summary = "matches Upsample (onnxruntime 1.32) bit for bit"
             if len(names) > 1:
                 summary += (f"; so do {len(names) - 1} other conventions on this output, "
                             f"which cannot tell them apart: {_listing(names[1:])}")
+            summary += f"; {shape_note}" if shape_note else ""
             return Explanation("upsample", names, names[0], None, summary)
-    names, groups = exact_matches(case, rule, ours)
+    names, groups = exact_matches(case, rules, ours)
     if len(names) == 1:
         return Explanation("convention", names, names[0], None,
                            f"matches {names[0]}, not Upsample (the only convention tried "
@@ -236,8 +254,9 @@ def explain(
     if names:
         return Explanation("convention", names, names[0], None,
                            f"matches {len(names)} conventions equally, not Upsample: "
-                           f"{_listing(names)} (this output cannot tell them apart)")
-    narrowed = narrowed_to_float32(case, rule)
+                           f"{_listing(names)} (this output cannot tell them apart"
+                           + (f"; {shape_note})" if shape_note else ")"))
+    narrowed = narrowed_to_float32(case, rules[0])
     if narrowed is not None:
         return Explanation("convention", (narrowed,), narrowed, None,
                            f"matches {narrowed}, not Upsample")
@@ -259,5 +278,6 @@ def explain(
                     "output's own ULP is tiny)") if by_terms else ""
             return Explanation("close", (), name, gap,
                                f"closest to {name}, within {gap} ULP{unit}; no convention "
-                               "tried reproduces it exactly")
+                               "tried reproduces it exactly"
+                               + (f" ({shape_note})" if shape_note else ""))
     return Explanation("none", (), None, None, "matches no convention tried (noise or a bug)")

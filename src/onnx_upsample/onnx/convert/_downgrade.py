@@ -27,6 +27,7 @@ from ._pipeline import (
     convert_rest,
     each_node,
     finish_job,
+    newest_opset,
     require_opset,
     scales_input,
     set_pending,
@@ -165,7 +166,8 @@ def downgrade(model: ModelLike, opset: int = 9) -> onnx.ModelProto:
     ([('Upsample', ['X', 's'])], 9)
     """
     model = model_of(model)
-    higher = opset if isinstance(opset, int) and opset >= 10 else 18
+    # an opset above the newest onnx knows cannot be written either: the fix names that one
+    higher = min(opset, newest_opset()) if isinstance(opset, int) and opset >= 10 else 18
     target = require_opset(opset, 7, 9, Fix(
         "downgrade writes Upsample-7 (opsets 7 and 8) or Upsample-9 (opset 9); for opset 10 "
         "and later (Resize) use {0}", (Action("upgrade", (("opset", higher),)),)))

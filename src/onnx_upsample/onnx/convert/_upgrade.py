@@ -66,6 +66,17 @@ def _resize10_nearest_mode(site: Site, node: onnx.NodeProto, label: str) -> str:
 DEFAULT_UPGRADE_OPSET = 18
 
 
+def _opset_fix(opset: object, newest: int) -> Fix:
+    """The fix for an opset upgrade cannot write: one it can write, the way it lies."""
+    writes = (f"upgrade writes Resize at opsets 10 to {newest} (the newest the installed onnx "
+              "knows)")
+    if isinstance(opset, int) and opset > newest:
+        return Fix(f"{writes}; use {{0}}", (Action("upgrade", (("opset", newest),)),))
+    lower = opset if isinstance(opset, int) and 7 <= opset <= 9 else 9
+    return Fix(f"{writes}; for opsets 7-9 (Upsample) use {{0}}",
+               (Action("downgrade", (("opset", lower),)),))
+
+
 def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET) -> onnx.ModelProto:
     """Replace every ``Upsample`` by a ``Resize`` with the same outputs, at opset ``opset``.
 
@@ -124,12 +135,8 @@ def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET) -> onnx
     """
     model = _normalise_mode_case(model_of(model))
     newest = newest_opset()
-    lower = opset if isinstance(opset, int) and 7 <= opset <= 9 else 9
-    target = newest if opset is None else require_opset(
-        opset, 10, newest,
-        Fix(f"upgrade writes Resize, which needs opset 10 or later, and the installed onnx "
-            f"knows opsets up to {newest}; for opsets 7-9 (Upsample) use {{0}}",
-            (Action("downgrade", (("opset", lower),)),)))
+    target = newest if opset is None else require_opset(opset, 10, newest,
+                                                        _opset_fix(opset, newest))
     source = default_opset(model.opset_import)
     if source is None:
         raise UpsampleError("the model imports no default-domain ('' or 'ai.onnx') opset; "
