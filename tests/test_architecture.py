@@ -24,7 +24,7 @@ LAYERS = {
     "_kernels": 3, "reference": 3,
     "_api": 4, "": 4,  # "" is the package's __init__: the public names
     "dask": 5, "_chunking": 5, "xarray": 5,
-    "io": 6, "onnx": 6,
+    "io": 6, "onnx": 6, "compare": 6,
     "conformance": 7,
     "cli": 8, "__main__": 8,
 }
@@ -36,7 +36,7 @@ HEAVY_HOMES = {
     "zarr": ("io",),
     "xarray": ("xarray",),
     "threadpoolctl": (),  # never imported: _threads registers with it once it is
-    "PIL": ("io", "cli"),
+    "PIL": ("io", "cli", "compare"),
 }
 
 

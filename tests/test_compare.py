@@ -12,14 +12,14 @@ import pytest
 
 Image = pytest.importorskip("PIL.Image")
 
-from onnx_upsample import upsample  # noqa: E402
+from onnx_upsample import UpsampleError, upsample  # noqa: E402
 from onnx_upsample._spec.peers import (  # noqa: E402
     opencv_nearest_indices,
     pytorch_nearest_indices,
 )
 from onnx_upsample._spec.rules import nearest_indices  # noqa: E402
 from onnx_upsample.cli import main  # noqa: E402
-from onnx_upsample.cli.compare import compare, render  # noqa: E402
+from onnx_upsample.compare import compare, render  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -231,7 +231,8 @@ def test_sample_script_makes_the_readme_picture(tmp_path: Path) -> None:
         (["in.png", "-o", "grid.png", "--scale", "0.5"], r"value 1 of --scales is 0\.5"),
         (["in.png", "-o", "grid.png", "--scales", "2", "nan"], r"value 2 of --scales is nan"),
         (["in.png", "-o", "grid.png", "--scales", "300", "2"],
-         r"--scales 300 2 makes the 4 x 4 input 1200 x 8; .* at most 1024 per side"),
+         r"--scales \(300 2\) would make input .* of 4 x 4 pixels 1200 x 8; .* at most 1024 "
+         r"per side: use smaller --scales"),
         (["missing.png", "-o", "grid.png", "--scale", "2"], "does not exist"),
         (["line.npy", "-o", "grid.png", "--scale", "2"], "compare takes an image"),
         (["in.png", "-o", "grid.png", "--scale", "2", "--zoom", "0"], "--zoom is 0"),
@@ -249,3 +250,18 @@ def test_compare_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert re.search(pattern, err), err
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_compare_is_a_python_api_with_its_own_checks() -> None:
+    """The comparison and its picture are library calls; their checks name Python's
+    arguments (the command line's name its options, test_compare_errors)."""
+    image = np.arange(12, dtype=np.uint8).reshape(3, 4)
+    comparison = compare(image, [1.7, 1.7])
+    assert comparison.nearest.shape == (5, 6)
+    assert render(image, comparison).dtype == np.uint8
+    with pytest.raises(UpsampleError, match=r"^scales\[0\] is 0\.5"):
+        compare(image, [0.5, 2])
+    with pytest.raises(UpsampleError, match=r"^scales \[600\.0, 2\.0\] would make x of 3 x 4"):
+        compare(image, [600, 2])
+    with pytest.raises(UpsampleError, match=r"^x has shape \(12,\); compare takes an image"):
+        compare(image.reshape(-1), [2])
