@@ -319,8 +319,7 @@ def _ids_by_run(found: Sequence[tuple[Any, Any]]) -> dict[str, list[str]]:
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    from .._spec.call import describe_call, scales_of
-    from .._spec.modes import mode_of
+    from .._spec.call import check_described
     from .._spec.spelling import command_line
     from ..conformance import explain
     from ..io.formats import read_npy
@@ -328,10 +327,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     x = read_npy(args.input)
     theirs = read_npy(args.theirs)
     # the call's checks worded for the command line (--scales, --mode) before explain's own
-    words = command_line(args.input)
-    canonical, _ = mode_of(args.mode, words)
-    scales_of(args.scales, x.shape, words)
-    describe_call(list(args.scales), canonical, x.dtype, x.shape, words)
+    check_described(x.shape, x.dtype, args.scales, args.mode, command_line(args.input))
     explanation = explain(x, theirs, args.scales, args.mode)
     if args.json:
         print_json({"command": "explain", "input": args.input, "theirs": args.theirs,
