@@ -14,7 +14,6 @@ from typing import Any
 
 from .._errors import UpsampleError
 from ._common import (
-    EXIT_BAD_INPUT,
     EXIT_FINDINGS,
     EXIT_OK,
     _Parser,
@@ -303,10 +302,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
                              for label, ids in _ids_by_run(found).items()), failing=True)
         elif fail_on:
             note(args, f"--fail-on {','.join(fail_on)}: no case failed")
-    for message in unavailable:  # after the reports: the runs that did work are kept
-        fail(message)
-    if unavailable:
-        return EXIT_BAD_INPUT
+    if unavailable:  # after the reports: the runs that did work are kept; one error line
+        return fail("; ".join(unavailable))
     return EXIT_FINDINGS if found else EXIT_OK
 
 
