@@ -1,9 +1,15 @@
-"""Shared test configuration: hypothesis profiles (HYPOTHESIS_PROFILE=ci in make test)."""
+"""Shared test configuration: hypothesis profiles (HYPOTHESIS_PROFILE=ci in make test), and
+what several test files share: the conformance suite, exported once per run."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -16,3 +22,29 @@ settings.register_profile(
 settings.register_profile("dev", max_examples=30, deadline=None)
 settings.register_profile("thorough", max_examples=2000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+@pytest.fixture(scope="session")
+def exported_suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
+    """The default conformance suite, exported once per test run (with the check that
+    onnxruntime gives the expected outputs where the cases say it does), as (Suite, the
+    folder holding it). The folder also held what a killed export leaves (its work folder,
+    marked with a process that is gone) and a look-alike of someone else's: the export
+    removes the first and keeps the second (test_conformance_cases checks it)."""
+    from onnx_upsample import conformance
+    from onnx_upsample.conformance import _suite
+
+    parent = tmp_path_factory.mktemp("exports")
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    stale = parent / ".suite.abc123.tmp"
+    (stale / "upsample").mkdir(parents=True)
+    (stale / _suite._BUILDING_MARK).write_text(f"{gone}\n")
+    (parent / ".suite.xyz789.tmp").mkdir()  # no mark: not ours, kept
+    return conformance.export(parent / "suite"), parent
+
+
+@pytest.fixture
+def importable_test_backends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let the suite's worker processes import tests/conformance_backends.py."""
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent))

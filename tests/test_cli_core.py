@@ -19,20 +19,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from runners import run_main
 
 import onnx_upsample
 from onnx_upsample import cli
 from onnx_upsample.cli import arrays, main
 
 X = np.array([[[[1, 3], [3, 5]]], [[[3, 5], [7, 9]]]], dtype=np.float32)
-
-
-def run_main(argv: list[str]) -> int:
-    """main() returns the exit code; argparse usage errors raise SystemExit(code)."""
-    try:
-        return main(argv)
-    except SystemExit as stop:
-        return int(stop.code) if isinstance(stop.code, int) else 2
 
 
 def assert_one_line_error(err: str) -> None:

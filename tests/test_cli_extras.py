@@ -187,7 +187,7 @@ def test_ort_refusing_a_model_is_one_line_without_its_log(tmp_path: Path) -> Non
     """ORT printed its coloured multi-line log before our one-line error."""
     onnx = pytest.importorskip("onnx")
     pytest.importorskip("onnxruntime")
-    from test_onnx_support import upsample_model
+    from onnx_models import upsample_model
 
     model = upsample_model("v9-raw", [1, 1, 2, 2], dtype=np.float64, shape=[1, 1, 2, 2])
     onnx.save(model, tmp_path / "f64.onnx")

@@ -12,23 +12,17 @@ import pytest
 
 Image = pytest.importorskip("PIL.Image")
 
+from runners import run_main  # noqa: E402
+
 from onnx_upsample import UpsampleError, upsample  # noqa: E402
 from onnx_upsample._spec.peers import (  # noqa: E402
     opencv_nearest_indices,
     pytorch_nearest_indices,
 )
 from onnx_upsample._spec.rules import nearest_indices  # noqa: E402
-from onnx_upsample.cli import main  # noqa: E402
 from onnx_upsample.compare import compare, render  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def run(argv: list[object]) -> int:
-    try:
-        return main([str(a) for a in argv])
-    except SystemExit as stop:
-        return int(stop.code) if isinstance(stop.code, int) else 2
 
 
 # ---------------------------------------------------------------------------------------------
@@ -152,24 +146,24 @@ def test_render_any_image(image: np.ndarray) -> None:
 def test_compare_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source, grid = tmp_path / "in.png", tmp_path / "grid.png"
     Image.fromarray(np.random.default_rng(0).integers(0, 256, (10, 14, 3), np.uint8)).save(source)
-    assert run(["compare", source, "-o", grid, "--scale", "1.3333334"]) == 0
+    assert run_main(["compare", source, "-o", grid, "--scale", "1.3333334"]) == 0
     out = capsys.readouterr().out
     assert "PyTorch" in out and "OpenCV" in out and "26 of 234" in out
     with Image.open(grid) as picture:
         assert picture.mode == "RGB"
         width, height = picture.size
     assert width > 3 * 18 * 13 and height > 2 * 13 * 13  # three panels of 18 x 13 at zoom 13
-    assert run(["compare", source, "-o", grid, "--scale", "2", "1.5", "--zoom", "4",
+    assert run_main(["compare", source, "-o", grid, "--scale", "2", "1.5", "--zoom", "4",
                 "--quiet"]) == 0
     assert capsys.readouterr() == ("", "")
-    assert run(["compare", source, "-o", grid, "--scales", "1.7", "-q"]) == 0
+    assert run_main(["compare", source, "-o", grid, "--scales", "1.7", "-q"]) == 0
     assert capsys.readouterr() == ("", "")
 
 
 def test_compare_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source, grid = tmp_path / "in.png", tmp_path / "grid.png"
     Image.fromarray(np.zeros((10, 14, 3), np.uint8)).save(source)
-    assert run(["compare", source, "-o", grid, "--scales", "1.7", "--json"]) == 0
+    assert run_main(["compare", source, "-o", grid, "--scales", "1.7", "--json"]) == 0
     captured = capsys.readouterr()
     document = json.loads(captured.out)
     assert next(iter(document)) == "command" and document["command"] == "compare"
@@ -194,7 +188,7 @@ def test_readme_example_is_true(tmp_path: Path, capsys: pytest.CaptureFixture[st
     argv = command.group(1).split()
     argv[argv.index("-o") + 1] = str(tmp_path / "grid.png")
     argv[1] = str(ROOT / argv[1])
-    assert run(argv) == 0
+    assert run_main(argv) == 0
     out = capsys.readouterr().out
     torch_count, total, opencv_count = (int(g) for g in claim.groups())
     assert "PyTorch interpolate(scale_factor) (" in out
@@ -245,7 +239,7 @@ def test_compare_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv
     np.save(tmp_path / "line.npy", np.zeros(5, np.uint8))
     before = sorted(p.name for p in tmp_path.iterdir())
     args = [tmp_path / a if a.endswith((".png", ".jpg", ".npy")) else a for a in argv]
-    assert run(["compare", *args]) == 2
+    assert run_main(["compare", *args]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert re.search(pattern, err), err

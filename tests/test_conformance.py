@@ -30,14 +30,8 @@ BACKENDS_MODULE = "conformance_backends"
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory: pytest.TempPathFactory) -> conformance.Suite:
-    return conformance.export(tmp_path_factory.mktemp("suite") / "upsample")
-
-
-@pytest.fixture
-def test_backends(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Let the worker processes import tests/conformance_backends.py."""
-    monkeypatch.setenv("PYTHONPATH", str(TESTS))
+def suite(exported_suite: tuple[conformance.Suite, Path]) -> conformance.Suite:
+    return exported_suite[0]
 
 
 @pytest.fixture(scope="module")
@@ -242,7 +236,7 @@ def test_plain_onnx_reference_refuses_what_it_does_not_implement(
 
 
 def test_isolated_workers_grade_crashes_hangs_refusals_and_errors(
-        suite: conformance.Suite, test_backends: None) -> None:
+        suite: conformance.Suite, importable_test_backends: None) -> None:
     from conformance_backends import BEHAVIOUR  # type: ignore[import-not-found]
 
     chosen = set(BEHAVIOUR) | {"rank1_linear", "rank2_linear"}
@@ -277,7 +271,7 @@ def test_isolated_workers_grade_crashes_hangs_refusals_and_errors(
 
 
 def test_a_backend_class_and_a_callable_are_accepted(
-        suite: conformance.Suite, test_backends: None) -> None:
+        suite: conformance.Suite, importable_test_backends: None) -> None:
     for spec in (f"{BACKENDS_MODULE}:ReferenceBackend", f"{BACKENDS_MODULE}:exact"):
         result = conformance.run(spec, suite, cases=lambda i: i.startswith("v"))
         assert result.results and {r.grade.kind for r in result.results} == {"exact"}, spec
@@ -317,8 +311,15 @@ def test_grade_rules() -> None:
 
 # ----------------------------------------------------------------------------- the CLI
 
-def test_cli_export_then_run_with_reports(tmp_path: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_export_then_run_with_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The commands' plumbing, on the rank cases alone (the whole suite is exported once per
+    test run, by the exported_suite fixture)."""
+    from onnx_upsample.conformance import _suite
+
+    every = _suite.all_cases
+    monkeypatch.setattr(_suite, "all_cases", lambda full=False: [
+        case for case in every(full) if case.id.startswith("rank")])
     directory = tmp_path / "suite"
     assert main(["conformance", "export", str(directory), "--no-ort-check"]) == 0
     out = capsys.readouterr().out

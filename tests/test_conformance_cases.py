@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import collections
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -149,17 +147,10 @@ def test_must_refuse_cases_are_refused_by_upsample() -> None:
 # --------------------------------------------------------------------------- the export
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[conformance.Suite, Path]:
-    """A default export (without ORT) into a folder where a killed export left its work
-    folder (our mark, a process that is gone) and someone left a look-alike of their own."""
-    parent = tmp_path_factory.mktemp("exports")
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    stale = parent / ".suite.abc123.tmp"
-    (stale / "upsample").mkdir(parents=True)
-    (stale / _suite._BUILDING_MARK).write_text(f"{gone}\n")
-    (parent / ".suite.xyz789.tmp").mkdir()  # no mark: not ours, kept
-    return conformance.export(parent / "suite", check_ort=False), parent
+def exported(exported_suite: tuple[conformance.Suite, Path]) -> tuple[conformance.Suite, Path]:
+    """The run's default export, into a folder where a killed export left its work folder
+    (our mark, a process that is gone) and someone left a look-alike of their own."""
+    return exported_suite
 
 
 def test_a_killed_exports_folder_is_removed_by_the_next(

@@ -104,12 +104,6 @@ def suite_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.fixture
-def test_backends(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Let the worker processes import tests/conformance_backends.py."""
-    monkeypatch.setenv("PYTHONPATH", str(TESTS))
-
-
 @pytest.fixture(scope="module")
 def contract_run(suite_dir: Path) -> conformance.BackendResult:
     import os
@@ -289,7 +283,8 @@ def test_both_forms_on_the_command_line_with_ci_exit_status(
 
 
 def test_run_exits_1_by_default_when_a_runtime_does_not_conform(
-        suite_dir: Path, test_backends: None, capsys: pytest.CaptureFixture[str]) -> None:
+        suite_dir: Path, importable_test_backends: None,
+        capsys: pytest.CaptureFixture[str]) -> None:
     # as a test runner: a wrong output (values, type or shape), a crash, a time-out or an
     # invalid model accepted is exit status 1 without --fail-on
     common = ["conformance", "run", "--backend", "conformance_backends:contract", "--suite",

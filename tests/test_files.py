@@ -19,17 +19,11 @@ Image = pytest.importorskip("PIL.Image")
 zarr = pytest.importorskip("zarr")
 pytest.importorskip("dask.array")
 
+from runners import run_main  # noqa: E402
+
 from onnx_upsample import upsample  # noqa: E402
-from onnx_upsample.cli import main  # noqa: E402
 from onnx_upsample.io import apply as apply_job  # noqa: E402
 from onnx_upsample.io import formats  # noqa: E402
-
-
-def run(argv: list[str]) -> int:
-    try:
-        return main([str(a) for a in argv])
-    except SystemExit as stop:
-        return int(stop.code) if isinstance(stop.code, int) else 2
 
 
 def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
@@ -68,7 +62,7 @@ def test_rgb_image_round_trip(tmp_path: Path, mode: str, suffix: str) -> None:
     x = _rgb()
     source, target = tmp_path / f"in{suffix}", tmp_path / f"out{suffix}"
     Image.fromarray(x).save(source)
-    assert run(["apply", source, target, "--scales", "2", "1.5", "--mode", mode,
+    assert run_main(["apply", source, target, "--scales", "2", "1.5", "--mode", mode,
                 "--quiet"]) == 0
     with Image.open(target) as out:
         assert out.mode == "RGB"
@@ -81,7 +75,7 @@ def test_three_scales_scale_the_channels(tmp_path: Path) -> None:
     x = _rgb()
     source, target = tmp_path / "in.png", tmp_path / "out.png"
     Image.fromarray(x).save(source)
-    assert run(["apply", source, target, "--scales", "2", "2", "1.3333334", "--quiet"]) == 0
+    assert run_main(["apply", source, target, "--scales", "2", "2", "1.3333334", "--quiet"]) == 0
     with Image.open(target) as out:
         assert out.mode == "RGBA"  # 3 channels * 1.3333334 -> 4
         assert same(np.asarray(out), upsample(x, [2, 2, 1.3333334]))
@@ -91,13 +85,13 @@ def test_grayscale_takes_two_scales(tmp_path: Path, capsys: pytest.CaptureFixtur
     x = RNG.integers(0, 256, (7, 5), dtype=np.uint8)
     source, target = tmp_path / "in.png", tmp_path / "out.png"
     Image.fromarray(x).save(source)
-    assert run(["apply", source, target, "--scales", "3", "2.5", "--mode", "linear",
+    assert run_main(["apply", source, target, "--scales", "3", "2.5", "--mode", "linear",
                 "--quiet"]) == 0
     with Image.open(target) as out:
         assert out.mode == "L"
         assert same(np.asarray(out), upsample(x, [3, 2.5], "linear"))
     os.unlink(target)
-    assert run(["apply", source, target, "--scales", "2", "2", "1"]) == 2
+    assert run_main(["apply", source, target, "--scales", "2", "2", "1"]) == 2
     assert "grayscale" in one_line_error(capsys)
     only(tmp_path, "in.png")
 
@@ -116,7 +110,7 @@ def test_palette_images_become_rgb(tmp_path: Path, transparent: bool) -> None:
     with Image.open(source) as reread:
         assert reread.mode == "P"
         expected_in = np.asarray(reread.convert("RGBA" if transparent else "RGB"))
-    assert run(["apply", source, target, "--scales", "2", "2", "--quiet"]) == 0
+    assert run_main(["apply", source, target, "--scales", "2", "2", "--quiet"]) == 0
     with Image.open(target) as out:
         assert out.mode == ("RGBA" if transparent else "RGB")
         assert same(np.asarray(out), upsample(expected_in, [2, 2, 1]))
@@ -128,7 +122,7 @@ def test_16_bit_images_stay_16_bit(tmp_path: Path, suffix: str, mode: str) -> No
     x = RNG.integers(0, 65536, (6, 7), dtype=np.uint16)
     source, target = tmp_path / f"in{suffix}", tmp_path / f"out{suffix}"
     Image.fromarray(x).save(source)
-    assert run(["apply", source, target, "--scales", "2", "1.5", "--mode", mode,
+    assert run_main(["apply", source, target, "--scales", "2", "1.5", "--mode", mode,
                 "--quiet"]) == 0
     with Image.open(target) as out:
         assert out.mode == "I;16"
@@ -141,7 +135,7 @@ def test_float_tiff_and_npy_to_image(tmp_path: Path) -> None:
     x = RNG.normal(size=(5, 6)).astype(np.float32)
     source, target = tmp_path / "in.tif", tmp_path / "out.tif"
     Image.fromarray(x).save(source)
-    assert run(["apply", source, target, "--scales", "2", "2", "--mode", "linear",
+    assert run_main(["apply", source, target, "--scales", "2", "2", "--mode", "linear",
                 "--quiet"]) == 0
     with Image.open(target) as out:
         assert out.mode == "F"
@@ -150,7 +144,7 @@ def test_float_tiff_and_npy_to_image(tmp_path: Path) -> None:
     array_file, png = tmp_path / "a.npy", tmp_path / "a.png"
     rgba = RNG.integers(0, 256, (4, 5, 4), dtype=np.uint8)
     np.save(array_file, rgba)
-    assert run(["apply", array_file, png, "--scales", "2", "3", "1", "--quiet"]) == 0
+    assert run_main(["apply", array_file, png, "--scales", "2", "3", "1", "--quiet"]) == 0
     with Image.open(png) as out:
         assert out.mode == "RGBA"
         assert same(np.asarray(out), upsample(rgba, [2, 3, 1]))
@@ -163,11 +157,11 @@ def test_jpeg(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with Image.open(source) as reread:
         decoded = np.asarray(reread)
     # exact through a lossless output
-    assert run(["apply", source, tmp_path / "out.png", "--scales", "2", "2", "--quiet"]) == 0
+    assert run_main(["apply", source, tmp_path / "out.png", "--scales", "2", "2", "--quiet"]) == 0
     with Image.open(tmp_path / "out.png") as out:
         assert same(np.asarray(out), upsample(decoded, [2, 2, 1]))
     # JPEG output: right size and mode (lossy, so compared loosely)
-    assert run(["apply", source, tmp_path / "out.jpg", "--scales", "2", "2", "--quiet"]) == 0
+    assert run_main(["apply", source, tmp_path / "out.jpg", "--scales", "2", "2", "--quiet"]) == 0
     with Image.open(tmp_path / "out.jpg") as out:
         assert out.mode == "RGB" and out.size == (32, 32)
         error = np.abs(np.asarray(out).astype(int) - upsample(decoded, [2, 2, 1]).astype(int))
@@ -175,7 +169,7 @@ def test_jpeg(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # JPEG cannot hold alpha; the fix is an image format that can (it said .npy or .zarr)
     rgba = tmp_path / "rgba.png"
     Image.fromarray(RNG.integers(0, 256, (4, 4, 4), dtype=np.uint8)).save(rgba)
-    assert run(["apply", rgba, tmp_path / "x.jpg", "--scales", "2", "2"]) == 2
+    assert run_main(["apply", rgba, tmp_path / "x.jpg", "--scales", "2", "2"]) == 2
     assert one_line_error(capsys).endswith("a JPEG image cannot hold an array of shape "
                                            "(8, 8, 4) and element type uint8; it holds uint8 "
                                            "(H, W) or (H, W, 3); write .png or .tif instead")
@@ -190,7 +184,7 @@ def test_jpeg_quality(tmp_path: Path) -> None:
     for name, extra in [("default", []), ("q95", ["--jpeg-quality", "95"]),
                         ("q20", ["--jpeg-quality", "20"])]:
         target = tmp_path / f"{name}.jpg"
-        assert run(["apply", source, target, "--scales", "2", "2", "-q", *extra]) == 0
+        assert run_main(["apply", source, target, "--scales", "2", "2", "-q", *extra]) == 0
         sizes[name] = target.read_bytes()
     assert formats.DEFAULT_JPEG_QUALITY == 95
     assert sizes["default"] == sizes["q95"]
@@ -217,7 +211,7 @@ def test_output_that_is_the_input_is_refused(tmp_path: Path,
     x = RNG.integers(0, 9, (3, 4), dtype=np.uint8)
     np.save(tmp_path / "in.npy", x)
     for target in _same_file_paths(tmp_path):
-        assert run(["apply", tmp_path / "in.npy", target, "--scales", "2", "2"]) == 2
+        assert run_main(["apply", tmp_path / "in.npy", target, "--scales", "2", "2"]) == 2
         line = one_line_error(capsys)
         assert "is the input" in line and "--overwrite" in line, line
         assert same(np.load(tmp_path / "in.npy"), x)
@@ -228,7 +222,7 @@ def test_overwrite_replaces_the_input(tmp_path: Path,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     x = RNG.integers(0, 9, (3, 4), dtype=np.uint8)
     np.save(tmp_path / "in.npy", x)
-    assert run(["apply", tmp_path / "in.npy", tmp_path / "in.npy", "--scales", "2", "2",
+    assert run_main(["apply", tmp_path / "in.npy", tmp_path / "in.npy", "--scales", "2", "2",
                 "--overwrite"]) == 0
     assert "replaced the existing output" in capsys.readouterr().out
     assert same(np.load(tmp_path / "in.npy"), upsample(x, [2, 2]))
@@ -240,11 +234,11 @@ def test_another_existing_output_is_replaced_and_said(
 ) -> None:
     np.save(tmp_path / "in.npy", np.zeros((2, 2), np.uint8))
     (tmp_path / "out.npy").write_bytes(b"old")
-    assert run(["apply", tmp_path / "in.npy", tmp_path / "out.npy", "--scales", "2", "2"]) == 0
+    assert run_main(["apply", tmp_path / "in.npy", tmp_path / "out.npy", "--scales", "2", "2"]) == 0
     assert "replaced the existing output" in capsys.readouterr().out
     assert np.load(tmp_path / "out.npy").shape == (4, 4)
     # a new output is not announced as a replacement
-    assert run(["apply", tmp_path / "in.npy", tmp_path / "new.npy", "--scales", "2", "2"]) == 0
+    assert run_main(["apply", tmp_path / "in.npy", tmp_path / "new.npy", "--scales", "2", "2"]) == 0
     assert "replaced" not in capsys.readouterr().out
 
 
@@ -267,12 +261,12 @@ def test_a_slow_write_says_so_on_stderr(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(apply_job, "save_image", slow_save)
     monkeypatch.setattr(formats, "SLOW_STEP_SECONDS", 0.1)
     out = tmp_path / "out.png"
-    assert run(["apply", tmp_path / "in.png", out, "--scales", "2", "2"]) == 0
+    assert run_main(["apply", tmp_path / "in.png", out, "--scales", "2", "2"]) == 0
     captured = capsys.readouterr()
     assert f"writing {out} ...\n" in captured.err
     assert re.search(rf"writing {re.escape(str(out))}: done in 0\.\d s", captured.err)
     assert "writing" not in captured.out and "reading" not in captured.err  # quick: silent
-    assert run(["apply", tmp_path / "in.png", out, "--scales", "2", "2", "-q"]) == 0
+    assert run_main(["apply", tmp_path / "in.png", out, "--scales", "2", "2", "-q"]) == 0
     assert capsys.readouterr() == ("", "")
 
 
@@ -300,7 +294,7 @@ def test_npy_to_zarr_to_npy(tmp_path: Path, mode: str) -> None:
     x = _volume()
     np.save(tmp_path / "in.npy", x)
     store = tmp_path / "out.zarr"
-    assert run(["apply", tmp_path / "in.npy", store, "--scales", "2", "1.5", "1.3",
+    assert run_main(["apply", tmp_path / "in.npy", store, "--scales", "2", "1.5", "1.3",
                 "--mode", mode, "--chunks", "8", "--quiet"]) == 0
     assert (store / "zarr.json").exists()  # zarr v3 by default
     written = zarr.open_array(str(store), mode="r")
@@ -311,14 +305,14 @@ def test_npy_to_zarr_to_npy(tmp_path: Path, mode: str) -> None:
     written_rw = zarr.open_array(str(store), mode="r+")
     written_rw.attrs["units"] = "mm"
     again = tmp_path / "again.zarr"
-    assert run(["apply", store, again, "--scales", "1.5", "1", "1", "--mode", mode,
+    assert run_main(["apply", store, again, "--scales", "1.5", "1", "1", "--mode", mode,
                 "--quiet"]) == 0
     reread = zarr.open_array(str(again), mode="r")
     assert reread.attrs["units"] == "mm"
     assert reread.chunks == (12, 8, 8)  # the input's chunks, scaled
     assert same(reread[...], upsample(expected, [1.5, 1, 1], mode))
     # zarr to .npy
-    assert run(["apply", again, tmp_path / "back.npy", "--scales", "1", "1", "1",
+    assert run_main(["apply", again, tmp_path / "back.npy", "--scales", "1", "1", "1",
                 "--quiet"]) == 0
     assert same(np.load(tmp_path / "back.npy"), reread[...])
     only(tmp_path, "in.npy", "out.zarr", "again.zarr", "back.npy")
@@ -328,12 +322,12 @@ def test_zarr_v2_and_image_to_zarr(tmp_path: Path) -> None:
     x = _rgb(10, 12)
     Image.fromarray(x).save(tmp_path / "in.png")
     store = tmp_path / "out.zarr"
-    assert run(["apply", tmp_path / "in.png", store, "--scales", "2", "2",
+    assert run_main(["apply", tmp_path / "in.png", store, "--scales", "2", "2",
                 "--zarr-format", "2", "--quiet"]) == 0
     assert (store / ".zarray").exists()
     assert same(zarr.open_array(str(store), mode="r")[...], upsample(x, [2, 2, 1]))
     # a zarr store to an image
-    assert run(["apply", store, tmp_path / "out.png", "--scales", "1.5", "1", "1",
+    assert run_main(["apply", store, tmp_path / "out.png", "--scales", "1.5", "1", "1",
                 "--quiet"]) == 0
     with Image.open(tmp_path / "out.png") as out:
         assert same(np.asarray(out), upsample(upsample(x, [2, 2, 1]), [1.5, 1, 1]))
@@ -350,14 +344,14 @@ def test_zarr_dimension_names_are_kept(tmp_path: Path) -> None:
                               dimension_names=("time", "lat", "lon"))
     named[...] = x
     for name, fmt in (("in", "3"), ("named", "2")):
-        assert run(["apply", tmp_path / f"{name}.zarr", tmp_path / f"{name}_x2.zarr",
+        assert run_main(["apply", tmp_path / f"{name}.zarr", tmp_path / f"{name}_x2.zarr",
                     "--scales", "2", "1", "1", "--zarr-format", fmt, "--quiet"]) == 0
     assert zarr.open_array(str(tmp_path / "in_x2.zarr")).metadata.dimension_names == (
         "z", None, "x")
     v2 = zarr.open_array(str(tmp_path / "named_x2.zarr"))
     assert v2.attrs["_ARRAY_DIMENSIONS"] == ["time", "lat", "lon"]
     assert same(v2[...], upsample(x, [2, 1, 1]))
-    assert run(["apply", tmp_path / "named_x2.zarr", tmp_path / "back.zarr", "--scales", "1",
+    assert run_main(["apply", tmp_path / "named_x2.zarr", tmp_path / "back.zarr", "--scales", "1",
                 "1", "2", "--quiet"]) == 0
     assert zarr.open_array(str(tmp_path / "back.zarr")).metadata.dimension_names == (
         "time", "lat", "lon")
@@ -369,7 +363,7 @@ def test_chunked_npy_equals_in_memory(tmp_path: Path, dtype: str) -> None:
     np.save(tmp_path / "in.npy", x)
     mode = "nearest" if np.dtype(dtype).kind in "bU" else "linear"
     for chunks in (["5"], ["3", "4", "-1"]):
-        assert run(["apply", tmp_path / "in.npy", tmp_path / "out.npy", "--scales", "1.5",
+        assert run_main(["apply", tmp_path / "in.npy", tmp_path / "out.npy", "--scales", "1.5",
                     "2", "1", "--mode", mode, "--chunks", *chunks, "--quiet"]) == 0
         assert same(np.load(tmp_path / "out.npy"), upsample(x, [1.5, 2, 1], mode))
 
@@ -381,7 +375,7 @@ def test_large_npy_takes_the_chunked_path(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(apply_job, "ZARR_CHUNK_BYTES", 800)
     x = _volume()
     np.save(tmp_path / "in.npy", x)
-    assert run(["apply", tmp_path / "in.npy", tmp_path / "out.npy", "--scales", "2", "2",
+    assert run_main(["apply", tmp_path / "in.npy", tmp_path / "out.npy", "--scales", "2", "2",
                 "2", "--mode", "linear"]) == 0
     assert "chunked" in capsys.readouterr().out
     assert same(np.load(tmp_path / "out.npy"), upsample(x, [2, 2, 2], "linear"))
@@ -392,12 +386,12 @@ def test_zarr_output_replaces_an_old_store_only(tmp_path: Path,
     np.save(tmp_path / "in.npy", np.arange(6, dtype=np.int32))
     store = tmp_path / "out.zarr"
     for scale in ("2", "3"):
-        assert run(["apply", tmp_path / "in.npy", store, "--scales", scale, "--quiet"]) == 0
+        assert run_main(["apply", tmp_path / "in.npy", store, "--scales", scale, "--quiet"]) == 0
     assert zarr.open_array(str(store), mode="r").shape == (18,)
     other = tmp_path / "notes.zarr"
     other.mkdir()
     (other / "keep.txt").write_text("mine")
-    assert run(["apply", tmp_path / "in.npy", other, "--scales", "2"]) == 2
+    assert run_main(["apply", tmp_path / "in.npy", other, "--scales", "2"]) == 2
     assert "not a zarr store" in one_line_error(capsys)
     assert (other / "keep.txt").read_text() == "mine"
     only(tmp_path, "in.npy", "out.zarr", "notes.zarr")
@@ -414,12 +408,12 @@ def test_progress_bar_on_stderr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
     monkeypatch.setattr("dask.diagnostics.ProgressBar", Immediate)
     np.save(tmp_path / "in.npy", _volume())
-    assert run(["apply", tmp_path / "in.npy", tmp_path / "o.zarr", "--scales", "2", "2",
+    assert run_main(["apply", tmp_path / "in.npy", tmp_path / "o.zarr", "--scales", "2", "2",
                 "2"]) == 0
     captured = capsys.readouterr()
     assert "100% Completed" in captured.err
     assert "o.zarr" in captured.out and "Completed" not in captured.out
-    assert run(["apply", tmp_path / "in.npy", tmp_path / "q.zarr", "--scales", "2", "2",
+    assert run_main(["apply", tmp_path / "in.npy", tmp_path / "q.zarr", "--scales", "2", "2",
                 "2", "--quiet"]) == 0
     assert capsys.readouterr() == ("", "")
 
@@ -487,6 +481,6 @@ def test_bad_files_and_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[s
     _bad_inputs(tmp_path)
     before = sorted(p.name for p in tmp_path.iterdir())
     paths = [tmp_path / a if i < 2 else a for i, a in enumerate(argv)]
-    assert run(["apply", *paths]) == 2
+    assert run_main(["apply", *paths]) == 2
     assert re.search(pattern, one_line_error(capsys))
     assert sorted(p.name for p in tmp_path.iterdir()) == before

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_onnx_support import make_model, upsample_model
+from onnx_models import make_model, upsample_model
 
 onnx = pytest.importorskip("onnx")
 

@@ -10,23 +10,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_onnx_support import bits_equal, ort_run, upsample_model
+from onnx_models import bits_equal, ort_run, upsample_model
 
 onnx = pytest.importorskip("onnx")
 
 from onnx import TensorProto, helper, version_converter  # noqa: E402
+from runners import run_cli  # noqa: E402
 
 import onnx_upsample  # noqa: E402
 from onnx_upsample.cli import main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "yolo_head_opset9.onnx"
-
-
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def _save(model: object, path: Path) -> str:
@@ -46,7 +41,7 @@ def example_inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 def test_inspect_example(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = _run(capsys, "inspect", str(EXAMPLE))
+    code, out, err = run_cli(capsys, "inspect", str(EXAMPLE))
     assert code == 0 and err == ""
     assert "opset 9" in out
     row = next(line for line in out.splitlines() if line.startswith("upsample_86"))
@@ -62,7 +57,7 @@ def test_inspect_finds_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path
     second = upsample_model("v9-input", [1, 2])
     second.graph.node[0].name = "dynamic"
     path = _save(model, tmp_path / "bad.onnx")
-    code, out, _ = _run(capsys, "inspect", path)
+    code, out, _ = run_cli(capsys, "inspect", path)
     assert code == 1
     assert "error    up: the node has the version-7 form" in out
     # the fix is the command to type, for this model
@@ -70,24 +65,24 @@ def test_inspect_finds_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path
     assert f"fix: onnx-upsample downgrade {path} -o {stem}_opset9.onnx --opset 9 " in out
     assert "(model" not in out  # no Python call
     assert "warning  up: onnx's shape inference" in out
-    code, out, _ = _run(capsys, "inspect", _save(second, tmp_path / "dynamic.onnx"))
+    code, out, _ = run_cli(capsys, "inspect", _save(second, tmp_path / "dynamic.onnx"))
     assert code == 0 and "dynamic" in out and "dynamic-scales" not in out
     assert "scales are computed at run time" in out
 
 
 def test_inspect_bad_files(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, out, err = _run(capsys, "inspect", str(tmp_path / "missing.onnx"))
+    code, out, err = run_cli(capsys, "inspect", str(tmp_path / "missing.onnx"))
     assert code == 2 and out == "" and err.count("\n") == 1 and "does not exist" in err
     garbage = tmp_path / "garbage.onnx"
     garbage.write_bytes(b"\x00\xffnot a model" * 10)
-    code, _, err = _run(capsys, "inspect", str(garbage))
+    code, _, err = run_cli(capsys, "inspect", str(garbage))
     assert code == 2 and "is not an ONNX model" in err
     assert err.count("\n") == 1
 
 
 def test_upgrade_example_and_verify(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     output = tmp_path / "upgraded.onnx"
-    code, out, err = _run(capsys, "upgrade", str(EXAMPLE), "-o", str(output), "--opset", "13",
+    code, out, err = run_cli(capsys, "upgrade", str(EXAMPLE), "-o", str(output), "--opset", "13",
                           "--verify")
     assert code == 0, err
     assert "(opset 9, IR 4) ->" in out and "(opset 13, IR 7): 1 Upsample-9 -> Resize-13" in out
@@ -95,7 +90,7 @@ def test_upgrade_example_and_verify(capsys: pytest.CaptureFixture[str], tmp_path
     upgraded = onnx.load(str(output))
     onnx.checker.check_model(upgraded)
     assert [n.op_type for n in upgraded.graph.node].count("Resize") == 1
-    code, out, _ = _run(capsys, "upgrade", str(EXAMPLE), "-o", str(output))
+    code, out, _ = run_cli(capsys, "upgrade", str(EXAMPLE), "-o", str(output))
     assert code == 0 and "(opset 18, IR" in out  # the documented default, not the newest
 
 
@@ -106,7 +101,7 @@ def test_upgrade_verify_rewrites_what_ort_cannot_load(
         note: str | None) -> None:
     model = upsample_model(source, [1, 1, 1.5, 2.7], "linear", shape=[1, 2, 3, 4])
     path = _save(model, tmp_path / "legacy.onnx")
-    code, out, err = _run(capsys, "upgrade", path, "-o", str(tmp_path / "new.onnx"),
+    code, out, err = run_cli(capsys, "upgrade", path, "-o", str(tmp_path / "new.onnx"),
                           "--opset", "18", "--verify")
     assert code == 0, err
     assert "bit-identical" in out
@@ -122,7 +117,7 @@ def test_upgrade_verify_catches_a_changed_model(capsys: pytest.CaptureFixture[st
 
     monkeypatch.setattr("onnx_upsample.onnx.upgrade", converter)
     model = upsample_model("v9-raw", [1, 1, 1.5, 2.7], "linear", shape=[1, 2, 3, 4])
-    code, out, err = _run(capsys, "upgrade", _save(model, tmp_path / "m.onnx"), "-o",
+    code, out, err = run_cli(capsys, "upgrade", _save(model, tmp_path / "m.onnx"), "-o",
                           str(tmp_path / "new.onnx"), "--opset", "13", "--verify")
     assert code == 1
     # which output differs, in how many elements, by how much
@@ -132,10 +127,10 @@ def test_upgrade_verify_catches_a_changed_model(capsys: pytest.CaptureFixture[st
 
 def test_upgrade_verify_with_given_inputs(capsys: pytest.CaptureFixture[str], tmp_path: Path,
                                           example_inputs: dict[str, str]) -> None:
-    code, out, _ = _run(capsys, "upgrade", str(EXAMPLE), "-o", str(tmp_path / "n.onnx"),
+    code, out, _ = run_cli(capsys, "upgrade", str(EXAMPLE), "-o", str(tmp_path / "n.onnx"),
                         "--verify", "--input", f"feature={example_inputs['feature']}")
     assert code == 0 and "bit-identical" in out
-    code, _, err = _run(capsys, "upgrade", str(EXAMPLE), "-o", str(tmp_path / "n.onnx"),
+    code, _, err = run_cli(capsys, "upgrade", str(EXAMPLE), "-o", str(tmp_path / "n.onnx"),
                         "--verify", "--input", f"nothing={example_inputs['feature']}")
     assert code == 2 and "not inputs of the model" in err
 
@@ -153,7 +148,7 @@ NEWEST = onnx.defs.onnx_opset_version()
 ])
 def test_upgrade_bad_arguments(capsys: pytest.CaptureFixture[str], tmp_path: Path,
                                argv: list[str], message: str) -> None:
-    code, _, err = _run(capsys, "upgrade", str(EXAMPLE), "-o", str(tmp_path / "x.onnx"), *argv)
+    code, _, err = run_cli(capsys, "upgrade", str(EXAMPLE), "-o", str(tmp_path / "x.onnx"), *argv)
     assert code == 2
     assert message in err and err.count("\n") == 1
     if argv[1] == str(NEWEST + 2):
@@ -167,7 +162,7 @@ def test_upgrade_bad_arguments(capsys: pytest.CaptureFixture[str], tmp_path: Pat
 
 def test_run_example(capsys: pytest.CaptureFixture[str], tmp_path: Path,
                      example_inputs: dict[str, str]) -> None:
-    code, out, err = _run(capsys, "run", str(EXAMPLE), "--input",
+    code, out, err = run_cli(capsys, "run", str(EXAMPLE), "--input",
                           f"feature={example_inputs['feature']}", "--input",
                           f"route={example_inputs['route']}", "--output-dir", str(tmp_path))
     assert code == 0, err
@@ -184,7 +179,7 @@ def test_run_every_version_exactly(capsys: pytest.CaptureFixture[str], tmp_path:
     np.save(tmp_path / "x.npy", x)
     for source in ("v1", "v7", "v10"):
         path = _save(upsample_model(source, [1, 1, 2, 1.5], "nearest"), tmp_path / "m.onnx")
-        code, _, err = _run(capsys, "run", path, "--input", f"X={tmp_path / 'x.npy'}",
+        code, _, err = run_cli(capsys, "run", path, "--input", f"X={tmp_path / 'x.npy'}",
                               "--output-dir", str(tmp_path))
         assert code == 0
         assert bits_equal(np.load(tmp_path / "Y.npy"),
@@ -194,18 +189,18 @@ def test_run_every_version_exactly(capsys: pytest.CaptureFixture[str], tmp_path:
 
 def test_run_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path,
                     example_inputs: dict[str, str]) -> None:
-    code, _, err = _run(capsys, "run", str(EXAMPLE), "--input",
+    code, _, err = run_cli(capsys, "run", str(EXAMPLE), "--input",
                         f"feature={example_inputs['feature']}")
     assert code == 2 and "needs input(s) ['route']" in err and err.count("\n") == 1
-    code, _, err = _run(capsys, "run", str(EXAMPLE), "--input", "feature")
+    code, _, err = run_cli(capsys, "run", str(EXAMPLE), "--input", "feature")
     assert code == 2 and "NAME=FILE.npy" in err
-    code, _, err = _run(capsys, "run", str(EXAMPLE), "--input",
+    code, _, err = run_cli(capsys, "run", str(EXAMPLE), "--input",
                         f"feature={tmp_path / 'none.npy'}")
     assert code == 2 and "does not exist" in err
     bad = upsample_model("v7", [0.5, 1])
     path = _save(bad, tmp_path / "bad.onnx")
     np.save(tmp_path / "x.npy", np.ones((2, 2), np.float32))
-    code, _, err = _run(capsys, "run", path, "--input", f"X={tmp_path / 'x.npy'}")
+    code, _, err = run_cli(capsys, "run", path, "--input", f"X={tmp_path / 'x.npy'}")
     assert code == 2 and "only enlarges" in err and err.count("\n") == 1
 
 
@@ -244,7 +239,7 @@ def test_legacy_model_is_what_the_script_makes(tmp_path: Path) -> None:
 
 def test_fold_refuses_a_dimension_beyond_int64_in_one_line(
         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, _, err = _run(capsys, "fold", str(EXAMPLE), "-o", str(tmp_path / "f.onnx"),
+    code, _, err = run_cli(capsys, "fold", str(EXAMPLE), "-o", str(tmp_path / "f.onnx"),
                         "--input-shape", "feature=99999999999999999999,1,1,1")
     assert code == 2 and "below 2**63" in err and err.count("\n") == 1, err
     assert not (tmp_path / "f.onnx").exists()
@@ -267,5 +262,5 @@ def test_fold_a_model_with_a_local_function(capsys: pytest.CaptureFixture[str],
         helper.make_opsetid("", 9), helper.make_opsetid("local", 1)])
     model.ir_version = 8
     source = _save(model, tmp_path / "local.onnx")
-    code, out, err = _run(capsys, "fold", source, "-o", str(tmp_path / "f.onnx"))
+    code, out, err = run_cli(capsys, "fold", source, "-o", str(tmp_path / "f.onnx"))
     assert code == 0 and "folded" in out, (out, err)

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_onnx_support import upsample_model
+from onnx_models import upsample_model
 
 onnx = pytest.importorskip("onnx")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from runners import run_cli  # noqa: E402
 
 from onnx_upsample import UpsampleError  # noqa: E402
 from onnx_upsample.cli import main  # noqa: E402
@@ -21,12 +22,6 @@ from onnx_upsample.onnx import check, downgrade, upgrade  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "yolo_head_opset9.onnx"
-
-
-def _run(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
-    code = main([str(word) for word in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def _save(model: onnx.ModelProto, path: Path) -> Path:
@@ -54,10 +49,10 @@ def test_a_finding_is_a_call_in_python_and_a_command_on_the_command_line(
     expected = (f"onnx-upsample downgrade '{path}' -o '{tmp_path}/trt style_opset9.onnx' "
                 "--opset 9")
     for command in ("inspect", "check"):
-        code, out, _ = _run(capsys, command, path)
+        code, out, _ = run_cli(capsys, command, path)
         assert code == 1 and f"{expected} rewrites every Upsample" in out, out
         assert "onnx_upsample.onnx" not in out
-    code, out, _ = _run(capsys, "check", path, "--json")
+    code, out, _ = run_cli(capsys, "check", path, "--json")
     document = json.loads(out)
     assert document["findings"][0]["commands"][0] == expected
 
@@ -65,7 +60,7 @@ def test_a_finding_is_a_call_in_python_and_a_command_on_the_command_line(
 def test_the_command_a_fix_names_does_the_fix(tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     path = _v7_at_opset_9(tmp_path)
-    _, out, _ = _run(capsys, "check", path, "--json")
+    _, out, _ = run_cli(capsys, "check", path, "--json")
     command = json.loads(out)["findings"][0]["commands"][0]
     import shlex
 
@@ -85,7 +80,7 @@ def test_errors_of_the_python_api_name_the_call_and_the_cli_the_command(
     # to another process and back (a worker's error) with its parts, not only its text
     copy = pickle.loads(pickle.dumps(raised.value))
     assert str(copy) == str(raised.value) and copy.fix == raised.value.fix  # type: ignore
-    code, _, err = _run(capsys, "upgrade", EXAMPLE, "-o", tmp_path / "x.onnx", "--opset", "8")
+    code, _, err = run_cli(capsys, "upgrade", EXAMPLE, "-o", tmp_path / "x.onnx", "--opset", "8")
     assert code == 2 and err.count("\n") == 1
     assert err.rstrip().endswith(f"use onnx-upsample downgrade {EXAMPLE} -o "
                                  f"{str(EXAMPLE)[:-5]}_opset8.onnx --opset 8"), err
@@ -95,7 +90,7 @@ def test_errors_of_the_python_api_name_the_call_and_the_cli_the_command(
     # a blocking problem of a node: its fix too
     model = upsample_model("v9-constant", [1, 1, 2, 2], "BILINEAR", shape=[1, 1, 2, 2])
     path = _save(model, tmp_path / "upper.onnx")
-    code, _, err = _run(capsys, "downgrade", path, "-o", tmp_path / "d.onnx", "--opset", "7")
+    code, _, err = run_cli(capsys, "downgrade", path, "-o", tmp_path / "d.onnx", "--opset", "7")
     assert code == 2 and "onnx-upsample run" in err and "--legacy-modes" in err, err
     assert "ReferenceEvaluator" not in err
 
@@ -113,12 +108,12 @@ def test_every_model_command_has_json_and_quiet(
     extra = {"run": ["--random"], "upgrade": ["-o", tmp_path / "a.onnx"],
              "downgrade": ["-o", tmp_path / "b.onnx"], "fold": ["-o", tmp_path / "c.onnx"]}
     argv = [command, source, *extra.get(command, [])]
-    code, out, err = _run(capsys, *argv, "--json")
+    code, out, err = run_cli(capsys, *argv, "--json")
     assert code == 0, err
     document = json.loads(out)  # stdout is the one JSON object, nothing else
     assert next(iter(document)) == "command" and document["command"] == command
     assert document["model"] == str(source) and document["warnings"] == []
-    code, out, err = _run(capsys, *argv, "-q")
+    code, out, err = run_cli(capsys, *argv, "-q")
     assert (code, out, err) == (0, "", "")
 
 
@@ -128,7 +123,7 @@ def test_quiet_keeps_the_errors_that_fail(
     # -q takes away the chatter, never the reason for exit status 1: each error and its
     # fix, on stderr; stdout stays empty
     path = _v7_at_opset_9(tmp_path)
-    code, out, err = _run(capsys, command, path, "-q")
+    code, out, err = run_cli(capsys, command, path, "-q")
     assert code == 1 and out == "", out
     assert "error" in err and "scales" in err and "onnx-upsample downgrade" in err, err
     assert "Upsample node(s)" not in err and "error(s)" not in err  # no summary, no table
@@ -138,8 +133,8 @@ def test_quiet_check_keeps_the_warnings_that_fail_under_strict(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     model = upsample_model("v9-raw", [1, 1, 1.4, 2], shape=[1, 1, 5, 3])
     path = _save(model, tmp_path / "warned.onnx")
-    assert _run(capsys, "check", path, "-q") == (0, "", "")  # a warning alone: nothing
-    code, out, err = _run(capsys, "check", path, "--strict", "-q")
+    assert run_cli(capsys, "check", path, "-q") == (0, "", "")  # a warning alone: nothing
+    code, out, err = run_cli(capsys, "check", path, "--strict", "-q")
     assert code == 1 and out == "" and err.startswith("warning: "), err
 
 
@@ -148,14 +143,14 @@ def test_check_json_has_the_model_and_counts_and_strict_fails_on_warnings(
     # scales 1.4: onnx's shape inference disagrees with onnxruntime, a warning only
     model = upsample_model("v9-raw", [1, 1, 1.4, 2], shape=[1, 1, 5, 3])
     path = _save(model, tmp_path / "warned.onnx")
-    code, out, _ = _run(capsys, "check", path, "--json")
+    code, out, _ = run_cli(capsys, "check", path, "--json")
     document = json.loads(out)
     assert code == 0 and document["model"] == str(path) and document["strict"] is False
     assert document["counts"] == {"errors": 0, "warnings": 1}
     assert [f["code"] for f in document["findings"]] == ["onnx-shape-inference"]
-    code, out, _ = _run(capsys, "check", path, "--strict")
+    code, out, _ = run_cli(capsys, "check", path, "--strict")
     assert code == 1 and "--strict: warnings fail" in out
-    assert _run(capsys, "check", EXAMPLE, "--strict")[0] == 0
+    assert run_cli(capsys, "check", EXAMPLE, "--strict")[0] == 0
 
 
 # ----------------------------------------------------------------------- downgrade, fold
@@ -164,7 +159,7 @@ def test_check_json_has_the_model_and_counts_and_strict_fails_on_warnings(
 def test_downgrade_counts_each_kind_of_rewrite(tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     path = _v7_at_opset_9(tmp_path)
-    code, out, _ = _run(capsys, "downgrade", path, "-o", tmp_path / "d.onnx")
+    code, out, _ = run_cli(capsys, "downgrade", path, "-o", tmp_path / "d.onnx")
     assert code == 0 and out.rstrip().endswith(": 1 Upsample-7 -> Upsample-9"), out
     x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 2, 2])
     y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
@@ -172,7 +167,7 @@ def test_downgrade_counts_each_kind_of_rewrite(tmp_path: Path,
     resize = helper.make_node("Resize", ["X", "s"], ["Y"], mode="nearest")
     model = helper.make_model(helper.make_graph([resize], "g", [x], [y], [scales]),
                               opset_imports=[helper.make_opsetid("", 10)])
-    code, out, _ = _run(capsys, "downgrade", _save(model, tmp_path / "r10.onnx"), "-o",
+    code, out, _ = run_cli(capsys, "downgrade", _save(model, tmp_path / "r10.onnx"), "-o",
                         tmp_path / "d2.onnx", "--json")
     assert code == 0 and json.loads(out)["rewrites"] == {"Resize-10 -> Upsample-9": 1}
 
@@ -194,14 +189,14 @@ def _computed_scales_model(tmp_path: Path) -> Path:
 def test_fold_words_what_it_left_and_what_input_shape_did(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = _computed_scales_model(tmp_path)
-    code, out, err = _run(capsys, "fold", path, "-o", tmp_path / "f.onnx")
+    code, out, err = run_cli(capsys, "fold", path, "-o", tmp_path / "f.onnx")
     assert code == 0 and "0 of 1 computed scales folded" in out
     # one warning line of its own (naming the option), not Python's warning with its source
     assert err.splitlines() == [
         "onnx-upsample: warning: not folded: up: its scales depend on values known only at "
         "run time (symbolic input dimensions or data); give concrete shapes with "
         "--input-shape NAME=D0,D1,... if they come from input shapes"]
-    code, out, err = _run(capsys, "fold", path, "-o", tmp_path / "g.onnx", "--input-shape",
+    code, out, err = run_cli(capsys, "fold", path, "-o", tmp_path / "g.onnx", "--input-shape",
                           "X=1,1,3,4")
     assert code == 0 and err == "" and "1 of 1 computed scales folded" in out
     assert ("input 'X' is declared with the static shape [1, 1, 3, 4]" in out
@@ -215,7 +210,7 @@ def test_run_legacy_bilinear_v7_advises_the_name_v7_takes(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     model = upsample_model("v7", [1, 1, 2, 2], "BILINEAR", shape=[1, 1, 2, 2])
     path = _save(model, tmp_path / "upper.onnx")
-    code, _, err = _run(capsys, "run", path, "--random", "--legacy-modes")
+    code, _, err = run_cli(capsys, "run", path, "--random", "--legacy-modes")
     assert code == 0, err
     assert "mode='linear'" in err and "mode='bilinear'" not in err, err
     assert f"onnx-upsample upgrade {path}" in err
@@ -224,7 +219,7 @@ def test_run_legacy_bilinear_v7_advises_the_name_v7_takes(
 def test_run_creates_the_output_dir_and_writes_strings_without_pickle(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path / "new" / "out"
-    code, out, _ = _run(capsys, "run", EXAMPLE, "--random", "--output-dir", folder)
+    code, out, _ = run_cli(capsys, "run", EXAMPLE, "--random", "--output-dir", folder)
     assert code == 0 and f"created directory {folder}" in out
     assert np.load(folder / "detections.npy", allow_pickle=False).shape == (1, 18, 26, 26)
     # a string output: onnx's evaluator returns an object array, written as text
@@ -235,12 +230,12 @@ def test_run_creates_the_output_dir_and_writes_strings_without_pickle(
         opset_imports=[helper.make_opsetid("", 13)])
     text = tmp_path / "text.npy"
     np.save(text, np.array(["ab", "c"]))
-    code, _, err = _run(capsys, "run", _save(model, tmp_path / "s.onnx"), "--input",
+    code, _, err = run_cli(capsys, "run", _save(model, tmp_path / "s.onnx"), "--input",
                         f"X={text}", "--output-dir", folder)
     assert code == 0, err
     assert np.load(folder / "Y.npy", allow_pickle=False).tolist() == ["ab", "c"]
     (tmp_path / "file").write_text("")
-    code, _, err = _run(capsys, "run", EXAMPLE, "--random", "--output-dir", tmp_path / "file")
+    code, _, err = run_cli(capsys, "run", EXAMPLE, "--random", "--output-dir", tmp_path / "file")
     assert code == 2 and "is a file; give a directory" in err
 
 
@@ -260,7 +255,7 @@ def test_verify_with_an_input_of_the_wrong_shape_is_one_line(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     small = tmp_path / "small.npy"
     np.save(small, np.zeros((1, 32, 12, 13), np.float32))
-    code, _, err = _run(capsys, "upgrade", EXAMPLE, "-o", tmp_path / "u.onnx", "--verify",
+    code, _, err = run_cli(capsys, "upgrade", EXAMPLE, "-o", tmp_path / "u.onnx", "--verify",
                           "--input", f"feature={small}")
     assert code == 2 and err.count("\n") == 1, err
     assert ("input 'feature' is float32[1, 32, 12, 13]; the model declares feature "
@@ -279,7 +274,7 @@ def test_keep_unverified_writes_a_failed_upgrade(
     model = upsample_model("v9-raw", [1, 1, 1.5, 2.7], "linear", shape=[1, 2, 3, 4])
     path = _save(model, tmp_path / "m.onnx")
     output = tmp_path / "kept.onnx"
-    code, out, err = _run(capsys, "upgrade", path, "-o", output, "--opset", "13", "--verify",
+    code, out, err = run_cli(capsys, "upgrade", path, "-o", output, "--opset", "13", "--verify",
                           "--keep-unverified", "--json")
     assert code == 1 and output.exists()
     assert "was written although the verification failed" in err
@@ -287,7 +282,7 @@ def test_keep_unverified_writes_a_failed_upgrade(
     [row] = document["verification"]["outputs"]
     assert document["written"] is True and row["identical"] is False
     assert 0 < row["differing_elements"] <= row["elements"] == 80
-    code, _, err = _run(capsys, "upgrade", path, "-o", output, "--keep-unverified")
+    code, _, err = run_cli(capsys, "upgrade", path, "-o", output, "--keep-unverified")
     assert code == 2 and "with --verify only" in err
 
 
@@ -299,16 +294,16 @@ def test_an_output_that_is_the_input_model_needs_overwrite(
     before = model.read_bytes()
     alias = tmp_path / "sub" / ".." / "legacy.onnx"
     (tmp_path / "sub").mkdir()
-    code, _, err = _run(capsys, command, model, "-o", alias)
+    code, _, err = run_cli(capsys, command, model, "-o", alias)
     assert code == 2 and "is the input model" in err and "--overwrite" in err, err
     assert model.read_bytes() == before  # the only original is untouched
-    code, _, err = _run(capsys, command, model, "-o", model, "--overwrite")
+    code, _, err = run_cli(capsys, command, model, "-o", model, "--overwrite")
     assert code == 0, err
 
 
 def test_an_opset_out_of_range_names_the_option_on_the_command_line(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _run(capsys, "upgrade", EXAMPLE, "-o", tmp_path / "u.onnx", "--opset", 99)
+    code, _, err = run_cli(capsys, "upgrade", EXAMPLE, "-o", tmp_path / "u.onnx", "--opset", 99)
     assert code == 2 and err.startswith("onnx-upsample: error: --opset is 99;"), err
     newest = onnx.defs.onnx_opset_version()  # the fix: an opset upgrade writes, not 9
     with pytest.raises(UpsampleError, match=rf"^opset is 99;.*upgrade\(model, opset={newest}\)"):

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
-from test_onnx_support import (
+from onnx_models import (
     SOURCES,
     bits_equal,
     feeds_for,

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
-from test_onnx_support import (
+from onnx_models import (
     OPSET_OF,
     SOURCES,
     bits_equal,

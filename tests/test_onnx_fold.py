@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_onnx_support import bits_equal, dims, make_model, ort_run, random_input, value_type
+from onnx_models import bits_equal, dims, make_model, ort_run, random_input, value_type
 
 onnx = pytest.importorskip("onnx")
 

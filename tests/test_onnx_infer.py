@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_onnx_support import (
+from onnx_models import (
     dims,
     make_model,
     ort_run,

@@ -152,7 +152,7 @@ def test_upgrade_verify_refuses_tensors_beyond_memory(tmp_path: Path) -> None:
     traceback from ORT's arena before, one line and exit 2 now."""
     onnx = pytest.importorskip("onnx")
     pytest.importorskip("onnxruntime")
-    from test_onnx_support import upsample_model
+    from onnx_models import upsample_model
 
     model = upsample_model("v9-raw", [1, 1, 1e5, 1e5], shape=[1, 1, 4, 4])
     onnx.save(model, tmp_path / "big.onnx")

@@ -1,0 +1,56 @@
+"""Test helper: running the command line, in this process or in a fresh one (no tests here).
+
+``run_main`` and ``run_cli`` call ``onnx_upsample.cli.main`` in-process (argparse's usage
+errors, a ``SystemExit``, become their exit code); ``cli_process`` and ``python_process`` start
+a fresh interpreter, for what only a new process shows (start-up, imports, signals, a hang
+under a time limit, which fails the test instead of stopping the run).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from onnx_upsample.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_main(argv: list[object]) -> int:
+    """``main(argv)``'s exit code (every word as a string)."""
+    try:
+        return main([str(word) for word in argv])
+    except SystemExit as stop:
+        return int(stop.code) if isinstance(stop.code, int) else 2
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
+    """``main(argv)``'s exit code, stdout and stderr."""
+    code = run_main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def python_process(code: str, *args: str, timeout: float = 120, cwd: Path = ROOT,
+                   **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -c code args...`` in a fresh interpreter, with ``env`` added to this
+    process's environment; a hang beyond ``timeout`` seconds fails the test."""
+    try:
+        return subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
+                              text=True, timeout=timeout, env={**os.environ, **env}, cwd=cwd,
+                              check=False)
+    except subprocess.TimeoutExpired as error:
+        pytest.fail(f"subprocess hung for {timeout} s; output so far: {error.stdout!r} "
+                    f"{error.stderr!r}")
+
+
+def cli_process(*argv: object, cwd: Path = ROOT, timeout: float = 300,
+                **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -m onnx_upsample argv...`` in a fresh interpreter."""
+    return python_process("import sys; from onnx_upsample.cli import main; "
+                          "sys.exit(main(sys.argv[1:]))", *map(str, argv), timeout=timeout,
+                          cwd=cwd, **env)
