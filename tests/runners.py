@@ -54,3 +54,11 @@ def cli_process(*argv: object, cwd: Path = ROOT, timeout: float = 300,
     return python_process("import sys; from onnx_upsample.cli import main; "
                           "sys.exit(main(sys.argv[1:]))", *map(str, argv), timeout=timeout,
                           cwd=cwd, **env)
+
+
+def assert_one_line_error(err: str) -> None:
+    """The command line's error convention: one line on stderr, no traceback."""
+    lines = err.strip("\n").splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    assert "error" in lines[0].lower()
