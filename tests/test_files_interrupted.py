@@ -17,7 +17,8 @@ zarr = pytest.importorskip("zarr")
 pytest.importorskip("PIL.Image")
 pytest.importorskip("dask.array")
 
-from test_files import one_line_error, only, run, same  # noqa: E402
+from runners import run_main  # noqa: E402
+from test_files import one_line_error, only, same  # noqa: E402
 
 RNG = np.random.default_rng(21)
 
@@ -53,7 +54,7 @@ def test_interrupted_write_leaves_no_output(tmp_path: Path, monkeypatch: pytest.
     np.save(tmp_path / "in.npy", x)
     _fail_after(monkeypatch, 5, error)
     with dask.config.set(scheduler="synchronous"):
-        code = run(["apply", tmp_path / "in.npy", tmp_path / target, "--scales", "2", "2", "1",
+        code = run_main(["apply", tmp_path / "in.npy", tmp_path / target, "--scales", "2", "2", "1",
                     "--chunks", "10", "--quiet"])
     if isinstance(error, KeyboardInterrupt):
         assert code == 130
@@ -70,11 +71,11 @@ def test_failed_rewrite_keeps_the_previous_store(tmp_path: Path,
 
     np.save(tmp_path / "in.npy", np.arange(100, dtype=np.float32).reshape(10, 10))
     store = tmp_path / "out.zarr"
-    assert run(["apply", tmp_path / "in.npy", store, "--scales", "2", "2", "--quiet"]) == 0
+    assert run_main(["apply", tmp_path / "in.npy", store, "--scales", "2", "2", "--quiet"]) == 0
     before = zarr.open_array(str(store), mode="r")[...]
     _fail_after(monkeypatch, 2, KeyboardInterrupt())
     with dask.config.set(scheduler="synchronous"):
-        assert run(["apply", tmp_path / "in.npy", store, "--scales", "3", "3", "--chunks", "5",
+        assert run_main(["apply", tmp_path / "in.npy", store, "--scales", "3", "3", "--chunks", "5",
                     "--quiet"]) == 130
     assert same(zarr.open_array(str(store), mode="r")[...], before)
     only(tmp_path, "in.npy", "out.zarr")
@@ -157,7 +158,7 @@ def test_readme_apply_examples_run_as_written(tmp_path: Path, monkeypatch: pytes
             continue
         words = shlex.split(line, comments=True)
         assert words[0] == "onnx-upsample", f"not a command this test runs: {line!r}"
-        assert run(words[1:]) == 0, (line, capsys.readouterr().err)
+        assert run_main(words[1:]) == 0, (line, capsys.readouterr().err)
         ran += 1
         out = capsys.readouterr().out
         if "--json" in words:
@@ -174,6 +175,6 @@ def test_readme_apply_examples_run_as_written(tmp_path: Path, monkeypatch: pytes
         else:
             shown[command].append(line)
     for command, expected in shown.items():
-        run(shlex.split(command)[1:])
+        run_main(shlex.split(command)[1:])
         captured = capsys.readouterr()
         assert (captured.err + captured.out).splitlines() == expected, command
