@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from . import Comparison, IndexMap
+    from ._maps import Comparison, IndexMap
 
 _BACKGROUND = (255, 255, 255)
 _INK = (20, 20, 20)

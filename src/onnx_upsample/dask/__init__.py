@@ -34,7 +34,7 @@ except ModuleNotFoundError as missing:  # the extra is not installed: one line n
         raise
     raise ModuleNotFoundError(
         "onnx_upsample.dask needs dask, which is not installed: "
-        "pip install 'onnx-upsample[dask]'", name=missing.name,
+        "pip install 'onnx-upsample[dask]'", name="dask",
     ) from None
 
 from .._chunking import axis_parts
