@@ -91,11 +91,11 @@ def conv_mixed_case_modes() -> onnx.ModelProto:
 def conv_bilinear_listed() -> onnx.ModelProto:
     """Conv -> LeakyRelu -> Upsample-9('BILINEAR'), scales an initializer listed as input."""
     rng = np.random.default_rng(2019)
-    conv, weights = _conv("c1", "X", "c1_out", (3, 8), rng)
+    conv, weights = _conv("c1", "X", "c1_out", (16, 8), rng)
     nodes = [conv, helper.make_node("LeakyRelu", ["c1_out"], ["c1_r"], alpha=0.1, name="l1"),
              helper.make_node("Upsample", ["c1_r", "up_scales"], ["Y"], name="up",
                               mode="BILINEAR")]
-    return _model(nodes, [helper.make_tensor_value_info("X", FLOAT, [1, 3, 13, 13])],
+    return _model(nodes, [helper.make_tensor_value_info("X", FLOAT, [1, 16, 13, 13])],
                   [helper.make_tensor_value_info("Y", FLOAT, [1, 8, 26, 26])],
                   [*weights, _scales([1, 1, 2, 2], "up_scales")], 9, 3, True, "pytorch")
 

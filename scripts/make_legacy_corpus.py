@@ -65,7 +65,9 @@ class Entry:
     # reports as a note; None: the model has no Conv before an Upsample
     default_level_differs: bool | None = None
     group: str = "forms"        # "exporters": the nine models of legacy_exporters.py
-    runs: bool = True           # run --random runs it (scales below 1 are refused)
+    # run --random runs it (Upsample refuses scales below 1; onnx's evaluator takes the
+    # second input of a Resize-10 for its roi, which Resize has from version 11 on)
+    runs: bool = True
     # options upgrade needs, and the words its refusal without them must contain
     upgrade_options: tuple[str, ...] = ()
     refused_without: str = ""
@@ -233,24 +235,39 @@ CORPUS = [
           default_level_differs=False),
     # the exporters' corpus: what public converters wrote (legacy_exporters.py)
     Entry("ir3_opset7_conv_mixed_case_modes", exporters.conv_mixed_case_modes,
-          legacy_modes=True, invalid=True, group="exporters"),
+          legacy_modes=True, invalid=True, group="exporters",
+          verify_says=("it runs with them in lower case",
+                       "up_2  1x8x26x26  1x8x52x52  [1,1,2,2]  onnxruntime / onnxruntime")),
     Entry("ir3_opset9_conv_BILINEAR_listed", exporters.conv_bilinear_listed,
-          legacy_modes=True, invalid=True, group="exporters"),
-    Entry("ir3_opset7_batch_scaled_linear", exporters.batch_scaled_linear, group="exporters"),
+          legacy_modes=True, invalid=True, group="exporters",
+          verify_says=("it runs with them in lower case", "onnxruntime / onnxruntime")),
+    Entry("ir3_opset7_batch_scaled_linear", exporters.batch_scaled_linear, group="exporters",
+          verify_says=("onnxruntime refused the original model's Upsample 'up': ",
+                       "onnxruntime refused the upgraded model's Resize 'up': ",
+                       "* 5-D inputs with the corresponding outermost 2 scale values being 1",
+                       "that node ran in onnx-upsample, every other node in onnxruntime",
+                       "node 'up': onnxruntime refused it on both sides")),
     Entry("ir4_opset9_computed_scales_symbolic", exporters.computed_scales_symbolic,
-          group="exporters"),
+          group="exporters",
+          verify_says=("feat float32[2, 16, 4, 8], route float32[2, 16, 16, 32]",
+                       "[1,1,4,4]  onnxruntime / onnxruntime      yes")),
     Entry("ir5_opset10_resize10_runtime_scales", exporters.resize10_runtime_scales,
-          group="exporters", runtime_inputs=("scales",)),
+          group="exporters", runtime_inputs=("scales",), runs=False),
     Entry("ir4_opset9_rank0_output_declaration", exporters.rank0_output_declaration,
-          invalid=True, group="exporters"),
+          invalid=True, group="exporters",
+          verify_says=("output 'Y' is declared with shape [], but the Upsample computing it "
+                       "gives shape [1, 1, 4, 6]",)),
     Entry("ir4_opset9_v7_form_tensorrt", exporters.v7_form_in_opset9, invalid=True,
-          group="exporters"),
+          group="exporters",
+          verify_says=("it runs as the equivalent opset-9 Upsample model",)),
     Entry("ir4_opset9_darknet_listed_inputs", exporters.darknet_listed_inputs,
           group="exporters"),
     Entry("ir4_opset9_tf2onnx_downscale", exporters.tf2onnx_downscale, invalid=True,
           group="exporters", runs=False, upgrade_options=("--allow-downscale",),
           refused_without="--allow-downscale",
-          downgrade_refusal=r"Upsample only enlarges"),
+          verify_says=("the original ran as the Resize-10 it literally means",
+                       "TensorFlow's tf.image.resize, for one, samples at half-pixel centres"),
+          downgrade_refusal=r"nearest_mode is 'ceil'; Upsample rounds down"),
 ]
 
 

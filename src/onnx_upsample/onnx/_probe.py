@@ -98,10 +98,12 @@ def _typed_input(name: str, array: np.ndarray) -> onnx.ValueInfoProto:
 
 def _sub_model(model: onnx.ModelProto, nodes: Sequence[onnx.NodeProto],
                values: Mapping[str, np.ndarray], constants: Collection[str],
-               outputs: Sequence[str]) -> tuple[onnx.ModelProto, list[str]]:
+               outputs: Sequence[str],
+               types: Mapping[str, int]) -> tuple[onnx.ModelProto, list[str]]:
     """The nodes as a model of their own: what they read from before comes in as inputs
     typed by their arrays (constants as initializers, so that a runtime still sees them as
-    constants); the names they must hand on are its outputs. Also the names of its inputs."""
+    constants); the names they must hand on are its outputs (with their element type where
+    ``types`` knows it). Also the names of its inputs."""
     produced: set[str] = set()
     needed: list[str] = []
     for node in nodes:
@@ -118,8 +120,10 @@ def _sub_model(model: onnx.ModelProto, nodes: Sequence[onnx.NodeProto],
         else:
             inputs.append(_typed_input(name, values[name]))
             fed.append(name)
-    graph = helper.make_graph(list(nodes), model.graph.name or "piece", inputs,
-                              [onnx.ValueInfoProto(name=name) for name in outputs], tensors)
+    declared = [helper.make_tensor_value_info(name, types[name], None) if name in types
+                else onnx.ValueInfoProto(name=name) for name in outputs]
+    graph = helper.make_graph(list(nodes), model.graph.name or "piece", inputs, declared,
+                              tensors)
     sub = helper.make_model(graph, opset_imports=list(model.opset_import),
                             functions=list(model.functions))
     # no initializer is listed as an input here, which IR 3 would require
@@ -132,7 +136,8 @@ def node_model(model: onnx.ModelProto, index: int,
     """Main-graph node ``index`` of ``model`` as a model of its own, its inputs typed by
     ``values`` (the arrays it reads), its constant inputs still constants."""
     node = model.graph.node[index]
-    sub, _ = _sub_model(model, [node], values, _constants(model), list(node.output))
+    sub, _ = _sub_model(model, [node], values, _constants(model), list(node.output),
+                        element_types(model))
     return sub
 
 
@@ -171,8 +176,8 @@ def run_pieces(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray],
     if not cut:
         exposed = expose(model, outputs)
         names = [value.name for value in exposed.graph.output]
-        results = dict(zip(names, run_model(exposed, dict(feeds)), strict=True))
-        return {name: np.asarray(results[name]) for name in outputs}
+        ran = dict(zip(names, run_model(exposed, dict(feeds)), strict=True))
+        return {name: np.asarray(ran[name]) for name in outputs}
     nodes = list(model.graph.node)
     pieces: list[tuple[bool, list[onnx.NodeProto]]] = []
     for index, node in enumerate(nodes):
@@ -186,13 +191,16 @@ def run_pieces(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray],
     for _, members in reversed(pieces[1:]):
         later.append(later[-1] | {name for node in members for name in reads(node)})
     later.reverse()
-    constants = _constants(model)
-    values: dict[str, np.ndarray] = dict(feeds)
+    constants, types = _constants(model), element_types(model)
+    values: dict[str, np.ndarray] = {tensor.name: numpy_helper.to_array(tensor)
+                                     for tensor in model.graph.initializer
+                                     if tensor.name in outputs}
+    values.update(feeds)
     for (alone, members), handed_on in zip(pieces, later, strict=True):
         made = [name for node in members for name in node.output if name in handed_on]
         if not made:
             continue
-        sub, fed = _sub_model(model, members, values, constants, made)
+        sub, fed = _sub_model(model, members, values, constants, made, types)
         results = (run_node if alone else run_model)(sub, {name: values[name] for name in fed})
         values.update((name, np.asarray(value)) for name, value in zip(made, results,
                                                                          strict=True))
