@@ -1,10 +1,9 @@
 """The inputs a model runs on: the arrays given, random ones for the rest, and their checks.
 
-Used by the command line's ``run`` and ``upgrade --verify`` (whose two models then run in
-:mod:`onnx_upsample.onnx.verify`): both take arrays for named graph inputs and make up the
-others. The messages name the options those inputs come from (``--input``, ``--random``),
-since the command line is where they are given; each is an
-:class:`~onnx_upsample.UpsampleError` of one line.
+Used by the command line's ``run`` and by :mod:`onnx_upsample.onnx.verify` (``upgrade
+--verify``): both take arrays for named graph inputs and make up the others. The messages
+name the options those inputs come from (``--input``, ``--random``), since the command line
+is where they are given; each is an :class:`~onnx_upsample.UpsampleError` of one line.
 """
 
 from __future__ import annotations
@@ -31,7 +30,6 @@ __all__ = [
     "random_feeds",
     "random_value",
     "scales_inputs",
-    "verification_feeds",
 ]
 
 # Size given to symbolic dimensions of graph inputs made up at random.
@@ -80,10 +78,11 @@ def random_value(value: ValueInfoProto, rng: np.random.Generator,
                  scales: Mapping[str, int], shape: Sequence[int] | None = None) -> np.ndarray:
     """A value for graph input ``value``, of its declared type and shape (or ``shape``).
 
-    Symbolic dimensions become :data:`FREE_DIMENSION`. An Upsample scales input (named in
-    ``scales``, see :func:`scales_inputs`) gets ``[1, ..., 1, 1.5, 2.5]``: random numbers
-    would be scales below 1, which Upsample refuses. Floats are standard normal, integers
-    from 0 to 99, booleans fair coins.
+    ``shape`` replaces the declared one (a verification chooses the sizes of symbolic
+    dimensions); else symbolic dimensions become :data:`FREE_DIMENSION`. An Upsample or
+    Resize scales input (named in ``scales``, see :func:`scales_inputs`) gets ``[1, ..., 1,
+    1.5, 2.5]``: random numbers would be scales below 1, which Upsample refuses. Floats are
+    standard normal, integers from 0 to 99, booleans fair coins.
 
     Raises
     ------
@@ -133,26 +132,6 @@ def random_feeds(inputs: Iterable[ValueInfoProto], given: Mapping[str, np.ndarra
     for value in inputs:
         feeds[value.name] = given[value.name] if value.name in given else random_value(
             value, rng, scales, (shapes or {}).get(value.name))
-    return feeds
-
-
-def verification_feeds(runnable: onnx.ModelProto, original: onnx.ModelProto,
-                       given: Mapping[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
-    """The inputs both models of a verification run on.
-
-    Every input of ``runnable`` (the original as it will run) is taken from ``given`` or
-    made up (:func:`random_feeds`); the scales inputs are those of ``original``'s Upsample
-    nodes.
-
-    Raises
-    ------
-    UpsampleError
-        If ``given`` names a value that is not an input, or an input cannot be made up.
-    """
-    feeds = random_feeds(graph_inputs(runnable), given, scales_inputs(original), seed)
-    unknown = sorted(set(given) - set(feeds))
-    if unknown:
-        raise UpsampleError(f"--input names {unknown}, which are not inputs of the model")
     return feeds
 
 

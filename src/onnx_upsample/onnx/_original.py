@@ -14,9 +14,11 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 
+import numpy as np
 import onnx
 
 from .._errors import UpsampleWarning
+from .._spec.versions import DEFAULT_DOMAINS
 from ._check import check
 from ._graphs import default_opset, is_upsample, node_label, walk
 from ._modes import lower_mode_case
@@ -99,7 +101,8 @@ def runnable_original(model: onnx.ModelProto) -> RunnableOriginal:
 
 @dataclass(frozen=True)
 class UpsampleAt:
-    """An Upsample node of the original, where a verification finds it.
+    """A node of the original that upgrade rewrites (an Upsample, or a Resize-10), where a
+    verification finds it.
 
     Attributes
     ----------
@@ -129,25 +132,35 @@ class UpsampleAt:
     where: str = ""
 
 
+def _converted(node: onnx.NodeProto, opset: int | None) -> bool:
+    """Whether ``upgrade`` rewrites ``node``: an Upsample, or a Resize-10 (whose rounding the
+    converter would change)."""
+    return bool(node.output and node.input) and (is_upsample(node) or (
+        node.op_type == "Resize" and node.domain in DEFAULT_DOMAINS and opset == 10))
+
+
 def upsample_nodes(original: onnx.ModelProto, runnable: onnx.ModelProto) -> list[UpsampleAt]:
-    """Every Upsample node of ``original``, as found in ``runnable`` (its runnable form):
-    the main graph's first, in order, then those of subgraphs and functions."""
-    labels = {}
-    for site in walk(original):
-        for index, node in enumerate(site.owner.node):
-            if is_upsample(node) and node.output:
-                labels[node.output[0]] = node_label(site, node, index)
+    """Every node of ``original`` that ``upgrade`` rewrites (Upsample; Resize-10), as found
+    in ``runnable`` (its runnable form): the main graph's first, in order, then those of
+    subgraphs and functions."""
+    labels = {node.output[0]: node_label(site, node, index) for site in walk(original)
+              for index, node in enumerate(site.owner.node) if _converted(node, site.opset)}
     found: list[UpsampleAt] = []
     nested: list[UpsampleAt] = []
     for site in walk(runnable):
         main = site.path == "" and site.function is None
         for index, node in enumerate(site.owner.node):
-            if not is_upsample(node) or not node.output or not node.input:
+            if not _converted(node, site.opset):
                 continue
             label = labels.get(node.output[0], node_label(site, node, index))
-            info = describe(node, label, site.opset, site.scope)
-            constant = None if info.scales is None else tuple(float(v) for v in info.scales)
-            scales = info.scales_input or ""
+            if is_upsample(node):
+                info = describe(node, label, site.opset, site.scope)
+                values, scales = info.scales, info.scales_input or ""
+            else:  # Resize-10: X and scales
+                scales = node.input[1] if len(node.input) > 1 else ""
+                values = site.scope.constant(scales) if scales else None
+            constant = None if values is None else tuple(
+                float(v) for v in np.asarray(values).reshape(-1))
             place = UpsampleAt(label, node.output[0], node.input[0], scales, constant,
                                index if main else None, "" if main else site.path)
             (found if main else nested).append(place)

@@ -111,12 +111,19 @@ def _sub_model(model: onnx.ModelProto, nodes: Sequence[onnx.NodeProto],
         produced.update(name for name in node.output if name)
     needed = [name for name in dict.fromkeys(needed) if name in values or name in constants]
     initializers = {tensor.name: tensor for tensor in model.graph.initializer}
+    # an initializer listed as a graph input stays listed: from IR 4 on that makes it an
+    # input with a default, which runtimes do not fold as a constant (and IR 3 lists all)
+    listed = {value.name: value for value in model.graph.input if value.name in initializers}
     inputs, tensors, fed = [], [], []
     for name in needed:
-        if name in initializers:
-            tensors.append(initializers[name])
-        elif name in constants:
-            tensors.append(numpy_helper.from_array(np.asarray(values[name]), name))
+        if name in initializers or name in constants:
+            tensor = initializers[name] if name in initializers else (
+                numpy_helper.from_array(np.asarray(values[name]), name))
+            tensors.append(tensor)
+            if name in listed:
+                inputs.append(listed[name])
+            elif model.ir_version < 4:
+                inputs.append(_typed_input(name, numpy_helper.to_array(tensor)))
         else:
             inputs.append(_typed_input(name, values[name]))
             fed.append(name)
@@ -126,8 +133,7 @@ def _sub_model(model: onnx.ModelProto, nodes: Sequence[onnx.NodeProto],
                               tensors)
     sub = helper.make_model(graph, opset_imports=list(model.opset_import),
                             functions=list(model.functions))
-    # no initializer is listed as an input here, which IR 3 would require
-    sub.ir_version = max(model.ir_version, 4)
+    sub.ir_version = model.ir_version
     return sub, fed
 
 

@@ -114,15 +114,28 @@ class OnnxruntimeRun:
         self.model, self.side, self.labels = model, side, dict(labels or {})
         self.refusals: dict[str, Refusal] = {}
         self.whole = ""  # onnxruntime's message where it refused the model as a whole
+        self.cut = False  # whether the last run was cut
         self.runs_in: dict[str, str] = {}
         self.cross_checks: dict[str, str] = {}
         self.cut_at = {index for index, node in enumerate(model.graph.node)
                        if node.op_type in ("Upsample", "Resize")}
 
-    def run(self, feeds: Mapping[str, np.ndarray], outputs: Sequence[str], cut: bool,
-            level: str = EXACT_LEVEL) -> dict[str, np.ndarray]:
-        """The values named in ``outputs`` (graph outputs or any main-graph value);
-        :class:`RefusedError` where onnxruntime refuses the model (or, cut, a piece of it)."""
+    def run(self, feeds: Mapping[str, np.ndarray], outputs: Sequence[str],
+            cut: bool | None = None, level: str = EXACT_LEVEL) -> dict[str, np.ndarray]:
+        """The values named in ``outputs`` (graph outputs or any main-graph value).
+
+        ``cut``: True runs the model in pieces, False whole; None (the default) whole, and
+        where onnxruntime refuses that, in pieces (the refusal kept as :attr:`whole`).
+        :attr:`cut` says how it ran. :class:`RefusedError` where onnxruntime refuses a piece
+        of the model that is no Upsample or Resize.
+        """
+        if cut is None:
+            try:
+                return self.run(feeds, outputs, False, level)
+            except RefusedError as refused:
+                self.whole = refused.message
+                return self.run(feeds, outputs, True, level)
+
         def pieces(model: onnx.ModelProto, fed: dict[str, np.ndarray]) -> list[np.ndarray]:
             return _ort_run(model, fed, level)
 
@@ -140,6 +153,7 @@ class OnnxruntimeRun:
                     self.cross_checks[node.output[0]] = cross
                 return results
 
+        self.cut = cut
         feeds = {name: np.asarray(value) for name, value in feeds.items()}
         return run_pieces(self.model, feeds, outputs, self.cut_at if cut else (), pieces,
                           alone)
@@ -264,14 +278,14 @@ def verify_upgrade(original: ModelLike, upgraded: ModelLike, *,
                             f"model; its inputs are {[value.name for value in declared]}")
     scales = {**scales_inputs(before), **scales_inputs(runnable.model)}
     fixed = {**{name: list(value.shape) for name, value in given.items()}, **shapes}
-    cut, best, first_error, tried = False, None, None, 0
+    best, first_error, tried = None, None, 0
     for candidate in shape_candidates([v for v in declared if v.name not in given], fixed):
         feeds = random_feeds(declared, given, scales, seed, candidate)
         check_feeds(declared, feeds)
         check_tensor_sizes(runnable.model, feeds)
         tried += 1
         try:
-            values, cut = _run(sides[0], feeds, wanted[0], cut)
+            values = sides[0].run(feeds, wanted[0])
         except UpsampleError as error:  # shapes the model does not take: the next ones
             first_error = first_error or error
             continue
@@ -284,36 +298,15 @@ def verify_upgrade(original: ModelLike, upgraded: ModelLike, *,
         assert first_error is not None
         raise _worded(first_error, "original")
     feeds, values, _ = best
-    try:
-        converted = sides[1].run(feeds, wanted[1], cut)
+    cut = sides[0].cut
+    try:  # both models cut alike: where either is refused whole, both run in pieces
+        converted = sides[1].run(feeds, wanted[1], True if cut else None)
+        if sides[1].cut and not cut:
+            cut, values = True, sides[0].run(feeds, wanted[0], True)
     except RefusedError as refused:
-        if cut:
-            raise _worded(refused, "upgraded") from None
-        sides[1].whole, cut = refused.message, True
-        values = sides[0].run(feeds, wanted[0], cut)
-        converted = _checked(sides[1], feeds, wanted[1])
+        raise _worded(refused, "upgraded") from None
     return _verification(runnable.notes, nodes, sides, feeds, given, values, converted, after,
                          seed, tried, level, default_level, cut)
-
-
-def _run(side: OnnxruntimeRun, feeds: dict[str, np.ndarray], wanted: Sequence[str],
-         cut: bool) -> tuple[dict[str, np.ndarray], bool]:
-    """Run ``side``, cut where it refuses to run whole; the values and whether it was cut."""
-    try:
-        return side.run(feeds, wanted, cut), cut
-    except RefusedError as refused:
-        if cut:
-            raise
-        side.whole = refused.message
-        return side.run(feeds, wanted, True), True
-
-
-def _checked(side: OnnxruntimeRun, feeds: dict[str, np.ndarray],
-             wanted: Sequence[str]) -> dict[str, np.ndarray]:
-    try:
-        return side.run(feeds, wanted, True)
-    except RefusedError as refused:
-        raise _worded(refused, side.side) from None
 
 
 def _worded(error: UpsampleError, side: str) -> UpsampleError:
