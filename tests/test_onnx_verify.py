@@ -130,9 +130,10 @@ def test_a_node_not_exercised_is_a_warning_naming_what_to_give() -> None:
     [command] = [t for k, t in verification.lines(options=True) if k == "warning"]
     assert python.startswith("node 'up' was not exercised: its scales (computed at run time "
                              "from feat, route) came to [1,1,1,1]")
-    assert command.endswith("--input-shape feat=N,16,H,W --input-shape route=N,16,H2,W2")
+    assert command.endswith("--input-shape feat=N,16,H,W --input-shape route=N,16,H2,W2 (or "
+                            "--input NAME=FILE.npy)")
     assert python.endswith("input_shapes={'feat': ['N', 16, 'H', 'W'], "
-                           "'route': ['N', 16, 'H2', 'W2']}")
+                           "'route': ['N', 16, 'H2', 'W2']} (or inputs={NAME: array})")
     assert verification.unverified == [python]
 
 
@@ -258,3 +259,70 @@ def test_reads_names_what_a_subgraph_takes_from_outside() -> None:
                               [helper.make_tensor_value_info("b", TensorProto.FLOAT, None)])
     node = helper.make_node("If", ["cond"], ["y"], then_branch=inner, else_branch=inner)
     assert reads(node) == ["cond", "a", "outer"]
+
+
+# ----------------------------------------------------------------- the command line
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
+    from onnx_upsample.cli import main
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UpsampleWarning)
+        code = main([str(word) for word in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_verify_json_carries_nodes_refusals_and_gaps(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    path = tmp_path / "batch.onnx"
+    onnx.save(exporters.batch_scaled_linear(), path)
+    code, out, err = _cli(capsys, "upgrade", path, "-o", tmp_path / "up.onnx", "--verify",
+                          "--json")
+    assert code == 0, err
+    verification = json.loads(out)["verification"]
+    [node] = verification["nodes"]
+    assert (node["input_shape"], node["output_shape"], node["scales"]) == (
+        [2, 4, 6, 6], [4, 4, 12, 12], [2.0, 1.0, 2.0, 2.0])
+    assert (node["original_runs_in"], node["upgraded_runs_in"], node["verdict"]) == (
+        "onnx-upsample", "onnx-upsample", "unverified")
+    assert [r["side"] for r in verification["refusals"]] == ["original", "upgraded"]
+    assert verification["verified"] and len(verification["unverified"]) == 1
+    # each refusal is one warning line on stderr, kept in the document too
+    assert sum(line.startswith("onnx-upsample: warning: onnxruntime refused the ")
+               for line in err.splitlines()) == 2
+    assert len(json.loads(out)["warnings"]) == 3
+
+
+def test_input_shape_gives_the_shapes_and_is_for_verify_only(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "computed.onnx"
+    onnx.save(exporters.computed_scales_symbolic(), path)
+    code, out, err = _cli(capsys, "upgrade", path, "-o", tmp_path / "up.onnx", "--verify",
+                          "--input-shape", "feat=1,16,8,8", "--input-shape", "route=1,16,8,8")
+    assert code == 0 and "feat float32[1, 16, 8, 8], route float32[1, 16, 8, 8]" in out
+    assert ("onnx-upsample: warning: node 'up' was not exercised" in err
+            and err.rstrip().endswith("--input-shape feat=N,16,H,W --input-shape "
+                                      "route=N,16,H2,W2 (or --input NAME=FILE.npy)")), err
+    code, _, err = _cli(capsys, "upgrade", path, "-o", tmp_path / "up.onnx", "--input-shape",
+                        "feat=1,16,8,8")
+    assert code == 2 and err.strip().endswith("--input-shape is used with --verify only")
+    code, _, err = _cli(capsys, "upgrade", path, "-o", tmp_path / "up.onnx", "--verify",
+                        "--input-shape", "nothing=1,2")
+    assert code == 2 and "['nothing'], which are not inputs of the model" in err
+
+
+def test_check_names_the_command_out_of_a_downscale(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "tf.onnx"
+    onnx.save(exporters.tf2onnx_downscale(), path)
+    code, out, _ = _cli(capsys, "check", path)
+    assert code == 1
+    assert (f"Fix: onnx-upsample upgrade {path} -o {tmp_path / 'tf_opset18.onnx'} "
+            "--allow-downscale converts the node into the Resize it literally means") in out
+    code, out, err = _cli(capsys, "upgrade", path, "-o", tmp_path / "tf18.onnx",
+                          "--allow-downscale", "--verify")
+    assert code == 0 and "verified: outputs are bit-identical" in out, err

@@ -27,12 +27,13 @@ from ._graphs import Scope, is_upsample
 from ._node import describe, shrinks
 from .convert import downgrade
 
-__all__ = ["KERNEL", "REFERENCE", "as_upsample", "literal_resize", "run_reference",
+__all__ = ["KERNEL", "LITERAL", "REFERENCE", "as_upsample", "literal_resize", "run_reference",
            "run_upsample"]
 
-# What ran a node, as the reports name it.
+# What ran a node, as the reports name it (onnxruntime itself is "onnxruntime").
 KERNEL = "onnx-upsample"
 REFERENCE = "onnx reference"
+LITERAL = "onnxruntime (Resize-10)"  # an Upsample that shrinks, as the Resize it means
 
 
 def run_upsample(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> Sequence[np.ndarray]:

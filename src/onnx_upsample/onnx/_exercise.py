@@ -20,7 +20,7 @@ from onnx import ValueInfoProto
 from .._errors import UpsampleError
 from ._feeds import FREE_DIMENSION
 
-__all__ = ["declared_dims", "inputs_behind", "shape_candidates", "shape_hint"]
+__all__ = ["check_shapes", "declared_dims", "inputs_behind", "shape_candidates", "shape_hint"]
 
 # The largest size a pattern gives a symbolic dimension (2**6): enough to enlarge, small
 # enough to run a real network in a verification.
@@ -114,12 +114,12 @@ def inputs_behind(model: onnx.ModelProto, name: str) -> list[str]:
 
 
 def shape_hint(values: Sequence[ValueInfoProto], options: bool) -> str:
-    """How to give shapes for ``values``: ``--input-shape feat=N,16,H,W`` on the command
-    line, ``input_shapes={'feat': ['N', 16, 'H', 'W']}`` in Python (symbolic dimensions
-    named, for the user to fill)."""
+    """How to give ``values``: ``--input-shape feat=N,16,H,W (or --input NAME=FILE.npy)``
+    on the command line, ``input_shapes={'feat': ['N', 16, 'H', 'W']} (or inputs=...)`` in
+    Python (symbolic dimensions named, for the user to fill)."""
     if options:
         return " ".join(f"--input-shape {value.name}="
                         f"{','.join(str(d) for d in declared_dims(value)) or 'D0,D1,...'}"
-                        for value in values)
+                        for value in values) + " (or --input NAME=FILE.npy)"
     shapes = {value.name: declared_dims(value) for value in values}
-    return f"input_shapes={shapes!r}"
+    return f"input_shapes={shapes!r} (or inputs={{NAME: array}})"

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ._alone import KERNEL
+from ._alone import KERNEL, LITERAL
 from ._compare import Difference
 from ._report import table
 
@@ -119,8 +119,10 @@ class NodeCheck:
         return {"node": self.node, "output": self.output, "where": self.where,
                 "input_shape": _listed(self.input_shape), "output_shape": _listed(
                     self.output_shape), "scales": _listed(self.scales),
-                "computed_scales": self.computed, "original_runs_in": self.runs_in[0],
-                "upgraded_runs_in": self.runs_in[1], "exercised": self.exercised,
+                "computed_scales": self.computed,
+                "original_runs_in": None if self.where else self.runs_in[0],
+                "upgraded_runs_in": None if self.where else self.runs_in[1],
+                "exercised": self.exercised,
                 "verdict": self.verdict, "cross_check": self.cross_check,
                 "difference": None if self.difference is None else self.difference.to_dict()}
 
@@ -239,8 +241,10 @@ class Verification:
         given = [item for item in self.inputs if item.given]
         parts = []
         if made:
-            tried = (f", the shapes under which every Upsample enlarges of {self.shapes_tried} "
-                     "tried" if self.shapes_tried > 1 else "")
+            which = ("under which every converted node resizes X" if not self._idle() else
+                     "that exercise the most converted nodes")
+            tried = f", the shapes {which} of {self.shapes_tried} tried" if (
+                self.shapes_tried > 1) else ""
             parts.append(f"random (seed {self.seed}{tried}): "
                          + ", ".join(item.describe() for item in made))
         if given:
@@ -249,7 +253,7 @@ class Verification:
             out.append(("note", "inputs " + "; ".join(parts)))
         out += [("warning", refusal.describe()) for refusal in self.refusals]
         for node in self.nodes:
-            if node.runs_in[0].endswith("(Resize-10)"):
+            if node.runs_in[0] == LITERAL:
                 out.append(("warning", f"node {node.node!r} shrinks, and no runtime runs an "
                             "Upsample that does: the original ran as the Resize-10 it literally "
                             "means, so what is verified is that the upgrade writes that meaning, "
@@ -259,7 +263,7 @@ class Verification:
                 ("node", "input", "output", "scales", "runs in (original / upgraded)",
                  "exercised", "verdict"),
                 [(n.node, _shape(n.input_shape), _shape(n.output_shape), _scales(n.scales),
-                  f"{n.runs_in[0]} / {n.runs_in[1]}",
+                  "-" if n.where else f"{n.runs_in[0]} / {n.runs_in[1]}",
                   {True: "yes", False: "no", None: "?"}[n.exercised], n.verdict)
                  for n in self.nodes])))
         out.append(("note", table(

@@ -30,7 +30,15 @@ import numpy as np
 import onnx
 
 from .._errors import UpsampleError
-from ._alone import KERNEL, REFERENCE, as_upsample, literal_resize, run_reference, run_upsample
+from ._alone import (
+    KERNEL,
+    LITERAL,
+    REFERENCE,
+    as_upsample,
+    literal_resize,
+    run_reference,
+    run_upsample,
+)
 from ._compare import Difference, difference
 from ._exercise import check_shapes, inputs_behind, shape_candidates, shape_hint
 from ._feeds import check_feeds, check_tensor_sizes, graph_inputs, random_feeds, scales_inputs
@@ -49,7 +57,6 @@ __all__ = ["DEFAULT_LEVEL", "EXACT_LEVEL", "OnnxruntimeRun", "RefusedError", "Ve
 # exact; the level below keeps constant folding and node fusions.
 EXACT_LEVEL = "ORT_ENABLE_EXTENDED"
 DEFAULT_LEVEL = "ORT_ENABLE_ALL"
-LITERAL = f"{ORT} (Resize-10)"
 
 
 def import_onnxruntime() -> ModuleType:
@@ -278,14 +285,33 @@ def verify_upgrade(original: ModelLike, upgraded: ModelLike, *,
                             f"model; its inputs are {[value.name for value in declared]}")
     scales = {**scales_inputs(before), **scales_inputs(runnable.model)}
     fixed = {**{name: list(value.shape) for name, value in given.items()}, **shapes}
+    feeds, values, tried = _exercising(sides[0], wanted[0], shown, declared, given, fixed,
+                                       scales, seed)
+    cut = sides[0].cut
+    try:  # both models cut alike: where either is refused whole, both run in pieces
+        converted = sides[1].run(feeds, wanted[1], True if cut else None)
+        if sides[1].cut and not cut:
+            cut, values = True, sides[0].run(feeds, wanted[0], True)
+    except RefusedError as refused:
+        raise _worded(refused, "upgraded") from None
+    return _verification(runnable.notes, nodes, sides, feeds, given, values, converted, after,
+                         seed, tried, level, default_level, cut)
+
+
+def _exercising(side: OnnxruntimeRun, wanted: Sequence[str], shown: Sequence[UpsampleAt],
+                declared: Sequence[onnx.ValueInfoProto], given: Mapping[str, np.ndarray],
+                fixed: Mapping[str, Sequence[int]], scales: Mapping[str, int],
+                seed: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], int]:
+    """The inputs under which the most converted nodes resize X (the first set of shapes
+    under which all do), the original's values under them, and how many sets were tried."""
     best, first_error, tried = None, None, 0
     for candidate in shape_candidates([v for v in declared if v.name not in given], fixed):
         feeds = random_feeds(declared, given, scales, seed, candidate)
         check_feeds(declared, feeds)
-        check_tensor_sizes(runnable.model, feeds)
+        check_tensor_sizes(side.model, feeds)
         tried += 1
         try:
-            values = sides[0].run(feeds, wanted[0])
+            values = side.run(feeds, wanted)
         except UpsampleError as error:  # shapes the model does not take: the next ones
             first_error = first_error or error
             continue
@@ -296,17 +322,8 @@ def verify_upgrade(original: ModelLike, upgraded: ModelLike, *,
             break
     if best is None:
         assert first_error is not None
-        raise _worded(first_error, "original")
-    feeds, values, _ = best
-    cut = sides[0].cut
-    try:  # both models cut alike: where either is refused whole, both run in pieces
-        converted = sides[1].run(feeds, wanted[1], True if cut else None)
-        if sides[1].cut and not cut:
-            cut, values = True, sides[0].run(feeds, wanted[0], True)
-    except RefusedError as refused:
-        raise _worded(refused, "upgraded") from None
-    return _verification(runnable.notes, nodes, sides, feeds, given, values, converted, after,
-                         seed, tried, level, default_level, cut)
+        raise _worded(first_error, side.side)
+    return best[0], best[1], tried
 
 
 def _worded(error: UpsampleError, side: str) -> UpsampleError:
