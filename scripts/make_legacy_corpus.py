@@ -6,8 +6,11 @@ converters wrote them; tensors stored as external data; Upsample in a model-loca
 and in the branches of an If; scales from a Constant node, computed from the input's shape
 (as PyTorch exports ``interpolate(size=...)``), and given at run time; the ``ai.onnx`` domain
 spelled out; a rank-0 input; a Conv before the Upsample at IR 3 (YOLOv3's route, weights
-listed as graph inputs). tests/test_legacy_corpus.py inspects, runs, upgrades (verified
-bit-identical in onnxruntime) and downgrades every one.
+listed as graph inputs). Beside these forms, the exporters' corpus (``legacy_exporters.py``,
+group ``"exporters"``): nine models as public converters really wrote them, each with what
+the tools must make of it. tests/test_legacy_corpus.py inspects, runs, upgrades (verified
+bit-identical in onnxruntime) and downgrades every one; scripts/verify_matrix.py runs
+``upgrade --verify`` over the exporters' corpus at opsets 11, 13, 18 and the default.
 
 Run: ``python scripts/make_legacy_corpus.py DIR`` (one ``NAME/model.onnx`` per model).
 """
@@ -15,6 +18,8 @@ Run: ``python scripts/make_legacy_corpus.py DIR`` (one ``NAME/model.onnx`` per m
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +31,20 @@ from onnx import AttributeProto, TensorProto, helper, numpy_helper
 SHAPE = [1, 2, 5, 7]
 
 
+def _exporters():  # type: ignore[no-untyped-def]
+    """legacy_exporters.py beside this file (also when this file is loaded by path)."""
+    name = "legacy_exporters"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+        assert spec is not None and spec.loader is not None
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
+exporters = _exporters()
+
+
 @dataclass(frozen=True)
 class Entry:
     """One corpus model: how it is built and what the tools should make of it."""
@@ -34,9 +53,10 @@ class Entry:
     build: Callable[[], onnx.ModelProto]
     legacy_modes: bool = False  # its modes need onnx-upsample's legacy_modes to run
     invalid: bool = False       # onnx's checker and onnxruntime reject it as it is
-    # back to opset 9 after an upgrade; onnx's converter has no Slice adapter from opset 10
-    # down to 9, so a model with a Slice stays at the upgraded opset
-    downgrades: bool = True
+    # back to opset 9 after an upgrade, or what downgrade says instead (a regular
+    # expression): onnx's converter has no Slice adapter from opset 10 down to 9, and a
+    # Resize that shrinks is no Upsample
+    downgrade_refusal: str | None = None
     external: bool = False      # save its tensors beside it
     runtime_inputs: tuple[str, ...] = ()  # inputs besides X that the model takes
     # onnxruntime's default optimization level (ORT_ENABLE_ALL) runs the upgrade differently
@@ -44,6 +64,15 @@ class Entry:
     # Upsample-9 with constant scales, but not an Upsample-7), which upgrade --verify
     # reports as a note; None: the model has no Conv before an Upsample
     default_level_differs: bool | None = None
+    group: str = "forms"        # "exporters": the nine models of legacy_exporters.py
+    # run --random runs it (Upsample refuses scales below 1; onnx's evaluator takes the
+    # second input of a Resize-10 for its roi, which Resize has from version 11 on)
+    runs: bool = True
+    # options upgrade needs, and the words its refusal without them must contain
+    upgrade_options: tuple[str, ...] = ()
+    refused_without: str = ""
+    # words upgrade --verify must print (on stdout or stderr) beyond "verified"
+    verify_says: tuple[str, ...] = ()
 
 
 def _model(nodes: list[onnx.NodeProto], opset: int, ir: int, inputs: list | None = None,
@@ -184,7 +213,8 @@ CORPUS = [
     Entry("ir4_opset9_v9_initializer", v9_initializer("nearest", 4, listed=False)),
     Entry("ir4_opset9_ai_onnx_domain", v9_initializer("linear", 4, False, domain="ai.onnx")),
     Entry("ir4_opset9_constant_node", v9_constant_node),
-    Entry("ir4_opset9_size_export", v9_size_export, downgrades=False),
+    Entry("ir4_opset9_size_export", v9_size_export,
+          downgrade_refusal=r"No Adapter To Version \$9 for Slice"),
     Entry("ir4_opset9_runtime_scales", v9_runtime_scales, runtime_inputs=("S",)),
     Entry("ir5_opset10_v10", v10, invalid=True),
     Entry("ir3_opset7_upper_case_NEAREST", v7(7, "NEAREST"), legacy_modes=True, invalid=True),
@@ -203,6 +233,41 @@ CORPUS = [
           default_level_differs=True),
     Entry("ir3_opset9_conv_v9_linear", conv_then_upsample(9, "linear"),
           default_level_differs=False),
+    # the exporters' corpus: what public converters wrote (legacy_exporters.py)
+    Entry("ir3_opset7_conv_mixed_case_modes", exporters.conv_mixed_case_modes,
+          legacy_modes=True, invalid=True, group="exporters",
+          verify_says=("it runs with them in lower case",
+                       "up_2  1x8x26x26  1x8x52x52  [1,1,2,2]  onnxruntime / onnxruntime")),
+    Entry("ir3_opset9_conv_BILINEAR_listed", exporters.conv_bilinear_listed,
+          legacy_modes=True, invalid=True, group="exporters",
+          verify_says=("it runs with them in lower case", "onnxruntime / onnxruntime")),
+    Entry("ir3_opset7_batch_scaled_linear", exporters.batch_scaled_linear, group="exporters",
+          verify_says=("onnxruntime refused the original model's Upsample 'up': ",
+                       "onnxruntime refused the upgraded model's Resize 'up': ",
+                       "* 5-D inputs with the corresponding outermost 2 scale values being 1",
+                       "that node ran in onnx-upsample, every other node in onnxruntime",
+                       "node 'up': onnxruntime refused it on both sides")),
+    Entry("ir4_opset9_computed_scales_symbolic", exporters.computed_scales_symbolic,
+          group="exporters",
+          verify_says=("feat float32[2, 16, 4, 8], route float32[2, 16, 16, 32]",
+                       "[1,1,4,4]  onnxruntime / onnxruntime      yes")),
+    Entry("ir5_opset10_resize10_runtime_scales", exporters.resize10_runtime_scales,
+          group="exporters", runtime_inputs=("scales",), runs=False),
+    Entry("ir4_opset9_rank0_output_declaration", exporters.rank0_output_declaration,
+          invalid=True, group="exporters",
+          verify_says=("output 'Y' is declared with shape [], but the Upsample computing it "
+                       "gives shape [1, 1, 4, 6]",)),
+    Entry("ir4_opset9_v7_form_tensorrt", exporters.v7_form_in_opset9, invalid=True,
+          group="exporters",
+          verify_says=("it runs as the equivalent opset-9 Upsample model",)),
+    Entry("ir4_opset9_darknet_listed_inputs", exporters.darknet_listed_inputs,
+          group="exporters"),
+    Entry("ir4_opset9_tf2onnx_downscale", exporters.tf2onnx_downscale, invalid=True,
+          group="exporters", runs=False, upgrade_options=("--allow-downscale",),
+          refused_without="--allow-downscale",
+          verify_says=("the original ran as the Resize-10 it literally means",
+                       "TensorFlow's tf.image.resize, for one, samples at half-pixel centres"),
+          downgrade_refusal=r"nearest_mode is 'ceil'; Upsample rounds down"),
 ]
 
 

@@ -112,7 +112,7 @@ def test_upgrade_verify_catches_a_changed_model(capsys: pytest.CaptureFixture[st
                                                 tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     # what onnx's version converter does (docs/peers.md §6): the CLI must notice
-    def converter(model: object, opset: int | None = None) -> object:
+    def converter(model: object, opset: int | None = None, **_: object) -> object:
         return version_converter.convert_version(model, opset or 13)  # type: ignore[arg-type]
 
     monkeypatch.setattr("onnx_upsample.onnx.upgrade", converter)

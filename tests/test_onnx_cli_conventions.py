@@ -269,7 +269,7 @@ def test_keep_unverified_writes_a_failed_upgrade(
     from onnx import version_converter
 
     # what onnx's own version converter writes (half_pixel Resize): different outputs
-    monkeypatch.setattr("onnx_upsample.onnx.upgrade", lambda model, opset=None:
+    monkeypatch.setattr("onnx_upsample.onnx.upgrade", lambda model, opset=None, **_:
                         version_converter.convert_version(model, opset))
     model = upsample_model("v9-raw", [1, 1, 1.5, 2.7], "linear", shape=[1, 2, 3, 4])
     path = _save(model, tmp_path / "m.onnx")

@@ -11,7 +11,7 @@ import argparse
 import os
 import shlex
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -24,9 +24,11 @@ if TYPE_CHECKING:
     from ..onnx._external import ModelProto
     from ..onnx._fixes import Action, Fix
 
-__all__ = ["caught_warnings", "check_output_path", "describe_array", "file_name",
-           "hints_as_commands", "load_model", "read_inputs", "save_model", "save_npy",
-           "spell_fix", "table", "warn_all", "with_all_data"]
+__all__ = ["caught_warnings", "check_output_path", "describe_array", "file_name", "hinted",
+           "hints_as_commands", "kept_warnings", "load_model", "read_inputs", "save_model",
+           "save_npy", "spell_fix", "warn_all", "with_all_data"]
+
+Handler = Callable[[argparse.Namespace], int]
 
 
 def load_model(path: str, which: str = "small") -> ModelProto:
@@ -109,16 +111,6 @@ def warn_all(args: argparse.Namespace, messages: Sequence[object]) -> None:
     for text in dict.fromkeys(lines):
         warn(text)
         kept.append(text)
-
-
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """Columns padded to their widest cell, with a rule under the headers."""
-    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows,
-                                                                       strict=True)]
-    lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True))
-             .rstrip() for row in [headers, *rows]]
-    lines.insert(1, "  ".join("-" * width for width in widths))
-    return "\n".join(lines)
 
 
 def check_output_path(path: str, source: str | None = None, overwrite: bool = False) -> str:
@@ -218,3 +210,16 @@ def hints_as_commands(model: str) -> Iterator[None]:
     except FixableError as error:
         raise UpsampleError(error.render(lambda action: spell_action(action, model),
                                          option=True)) from None
+
+
+def hinted(command: Handler) -> Handler:
+    """``command`` with the fixes of the library's errors spelled as commands to type."""
+    def handler(args: argparse.Namespace) -> int:
+        with hints_as_commands(args.model):
+            return command(args)
+    return handler
+
+
+def kept_warnings(args: argparse.Namespace) -> list[str]:
+    """The warning lines a command printed (``warn_all``), for its ``--json`` document."""
+    return list(getattr(args, "warning_lines", []))

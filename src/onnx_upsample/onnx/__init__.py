@@ -12,8 +12,9 @@ Needs the ``onnx`` extra (``pip install onnx-upsample[onnx]``). Every function t
 - :func:`upgrade`: every Upsample becomes a Resize with bit-identical outputs, the rest of
   the model goes through onnx's version converter.
 - :func:`downgrade`: Upsample-equivalent Resize nodes become Upsample, in an opset-9 model.
-- :mod:`onnx_upsample.onnx.verify` (imported on its own; needs onnxruntime): run a model and
-  its conversion on the same inputs and compare the outputs bit for bit.
+- :func:`onnx_upsample.onnx.verify.verify_upgrade` (imported on its own; needs
+  onnxruntime): run a model and its upgrade on the same inputs and compare every output and
+  each converted node bit for bit (what ``upgrade --verify`` prints).
 
 Example::
 

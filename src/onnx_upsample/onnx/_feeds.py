@@ -1,16 +1,15 @@
 """The inputs a model runs on: the arrays given, random ones for the rest, and their checks.
 
-Used by the command line's ``run`` and ``upgrade --verify`` (whose two models then run in
-:mod:`onnx_upsample.onnx.verify`): both take arrays for named graph inputs and make up the
-others. The messages name the options those inputs come from (``--input``, ``--random``),
-since the command line is where they are given; each is an
-:class:`~onnx_upsample.UpsampleError` of one line.
+Used by the command line's ``run`` and by :mod:`onnx_upsample.onnx.verify` (``upgrade
+--verify``): both take arrays for named graph inputs and make up the others. The messages
+name the options those inputs come from (``--input``, ``--random``), since the command line
+is where they are given; each is an :class:`~onnx_upsample.UpsampleError` of one line.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import onnx
@@ -18,7 +17,8 @@ from onnx import ValueInfoProto, helper
 
 from .._errors import UpsampleError
 from .._resources import check_bytes_fit, memory_limit
-from ._graphs import is_upsample
+from .._spec.versions import DEFAULT_DOMAINS
+from ._graphs import default_opset, is_upsample
 from ._infer import infer_shapes
 
 __all__ = [
@@ -30,7 +30,6 @@ __all__ = [
     "random_feeds",
     "random_value",
     "scales_inputs",
-    "verification_feeds",
 ]
 
 # Size given to symbolic dimensions of graph inputs made up at random.
@@ -44,10 +43,19 @@ def graph_inputs(model: onnx.ModelProto) -> list[ValueInfoProto]:
 
 
 def scales_inputs(model: onnx.ModelProto) -> dict[str, int]:
-    """The names of the main graph's Upsample scales inputs (each mapped to 0, the rank
-    assumed where the input declares no shape); they get scales >= 1, not random numbers."""
-    return {node.input[1]: 0 for node in model.graph.node
-            if is_upsample(node) and len(node.input) > 1}
+    """The names of the main graph's Upsample and Resize scales inputs (each mapped to 0,
+    the rank assumed where the input declares no shape); they get scales >= 1, not random
+    numbers."""
+    # Resize-10 takes (X, scales), later versions (X, roi, scales, sizes)
+    resize_scales = 1 if default_opset(model.opset_import) == 10 else 2
+    found = {}
+    for node in model.graph.node:
+        if is_upsample(node) and len(node.input) > 1:
+            found[node.input[1]] = 0
+        elif (node.op_type == "Resize" and node.domain in DEFAULT_DOMAINS
+              and len(node.input) > resize_scales and node.input[resize_scales]):
+            found[node.input[resize_scales]] = 0
+    return found
 
 
 def declaration(value: ValueInfoProto) -> str:
@@ -67,13 +75,14 @@ def declaration(value: ValueInfoProto) -> str:
 
 
 def random_value(value: ValueInfoProto, rng: np.random.Generator,
-                 scales: Mapping[str, int]) -> np.ndarray:
-    """A value for graph input ``value``, of its declared type and shape.
+                 scales: Mapping[str, int], shape: Sequence[int] | None = None) -> np.ndarray:
+    """A value for graph input ``value``, of its declared type and shape (or ``shape``).
 
-    Symbolic dimensions become :data:`FREE_DIMENSION`. An Upsample scales input (named in
-    ``scales``, see :func:`scales_inputs`) gets ``[1, ..., 1, 1.5, 2.5]``: random numbers
-    would be scales below 1, which Upsample refuses. Floats are standard normal, integers
-    from 0 to 99, booleans fair coins.
+    ``shape`` replaces the declared one (a verification chooses the sizes of symbolic
+    dimensions); else symbolic dimensions become :data:`FREE_DIMENSION`. An Upsample or
+    Resize scales input (named in ``scales``, see :func:`scales_inputs`) gets ``[1, ..., 1,
+    1.5, 2.5]``: random numbers would be scales below 1, which Upsample refuses. Floats are
+    standard normal, integers from 0 to 99, booleans fair coins.
 
     Raises
     ------
@@ -86,8 +95,8 @@ def random_value(value: ValueInfoProto, rng: np.random.Generator,
         raise UpsampleError(f"input {value.name!r} is not a tensor with a known element type; "
                             "give it with --input NAME=FILE.npy")
     dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.elem_type))
-    dims = [d.dim_value if d.HasField("dim_value") else FREE_DIMENSION
-            for d in tensor.shape.dim]
+    dims = list(shape) if shape is not None else [
+        d.dim_value if d.HasField("dim_value") else FREE_DIMENSION for d in tensor.shape.dim]
     if value.name in scales:
         rank = dims[0] if dims else scales[value.name]
         pattern = [1.0] * max(rank - 2, 0) + [1.5, 2.5][: min(rank, 2)]
@@ -104,8 +113,10 @@ def random_value(value: ValueInfoProto, rng: np.random.Generator,
 
 
 def random_feeds(inputs: Iterable[ValueInfoProto], given: Mapping[str, np.ndarray],
-                 scales: Mapping[str, int], seed: int) -> dict[str, np.ndarray]:
-    """A value for each of ``inputs``: ``given``'s, else :func:`random_value`'s.
+                 scales: Mapping[str, int], seed: int,
+                 shapes: Mapping[str, Sequence[int]] | None = None) -> dict[str, np.ndarray]:
+    """A value for each of ``inputs``: ``given``'s, else :func:`random_value`'s (of the
+    shape in ``shapes`` where it names the input).
 
     The random values come from one generator seeded with ``seed``, drawn in the order of
     ``inputs``: the same seed gives the same values. Names in ``given`` that are not among
@@ -120,27 +131,7 @@ def random_feeds(inputs: Iterable[ValueInfoProto], given: Mapping[str, np.ndarra
     feeds = {}
     for value in inputs:
         feeds[value.name] = given[value.name] if value.name in given else random_value(
-            value, rng, scales)
-    return feeds
-
-
-def verification_feeds(runnable: onnx.ModelProto, original: onnx.ModelProto,
-                       given: Mapping[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
-    """The inputs both models of a verification run on.
-
-    Every input of ``runnable`` (the original as it will run) is taken from ``given`` or
-    made up (:func:`random_feeds`); the scales inputs are those of ``original``'s Upsample
-    nodes.
-
-    Raises
-    ------
-    UpsampleError
-        If ``given`` names a value that is not an input, or an input cannot be made up.
-    """
-    feeds = random_feeds(graph_inputs(runnable), given, scales_inputs(original), seed)
-    unknown = sorted(set(given) - set(feeds))
-    if unknown:
-        raise UpsampleError(f"--input names {unknown}, which are not inputs of the model")
+            value, rng, scales, (shapes or {}).get(value.name))
     return feeds
 
 

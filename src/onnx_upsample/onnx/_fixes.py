@@ -22,7 +22,7 @@ __all__ = ["Action", "Fix", "FixableError", "FixableWarning", "fix_of"]
 # For each function of onnx_upsample.onnx that a fix may name: the command that does the same
 # on the command line, whether it writes a model (-o OUT), and each keyword's option.
 _COMMANDS: dict[str, tuple[str, bool, dict[str, str]]] = {
-    "upgrade": ("upgrade", True, {"opset": "--opset"}),
+    "upgrade": ("upgrade", True, {"opset": "--opset", "allow_downscale": "--allow-downscale"}),
     "downgrade": ("downgrade", True, {"opset": "--opset"}),
     "fold_scales": ("fold", True, {}),
     "check": ("check", False, {}),

@@ -23,16 +23,9 @@ from .._spec.versions import VERSIONS, UpsampleVersion, version_for_opset, versi
 from ._fixes import Action, Fix, FixableError, fix_of
 from ._graphs import Scope
 
-__all__ = ["Problem", "UpsampleNode", "describe"]
+__all__ = ["Problem", "UpsampleNode", "describe", "shrinks"]
 
 Severity = Literal["error", "warning"]
-
-_ATTRIBUTE_TYPE_NAMES = {
-    AttributeProto.FLOAT: "FLOAT", AttributeProto.FLOATS: "FLOATS",
-    AttributeProto.STRING: "STRING", AttributeProto.INT: "INT", AttributeProto.INTS: "INTS",
-    AttributeProto.TENSOR: "TENSOR", AttributeProto.STRINGS: "STRINGS",
-    AttributeProto.GRAPH: "GRAPH", AttributeProto.GRAPHS: "GRAPHS",
-}
 
 
 @dataclass(frozen=True)
@@ -93,7 +86,9 @@ class UpsampleNode:
 def _attribute_value(info: UpsampleNode, attribute: AttributeProto,
                      expected: str) -> object | None:
     """The value of an attribute of the expected type, or None (with a problem added)."""
-    got = _ATTRIBUTE_TYPE_NAMES.get(attribute.type, str(attribute.type))
+    # onnx's own name of the type ("FLOATS"); a number no version of onnx names, as it is
+    known = attribute.type in AttributeProto.AttributeType.values()
+    got = AttributeProto.AttributeType.Name(attribute.type) if known else str(attribute.type)
     if attribute.ref_attr_name:
         info.add("error", "attribute-reference",
                  f"attribute {attribute.name!r} refers to the enclosing function's attribute "
@@ -323,17 +318,38 @@ def _read_scales_input(info: UpsampleNode, scope: Scope) -> None:
     info.scales = value.reshape(-1)
 
 
-def _check_scales(info: UpsampleNode, rank: int | None) -> None:
+# The one way out for a node that shrinks (tf2onnx wrote tf.image.resize so at opset 9):
+# Resize-10 is Upsample-9 without the rule that scales are >= 1, so the node has one literal
+# meaning, which upgrade writes when asked to.
+_DOWNSCALE_FIX = Fix(
+    "{0} converts the node into the Resize it literally means (Resize-10 is Upsample-9 "
+    "without the rule that scales are >= 1), which shrinks; compare its output with the "
+    "exporter's framework, which may have meant another convention",
+    (Action("upgrade", (("allow_downscale", True),)),))
+
+
+def shrinks(value: float) -> bool:
+    """Whether a scale shrinks its axis (finite, above 0, below 1)."""
+    return math.isfinite(value) and 0 < value < 1
+
+
+def _check_scales(info: UpsampleNode, rank: int | None, allow_downscale: bool = False) -> None:
     scales = info.scales
     if scales is None:
         return
     _, problems = scale_value_problems(scales.tolist())  # the rule of upsample() itself
     for axis, problem, fix in problems:
-        ort = ("'Scale value must be finite'" if not math.isfinite(float(scales[axis])) else
+        value = float(scales[axis])
+        ort = ("'Scale value must be finite'" if not math.isfinite(value) else
                "'Scale value should be greater than or equal to 1'")
-        info.add("error", "scales-value",
-                 f"scales[{axis}] is {problem} ({info.scales_origin}; onnxruntime: {ort})",
-                 fix, blocking=True)
+        message = f"scales[{axis}] is {problem} ({info.scales_origin}; onnxruntime: {ort})"
+        if shrinks(value):
+            if allow_downscale:
+                continue  # the conversion writes the Resize it literally means
+            info.add("error", "scales-value", f"{message}: Upsample only enlarges",
+                     _DOWNSCALE_FIX, blocking=True)
+            continue
+        info.add("error", "scales-value", message, fix, blocking=True)
     if rank is None:
         return
     required_rank = info.schema.rank
@@ -406,7 +422,7 @@ def _check_opset(info: UpsampleNode) -> None:
 
 def describe(node: onnx.NodeProto, label: str, opset: int | None, scope: Scope,
              rank: int | None = None, legacy_modes: bool = False,
-             importer: str = "the model") -> UpsampleNode:
+             importer: str = "the model", allow_downscale: bool = False) -> UpsampleNode:
     """Read an ``Upsample`` node: form, mode, constant scales, and its problems.
 
     Parameters
@@ -426,6 +442,9 @@ def describe(node: onnx.NodeProto, label: str, opset: int | None, scope: Scope,
         lower-case names, with a warning, instead of refusing them.
     importer : str, default "the model"
         What imports ``opset``, for messages ("function local::Up" for a function's node).
+    allow_downscale : bool, default False
+        Take constant scales between 0 and 1 (which Upsample refuses) as they are, for
+        ``upgrade(allow_downscale=True)``, which writes the Resize they literally mean.
     """
     info = UpsampleNode(node=node, label=label, opset=opset, importer=importer)
     attributes = {attribute.name: attribute for attribute in node.attribute}
@@ -437,6 +456,6 @@ def describe(node: onnx.NodeProto, label: str, opset: int | None, scope: Scope,
     _read_mode(info, legacy_modes)
     if info.schema.scales_from == "scales_input" and len(node.input) == 2 and node.input[1]:
         _read_scales_input(info, scope)
-    _check_scales(info, rank)
+    _check_scales(info, rank, allow_downscale)
     _check_opset(info)
     return info

@@ -1,7 +1,9 @@
-"""The rows of ``onnx-upsample inspect``: one per ``Upsample`` node, with shapes inferred."""
+"""What the model tools print: the rows of ``onnx-upsample inspect`` (one per ``Upsample``
+node, with shapes inferred), and text tables."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,7 +15,7 @@ from ._graphs import is_upsample, node_label
 from ._infer import infer_shapes, rank_of, site_type_maps
 from ._node import describe
 
-__all__ = ["NodeRow", "upsample_rows"]
+__all__ = ["NodeRow", "table", "upsample_rows"]
 
 
 @dataclass(frozen=True)
@@ -74,3 +76,13 @@ def upsample_rows(model: onnx.ModelProto) -> list[NodeRow]:
                 output_shape=_shape_text(y_type),
             ))
     return rows
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Columns padded to their widest cell, with a rule under the headers."""
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows,
+                                                                       strict=True)]
+    lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True))
+             .rstrip() for row in [headers, *rows]]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)

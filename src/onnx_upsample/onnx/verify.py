@@ -1,183 +1,54 @@
-"""Verification: run an original and its conversion in onnxruntime on the same inputs and
-compare the outputs bit for bit.
+"""Verification of an upgrade: the original and the upgrade run on the same inputs, every
+output and every converted node compared bit for bit (:func:`verify_upgrade`).
 
-The original may be a model onnxruntime does not load as it is: Upsample-1 and Upsample-10
-(onnxruntime has no kernel for them), a form that does not match the model's opset, or
-modes written in the upper case of old converters. :func:`runnable_original` gives the form
-it runs in (the equivalent opset-7 or opset-9 model written by ``downgrade()``, or
-onnx-upsample's own evaluator for the upper-case modes) and says so; :func:`compare` runs
-both on the inputs it is given and reports, per output, the largest difference and whether
-the bits are identical.
+1. The original runs in onnxruntime after rewrites that cannot change a result
+   (``_original``: modes in lower case; Upsample-1, Upsample-10 and forms the opset does not
+   have as the equivalent opset-7 or opset-9 model), never in another evaluator.
+2. The inputs are those given, the others made up; symbolic dimensions get distinct sizes,
+   in a few patterns tried until every Upsample enlarges (``_exercise``).
+3. Each Upsample's output and the output of the node that replaced it are extra graph
+   outputs while verifying (``_probe.expose``), so that a difference is found at its node.
+4. Where onnxruntime refuses a model, both are cut at every Upsample and Resize
+   (``_probe.run_pieces``): every other node runs in onnxruntime, and a node onnxruntime
+   refuses alone runs elsewhere (``_alone``); which side it refused, and why, is reported.
+5. Where every output is identical, they are compared again at onnxruntime's default level,
+   for a note.
 
-onnxruntime is imported on first use only (:func:`import_onnxruntime`): this module loads
-without it.
+onnxruntime is imported here only, on first use (this module loads without it).
+:class:`OnnxruntimeRun` runs any model so, for a comparison of runtimes to reuse.
 """
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 import onnx
 
-from .._errors import UpsampleError, UpsampleWarning
-from ._check import check
-from ._graphs import default_opset, is_upsample, walk
-from ._node import case_variant
-from .convert import downgrade
+from .._errors import UpsampleError
+from ._alone import (
+    KERNEL,
+    LITERAL,
+    REFERENCE,
+    as_upsample,
+    literal_resize,
+    run_reference,
+    run_upsample,
+)
+from ._compare import Difference, difference
+from ._exercise import check_shapes, inputs_behind, shape_candidates, shape_hint
+from ._feeds import check_feeds, check_tensor_sizes, graph_inputs, random_feeds, scales_inputs
+from ._graphs import ModelLike, is_upsample
+from ._original import UpsampleAt, runnable_original, upsample_nodes
+from ._probe import run_pieces
+from ._verification import ORT, InputUsed, NodeCheck, Refusal, Verification
 
-__all__ = [
-    "OutputDifference",
-    "RunnableOriginal",
-    "bits_equal",
-    "compare",
-    "default_level_note",
-    "differing_elements",
-    "import_onnxruntime",
-    "largest_difference",
-    "runnable_original",
-]
-
-
-def import_onnxruntime() -> ModuleType:
-    """onnxruntime, imported now.
-
-    Returns
-    -------
-    module
-        The ``onnxruntime`` module.
-
-    Raises
-    ------
-    ImportError
-        If onnxruntime is not installed (or fails to load); callers word the fix.
-    """
-    import onnxruntime
-
-    return onnxruntime
-
-
-@dataclass(frozen=True)
-class RunnableOriginal:
-    """The original model in the form it runs in, for a verification.
-
-    Attributes
-    ----------
-    model : onnx.ModelProto
-        The model to run: the original itself, or the equivalent model written by
-        ``downgrade()`` where onnxruntime cannot load the original.
-    note : str
-        One line saying how the original runs where that is not plainly in onnxruntime;
-        empty otherwise.
-    legacy_modes : bool
-        True if the original writes Upsample modes in upper or mixed case ('NEAREST'),
-        which onnxruntime refuses: it then runs in onnx-upsample's evaluator
-        (``legacy_modes=True``) instead of onnxruntime.
-    """
-
-    model: onnx.ModelProto
-    note: str
-    legacy_modes: bool
-
-
-@dataclass(frozen=True)
-class OutputDifference:
-    """How one output of the conversion compares with the original's.
-
-    Attributes
-    ----------
-    name : str
-        The output's name (the converted model's).
-    shape : tuple of int
-        The converted model's output shape.
-    largest : float
-        The largest absolute difference (0 where both are NaN; inf for another shape or,
-        on values that are not numbers, any difference).
-    identical : bool
-        True if both outputs have the same shape, element type and bytes.
-    differing : int
-        How many elements differ in their bytes (all of them for another shape or type).
-    size : int
-        How many elements the converted output has.
-    """
-
-    name: str
-    shape: tuple[int, ...]
-    largest: float
-    identical: bool
-    differing: int = 0
-    size: int = 0
-
-    def describe(self) -> str:
-        """``output 'Y': 12 of 8192 elements differ, largest difference 4.77e-07``."""
-        return (f"output {self.name!r}: {self.differing} of {self.size} element(s) differ, "
-                f"largest difference {self.largest:.3g}")
-
-
-def _has_mode_case_variants(model: onnx.ModelProto) -> bool:
-    """True if an Upsample writes its mode in upper or mixed case ('NEAREST')."""
-    return any(
-        attribute.name == "mode" and case_variant(attribute.s.decode("utf-8", "replace"))
-        for site in walk(model) for node in site.owner.node if is_upsample(node)
-        for attribute in node.attribute
-    )
-
-
-def _onnxruntime_form(model: onnx.ModelProto) -> tuple[onnx.ModelProto, str]:
-    """The original in a form onnxruntime loads (opset 7 or 9 Upsample), and how it was made."""
-    if not any(is_upsample(node) for site in walk(model) for node in site.owner.node):
-        return model, ""
-    opset = default_opset(model.opset_import) or 9
-    codes = {finding.code for finding in check(model)}
-    if opset <= 6:
-        target = 7
-    elif opset >= 10:
-        target = 9
-    elif codes & {"form-opset", "mode"}:
-        target = opset
-    else:
-        return model, ""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UpsampleWarning)
-        rewritten = downgrade(model, opset=target)
-    note = (f"onnxruntime cannot load the original (opset {opset}); it runs as the equivalent "
-            f"opset-{target} Upsample model that downgrade writes")
-    return rewritten, note
-
-
-def runnable_original(model: onnx.ModelProto) -> RunnableOriginal:
-    """The form in which ``model`` runs for a verification, and a note on how it was made.
-
-    Parameters
-    ----------
-    model : onnx.ModelProto
-        The original; it is not modified.
-
-    Returns
-    -------
-    RunnableOriginal
-        ``model`` itself where onnxruntime loads it; the equivalent opset-7 or opset-9
-        Upsample model (``downgrade()``) where it holds Upsample-1 or Upsample-10 or forms
-        its opset does not have; ``model`` with ``legacy_modes`` set where it writes modes
-        in upper or mixed case.
-
-    Raises
-    ------
-    UpsampleError
-        If ``downgrade()`` cannot write the equivalent model.
-    """
-    if _has_mode_case_variants(model):
-        return RunnableOriginal(
-            model, "the original writes modes in upper or mixed case, which onnxruntime "
-            "refuses: it runs in onnx-upsample's evaluator (legacy_modes), the upgrade in "
-            "onnxruntime", legacy_modes=True)
-    rewritten, note = _onnxruntime_form(model)
-    return RunnableOriginal(rewritten, note, legacy_modes=False)
-
+__all__ = ["DEFAULT_LEVEL", "EXACT_LEVEL", "OnnxruntimeRun", "RefusedError", "Verification",
+           "import_onnxruntime", "verify_upgrade"]
 
 # Where the bits of a conversion are compared. At its default level (ORT_ENABLE_ALL)
 # onnxruntime adds the NCHWc layout optimization (x86), which runs a Resize after a Conv as
@@ -188,170 +59,352 @@ EXACT_LEVEL = "ORT_ENABLE_EXTENDED"
 DEFAULT_LEVEL = "ORT_ENABLE_ALL"
 
 
-def _session(model: onnx.ModelProto, which: str, level: str = EXACT_LEVEL) -> Any:
-    """An onnxruntime CPU session of ``model`` at optimization ``level``; UpsampleError (one
-    line) if ORT refuses it."""
+def import_onnxruntime() -> ModuleType:
+    """onnxruntime, imported now (ImportError if it is not installed; callers word it)."""
+    import onnxruntime
+
+    return onnxruntime
+
+
+class RefusedError(UpsampleError):
+    """onnxruntime refusing to load or run a model; ``message`` is its whole message, on
+    one line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+
+
+def _ort_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray],
+             level: str) -> list[np.ndarray]:
+    """``model`` run in onnxruntime (CPU) at optimization ``level``; :class:`RefusedError`
+    where onnxruntime refuses to load or run it."""
     ort = import_onnxruntime()
     options = ort.SessionOptions()
     options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
-    # errors come back as one line of ours; ORT's own log would print them again, in colour
+    # refusals come back as one line of ours; ORT's own log would print them again, in colour
     options.log_severity_level = 4
     ort.set_default_logger_severity(4)
     try:
-        return ort.InferenceSession(model.SerializeToString(), options,
-                                    providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(model.SerializeToString(), options,
+                                       providers=["CPUExecutionProvider"])
+        return list(session.run(None, feeds))
     except Exception as error:
-        first = str(error).strip().splitlines()[0]
-        raise UpsampleError(f"onnxruntime cannot load the {which} model: {first}") from None
+        raise RefusedError(_one_line(error)) from None
 
 
-def bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether ``a`` and ``b`` have the same shape, element type and bytes.
+class OnnxruntimeRun:
+    """One model run in onnxruntime, with what it refuses run elsewhere.
 
-    Bytes, not values: NaN payloads and the sign of zero count. Arrays of objects or
-    strings compare by value.
-    """
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.dtype.kind in "OUS":
-        return bool(np.array_equal(a, b))
-    return bool(np.array_equal(np.ascontiguousarray(a).view(np.uint8),
-                               np.ascontiguousarray(b).view(np.uint8)))
-
-
-def differing_elements(a: np.ndarray, b: np.ndarray) -> int:
-    """How many elements of ``a`` and ``b`` differ in their bytes (NaN payloads and the
-    sign of zero count); ``b.size`` for another shape or element type."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return int(b.size)
-    if a.dtype.kind in "OUS":
-        return int(np.count_nonzero(a != b))
-    raw = np.dtype(f"V{a.dtype.itemsize}")
-    return int(np.count_nonzero(np.ascontiguousarray(a).view(raw)
-                                != np.ascontiguousarray(b).view(raw)))
-
-
-def largest_difference(a: np.ndarray, b: np.ndarray) -> float:
-    """The largest absolute difference between ``a`` and ``b``, computed in float64.
-
-    NaN against NaN counts as 0 and NaN against a number as inf; another shape is inf;
-    arrays that are not numbers (or empty) give 0 if equal, else inf.
-    """
-    if a.shape != b.shape:
-        return float("inf")
-    if a.size == 0 or a.dtype.kind not in "biufc":
-        return 0.0 if np.array_equal(a, b) else float("inf")
-    with np.errstate(invalid="ignore", over="ignore"):
-        diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
-    same_nan = np.isnan(a.astype(np.float64)) & np.isnan(b.astype(np.float64))
-    diff = np.where(same_nan, 0.0, diff)
-    return float(np.nanmax(np.where(np.isnan(diff), np.inf, diff)))
-
-
-def _run_original(original: RunnableOriginal, feeds: dict[str, np.ndarray], label: str,
-                  level: str) -> list[Any]:
-    if original.legacy_modes:
-        # ORT refuses the original's modes: it runs in onnx-upsample's evaluator instead
-        from ._evaluator import reference_evaluator
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UpsampleWarning)
-            return list(reference_evaluator(original.model, legacy_modes=True).run(None, feeds))
-    return list(_session(original.model, label, level).run(None, feeds))
-
-
-def _differences(converted: onnx.ModelProto, before: Sequence[Any],
-                 after: Sequence[Any]) -> list[OutputDifference]:
-    rows = []
-    names = [value.name for value in converted.graph.output]
-    for name, a, b in zip(names, before, after, strict=True):
-        a, b = np.asarray(a), np.asarray(b)
-        rows.append(OutputDifference(name, tuple(b.shape), largest_difference(a, b),
-                                     bits_equal(a, b), differing_elements(a, b), int(b.size)))
-    return rows
-
-
-def compare(original: RunnableOriginal, converted: onnx.ModelProto,
-            feeds: dict[str, np.ndarray],
-            labels: Sequence[str] = ("original", "converted"),
-            level: str = EXACT_LEVEL) -> list[OutputDifference]:
-    """Run both models on ``feeds`` and compare each output.
+    :meth:`run` runs the whole model in onnxruntime, or, with ``cut``, in pieces cut at every
+    main-graph Upsample and Resize: the pieces in onnxruntime, each cut node alone in
+    onnxruntime where it takes it, else in onnx-upsample's kernel (an Upsample; a Resize
+    that means one), as the Resize-10 an Upsample that shrinks literally means, or in onnx's
+    reference evaluator (any other node). What was refused, and what ran instead, is kept.
 
     Parameters
     ----------
-    original : RunnableOriginal
-        The original as :func:`runnable_original` gives it: run in onnxruntime, or in
-        onnx-upsample's evaluator where it writes legacy mode names.
-    converted : onnx.ModelProto
-        The converted model, run in onnxruntime.
-    feeds : dict of str to numpy.ndarray
-        A value for every graph input of both models.
-    labels : sequence of two str, optional
-        What the messages call the two models.
-    level : str, optional
+    model : onnx.ModelProto
+        The model (with all its data).
+    side : str
+        What reports call it (``original``, ``upgraded``).
+    labels : mapping of str to str, optional
+        How reports name a node, by its first output.
+    """
+
+    def __init__(self, model: onnx.ModelProto, side: str,
+                 labels: Mapping[str, str] | None = None) -> None:
+        self.model, self.side, self.labels = model, side, dict(labels or {})
+        self.refusals: dict[str, Refusal] = {}
+        self.whole = ""  # onnxruntime's message where it refused the model as a whole
+        self.cut = False  # whether the last run was cut
+        self.runs_in: dict[str, str] = {}
+        self.cross_checks: dict[str, str] = {}
+        self.cut_at = {index for index, node in enumerate(model.graph.node)
+                       if node.op_type in ("Upsample", "Resize")}
+
+    def run(self, feeds: Mapping[str, np.ndarray], outputs: Sequence[str],
+            cut: bool | None = None, level: str = EXACT_LEVEL) -> dict[str, np.ndarray]:
+        """The values named in ``outputs`` (graph outputs or any main-graph value).
+
+        ``cut``: True runs the model in pieces, False whole; None (the default) whole, and
+        where onnxruntime refuses that, in pieces (the refusal kept as :attr:`whole`).
+        :attr:`cut` says how it ran. :class:`RefusedError` where onnxruntime refuses a piece
+        of the model that is no Upsample or Resize.
+        """
+        if cut is None:
+            try:
+                return self.run(feeds, outputs, False, level)
+            except RefusedError as refused:
+                self.whole = refused.message
+                return self.run(feeds, outputs, True, level)
+
+        def pieces(model: onnx.ModelProto, fed: dict[str, np.ndarray]) -> list[np.ndarray]:
+            return _ort_run(model, fed, level)
+
+        def alone(model: onnx.ModelProto, fed: dict[str, np.ndarray]) -> Sequence[np.ndarray]:
+            node = model.graph.node[0]
+            try:
+                return _ort_run(model, fed, level)
+            except RefusedError as refused:
+                results, runs_in, cross = self._elsewhere(model, fed, level)
+                label = self.labels.get(node.output[0], node.name or node.output[0])
+                self.refusals[node.output[0]] = Refusal(self.side, label, node.op_type,
+                                                        refused.message, runs_in)
+                self.runs_in[node.output[0]] = runs_in
+                if cross:
+                    self.cross_checks[node.output[0]] = cross
+                return results
+
+        self.cut = cut
+        feeds = {name: np.asarray(value) for name, value in feeds.items()}
+        return run_pieces(self.model, feeds, outputs, self.cut_at if cut else (), pieces,
+                          alone)
+
+    @staticmethod
+    def _elsewhere(model: onnx.ModelProto, feeds: dict[str, np.ndarray],
+                   level: str) -> tuple[Sequence[np.ndarray], str, str]:
+        """A one-node model onnxruntime refused, run elsewhere: its results, what ran it,
+        and (where onnx-upsample ran a Resize) how onnx's reference Resize compares."""
+        node = model.graph.node[0]
+        if is_upsample(node):
+            try:
+                return run_upsample(model, feeds), KERNEL, ""
+            except UpsampleError:
+                literal = literal_resize(model)  # scales that shrink: no Upsample runs them
+                if literal is None:
+                    raise
+            try:
+                return _ort_run(literal, feeds, level), LITERAL, ""
+            except RefusedError:
+                return run_reference(literal, feeds), REFERENCE, ""
+        upsample = as_upsample(model) if node.op_type == "Resize" else None
+        if upsample is not None:
+            try:
+                results = run_upsample(upsample, feeds)
+            except UpsampleError:  # run-time scales that shrink
+                return run_reference(model, feeds), REFERENCE, ""
+            return results, KERNEL, _cross_check(model, feeds, results[0])
+        return run_reference(model, feeds), REFERENCE, ""
+
+
+def _cross_check(model: onnx.ModelProto, feeds: dict[str, np.ndarray],
+                 ours: np.ndarray) -> str:
+    """How onnx's reference evaluator's Resize (an implementation of its own) compares with
+    onnx-upsample's result for the same node."""
+    try:
+        theirs = run_reference(model, feeds)[0]
+    except Exception as error:
+        return f"onnx's reference evaluator cannot run the Resize: {_one_line(error)}"
+    found = difference("", np.asarray(theirs), ours)
+    if found.identical:
+        return "onnx's reference evaluator gives the Resize the same bits"
+    return (f"onnx's reference evaluator, whose Resize interpolates in float64, differs from "
+            f"it by at most {found.largest:.3g} ({found.differing} of {found.size} elements)")
+
+
+def _model(model: ModelLike) -> onnx.ModelProto:
+    if isinstance(model, onnx.ModelProto):
+        return model
+    if not isinstance(model, str | os.PathLike):
+        raise TypeError(f"model is a {type(model).__name__}; expected an onnx.ModelProto or "
+                        "the path of a .onnx file")
+    from ._external import load
+
+    return load(os.fspath(model), "all")
+
+
+def verify_upgrade(original: ModelLike, upgraded: ModelLike, *,
+                   inputs: Mapping[str, np.ndarray] | None = None,
+                   input_shapes: Mapping[str, Sequence[int]] | None = None, seed: int = 0,
+                   level: str = EXACT_LEVEL, default_level: bool = True) -> Verification:
+    """Verify that ``upgraded`` computes what ``original`` does: outputs and converted nodes.
+
+    Both models run in onnxruntime on the same inputs, at optimization level ``level``;
+    each Upsample of the original (versions 1, 7, 9, 10) and the node that replaced it
+    (Resize, or Identity at rank 0) are compared by their output, and so is every output of
+    the model, bit for bit. See the module docstring for how the original runs, how inputs
+    are chosen, and what runs the nodes onnxruntime refuses.
+
+    Parameters
+    ----------
+    original, upgraded : onnx.ModelProto or str or os.PathLike
+        The models (paths are read with all their external data); not modified.
+    inputs : mapping of str to numpy.ndarray, optional
+        Values for graph inputs; the others are made up at random.
+    input_shapes : mapping of str to sequence of int, optional
+        Shapes for inputs made up at random (else their symbolic dimensions are chosen).
+    seed : int, default 0
+        The seed of the random inputs.
+    level : str, default ``"ORT_ENABLE_EXTENDED"``
         onnxruntime's graph optimization level (a ``GraphOptimizationLevel`` name).
-        ``ORT_ENABLE_EXTENDED`` by default: it compares what the conversion changes (the
-        Upsample and Resize kernels), while the default level's NCHWc layout optimization
-        runs a Resize after a Conv in another kernel than an Upsample
-        (:func:`default_level_note`).
+    default_level : bool, default True
+        Where every output is identical, compare them at ``ORT_ENABLE_ALL`` too, for a note
+        (its NCHWc layout optimization runs a Resize after a Conv in another kernel).
 
     Returns
     -------
-    list of OutputDifference
-        One per output of ``converted``, in its order.
+    Verification
+        ``verified``: every output and compared node bit-identical; ``lines()`` the report;
+        ``to_dict()`` the same as JSON.
 
     Raises
     ------
     ImportError
         If onnxruntime is not installed.
     UpsampleError
-        If onnxruntime cannot load one of the models, or cannot run it on ``feeds``.
+        If an input given is not one of the model, has another type or shape than declared,
+        or is too large; if the original cannot be brought to a form onnxruntime loads; if
+        onnxruntime refuses a model even cut at its Upsample nodes (a node of another kind).
     """
-    before = _run(lambda: _run_original(original, feeds, labels[0], level), labels[0])
-    after = _run(lambda: _session(converted, labels[1], level).run(None, feeds), labels[1])
-    return _differences(converted, before, after)
+    import_onnxruntime()
+    before, after = _model(original), _model(upgraded)
+    runnable = runnable_original(before)
+    nodes = upsample_nodes(before, runnable.model)
+    labels = {node.output: node.label for node in nodes}
+    sides = (OnnxruntimeRun(runnable.model, "original", labels),
+             OnnxruntimeRun(after, "upgraded", labels))
+    shown = [node for node in nodes if node.index is not None]
+    written = {name for node in after.graph.node for name in node.output}
+    wanted = ([value.name for value in runnable.model.graph.output]
+              + [name for node in shown for name in (node.x, node.output, node.scales)
+                 if name and not (name == node.scales and node.constant is not None)],
+              [value.name for value in after.graph.output]
+              + [node.output for node in shown if node.output in written])
+    given = {name: np.asarray(value) for name, value in (inputs or {}).items()}
+    shapes = {name: [int(n) for n in dims] for name, dims in (input_shapes or {}).items()}
+    declared = graph_inputs(runnable.model)
+    check_shapes(declared, shapes, given)
+    unknown = sorted(set(given) - {value.name for value in declared})
+    if unknown:
+        raise UpsampleError(f"inputs are given for {unknown}, which are not inputs of the "
+                            f"model; its inputs are {[value.name for value in declared]}")
+    scales = {**scales_inputs(before), **scales_inputs(runnable.model)}
+    fixed = {**{name: list(value.shape) for name, value in given.items()}, **shapes}
+    feeds, values, tried = _exercising(sides[0], wanted[0], shown, declared, given, fixed,
+                                       scales, seed)
+    cut = sides[0].cut
+    try:  # both models cut alike: where either is refused whole, both run in pieces
+        converted = sides[1].run(feeds, wanted[1], True if cut else None)
+        if sides[1].cut and not cut:
+            cut, values = True, sides[0].run(feeds, wanted[0], True)
+    except RefusedError as refused:
+        raise _worded(refused, "upgraded") from None
+    return _verification(runnable.notes, nodes, sides, feeds, given, values, converted, after,
+                         seed, tried, level, default_level, cut)
 
 
-def _run(call: Any, which: str) -> list[Any]:
-    """``call()``; an error of onnxruntime's while running becomes one UpsampleError line."""
+def _exercising(side: OnnxruntimeRun, wanted: Sequence[str], shown: Sequence[UpsampleAt],
+                declared: Sequence[onnx.ValueInfoProto], given: Mapping[str, np.ndarray],
+                fixed: Mapping[str, Sequence[int]], scales: Mapping[str, int],
+                seed: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], int]:
+    """The inputs under which the most converted nodes resize X (the first set of shapes
+    under which all do), the original's values under them, and how many sets were tried."""
+    best, first_error, tried = None, None, 0
+    for candidate in shape_candidates([v for v in declared if v.name not in given], fixed):
+        feeds = random_feeds(declared, given, scales, seed, candidate)
+        check_feeds(declared, feeds)
+        check_tensor_sizes(side.model, feeds)
+        tried += 1
+        try:
+            values = side.run(feeds, wanted)
+        except UpsampleError as error:  # shapes the model does not take: the next ones
+            first_error = first_error or error
+            continue
+        idle = sum(1 for node in shown if not _resizes(node, values) and not _copies(node))
+        if best is None or idle < best[2]:
+            best = (feeds, values, idle)
+        if idle == 0:
+            break
+    if best is None:
+        assert first_error is not None
+        raise _worded(first_error, side.side)
+    return best[0], best[1], tried
+
+
+def _worded(error: UpsampleError, side: str) -> UpsampleError:
+    if isinstance(error, RefusedError):
+        return UpsampleError(f"onnxruntime cannot run the {side} model, also with each "
+                             f"Upsample and Resize run alone: {error.message}")
+    return error
+
+
+def _resizes(node: UpsampleAt, values: Mapping[str, np.ndarray]) -> bool:
+    """Whether the node changed the size of X (enlarged it; or shrank it, as the literal
+    meaning of scales below 1): scales that came to 1 copy it, and exercise nothing."""
+    return np.shape(values[node.x]) != np.shape(values[node.output])
+
+
+def _copies(node: UpsampleAt) -> bool:
+    return node.constant is not None and all(value == 1 for value in node.constant)
+
+
+def _verification(notes: tuple[str, ...], nodes: list[UpsampleAt],
+                  sides: tuple[OnnxruntimeRun, OnnxruntimeRun], feeds: dict[str, np.ndarray],
+                  given: Mapping[str, np.ndarray], values: dict[str, np.ndarray],
+                  converted: dict[str, np.ndarray], after: onnx.ModelProto, seed: int,
+                  tried: int, level: str, default_level: bool, cut: bool) -> Verification:
+    """The comparisons, put together."""
+    model = sides[0].model
+    declared = {value.name: value for value in graph_inputs(model)}
+    checks, hints = [], {}
+    for node in nodes:
+        if node.index is None:
+            checks.append(NodeCheck(node.label, node.output, where=node.where,
+                                    computed=node.constant is None))
+            continue
+        x, y = values[node.x], values[node.output]
+        computed = node.constant is None
+        scales = tuple(float(v) for v in np.asarray(values[node.scales]).reshape(-1)) if (
+            computed and node.scales in values) else node.constant
+        behind = inputs_behind(model, node.scales if computed else node.x)
+        check = NodeCheck(
+            node.label, node.output, "", tuple(np.shape(x)), tuple(np.shape(y)), scales,
+            computed, (sides[0].runs_in.get(node.output, ORT),
+                       sides[1].runs_in.get(node.output, ORT)),
+            _resizes(node, values),
+            difference(node.output, y, converted[node.output]) if (
+                node.output in converted) else None,
+            sides[1].cross_checks.get(node.output, ""), tuple(behind))
+        checks.append(check)
+        if not check.exercised:
+            behind_values = [declared[name] for name in behind if name in declared]
+            hints[node.label] = (shape_hint(behind_values, False), shape_hint(behind_values,
+                                                                              True))
+    outputs = tuple(difference(value.name, values[value.name], converted[value.name])
+                    for value in after.graph.output)
+    inputs_used = tuple(InputUsed(name, str(value.dtype), tuple(value.shape), name in given)
+                        for name, value in feeds.items())
+    refusals = tuple(refusal for side in sides for refusal in (
+        [*side.refusals.values()] or ([Refusal(side.side, "", "", side.whole, "")]
+                                      if side.whole else [])))
+    note = ""
+    if default_level and all(output.identical for output in outputs):
+        note = _default_level_note(sides, feeds, after, outputs, cut)
+    return Verification(level, inputs_used, seed, tried, notes, outputs, tuple(checks),
+                        refusals, note, hints)
+
+
+def _default_level_note(sides: tuple[OnnxruntimeRun, OnnxruntimeRun],
+                        feeds: dict[str, np.ndarray], after: onnx.ModelProto,
+                        exact: Sequence[Difference], cut: bool) -> str:
+    """One line on how the outputs compare at onnxruntime's default level, or ``""``."""
+    names = [value.name for value in after.graph.output]
     try:
-        return list(call())
+        before = sides[0].run(feeds, names, cut, DEFAULT_LEVEL)
+        later = sides[1].run(feeds, names, cut, DEFAULT_LEVEL)
     except UpsampleError:
-        raise
-    except Exception as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        raise UpsampleError(f"onnxruntime cannot run the {which} model on these inputs: "
-                            f"{type(error).__name__}: {first}") from None
-
-
-def default_level_note(original: RunnableOriginal, converted: onnx.ModelProto,
-                       feeds: dict[str, np.ndarray],
-                       exact: Sequence[OutputDifference]) -> str:
-    """One line on how the outputs compare at onnxruntime's default optimization level
-    (``ORT_ENABLE_ALL``), or ``""`` where they compare as at the exact level.
-
-    Parameters
-    ----------
-    original, converted, feeds
-        As for :func:`compare`.
-    exact : sequence of OutputDifference
-        :func:`compare`'s result at ``ORT_ENABLE_EXTENDED``.
-
-    Returns
-    -------
-    str
-        Empty if the default level changes nothing; else the outputs that differ there only,
-        by how much, and the cause (onnxruntime's NCHWc layout optimization), as a note:
-        the conversion itself is what the exact level compares.
-    """
-    if not all(row.identical for row in exact):
         return ""
-    rows = compare(original, converted, feeds, level=DEFAULT_LEVEL)
-    changed = [row for row in rows if not row.identical]
+    changed = [difference(name, before[name], later[name]) for name in names]
+    changed = [row for row in changed if not row.identical]
     if not changed:
         return ""
     worst = max(changed, key=lambda row: row.largest)
-    if _nchwc_resizes(converted):
+    if _nchwc_resizes(after):
         cause = ("its NCHWc layout optimization (ORT_ENABLE_ALL only) runs a Resize that "
                  "follows a Conv in its NCHWc Upsample kernel, which rounds linear "
                  "interpolation differently, but leaves the original's Upsample (the "
@@ -367,10 +420,7 @@ def default_level_note(original: RunnableOriginal, converted: onnx.ModelProto,
 def _nchwc_resizes(model: onnx.ModelProto) -> bool:
     """Whether onnxruntime, at its default level, runs a Resize of ``model`` as its NCHWc
     Upsample kernel (read from the model it optimizes)."""
-    import os
-    import tempfile
-
-    ort = import_onnxruntime()
+    ort: Any = import_onnxruntime()
     with tempfile.TemporaryDirectory() as folder:
         options = ort.SessionOptions()
         options.log_severity_level = 4

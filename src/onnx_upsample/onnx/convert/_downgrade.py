@@ -10,12 +10,13 @@ with the reason. Nodes onnx has no down adapter for move down unchanged where th
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import onnx
 from onnx import TypeProto
 
-from ..._errors import UpsampleError
+from ..._errors import UpsampleError, UpsampleWarning
 from ..._spec.modes import MODES
 from ..._spec.versions import DEFAULT_DOMAINS
 from .._fixes import Action, Fix, FixableError
@@ -151,6 +152,12 @@ def downgrade(model: ModelLike, opset: int = 9) -> onnx.ModelProto:
         time into opset 7 or 8, a node that does not exist at ``opset`` or that onnx's
         converter cannot bring there.
 
+    Warns
+    -----
+    UpsampleWarning
+        For a Resize whose scales arrive at run time: it shrinks where they fall below 1,
+        while the Upsample it becomes refuses them.
+
     Examples
     --------
     >>> import numpy as np
@@ -209,6 +216,14 @@ def downgrade(model: ModelLike, opset: int = 9) -> onnx.ModelProto:
         elif node.op_type == "Resize" and node.domain in DEFAULT_DOMAINS:
             mode, scales_name = _resize_as_upsample(site, node, label)
             constant = site.scope.constant(scales_name)
+            if constant is None and target >= 9:
+                # a model that shrank must not silently become one that refuses to
+                warnings.warn(
+                    f"Resize node {label!r}: its scales arrive at run time "
+                    f"({site.scope.origin(scales_name)}); the Resize shrinks where they fall "
+                    "below 1, but the Upsample-9 it becomes refuses them ('Upsample only "
+                    "enlarges'): runs whose scales shrink fail in the downgraded model",
+                    UpsampleWarning, stacklevel=3)
             pending_upsample(site, node, label, mode, scales_name, constant)
 
     each_node(job, visit)

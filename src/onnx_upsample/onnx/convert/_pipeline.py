@@ -36,6 +36,7 @@ from .._graphs import (
 from .._infer import infer_shapes, rank_of, site_type_maps
 from .._node import UpsampleNode, describe
 from ._bridge import moves_down_unchanged
+from ._declarations import restore_declarations
 
 __all__ = [
     "COMPATIBLE_DOMAIN", "PENDING_DOMAIN", "Job", "as_text", "attribute_value",
@@ -154,12 +155,14 @@ def each_node(job: Job, visit: Callable[[Site, int, onnx.NodeProto,
 
 
 def upsample_info(site: Site, index: int, node: onnx.NodeProto,
-                  types: dict[str, TypeProto], doing: str) -> UpsampleNode:
+                  types: dict[str, TypeProto], doing: str,
+                  allow_downscale: bool = False) -> UpsampleNode:
     """The Upsample ``node`` read, or UpsampleError where it cannot be converted (``doing``
-    names the conversion in the message)."""
+    names the conversion in the message; ``allow_downscale``: constant scales below 1 are
+    taken as they are)."""
     x_type = types.get(node.input[0]) if node.input else None
     info = describe(node, node_label(site, node, index), site.opset, site.scope,
-                    rank_of(x_type))
+                    rank_of(x_type), allow_downscale=allow_downscale)
     info.raise_if_blocked(doing)
     if info.mode_name in LEGACY_LINEAR_NAMES and info.mode_name not in info.schema.modes:
         # stacklevel 4: past the visitor and each_node, to the line of upgrade() or
@@ -322,7 +325,7 @@ def finish_job(job_model: onnx.ModelProto, original: onnx.ModelProto, target: in
                 entry.version = target
         del owner.opset_import[:]
         owner.opset_import.extend(keep)
-    _restore_metadata(job_model, original, target)
+    restore_declarations(job_model, original, target)
     try:
         onnx.checker.check_model(without_data(job_model))
     except onnx.checker.ValidationError as error:
@@ -353,72 +356,3 @@ def _drop_unused_constants(model: onnx.ModelProto, candidates: set[str]) -> None
                 and len(node.output) == 1 and node.output[0] in unused]
         for index in reversed(dead):
             del owner.node[index]
-
-
-def _has_shape(value_type: TypeProto | None) -> bool:
-    if value_type is None or not value_type.HasField("tensor_type"):
-        return value_type is not None and not value_type.HasField("tensor_type")
-    return value_type.tensor_type.HasField("shape")
-
-
-def _fed_at_run_time(value: onnx.ValueInfoProto, tensor: onnx.TensorProto) -> bool:
-    """Whether graph input ``value`` declares that a run may feed it: a dimension that is
-    symbolic, unknown or other than its initializer's (a constant has one shape only). No
-    declared shape says nothing either way: the input is taken for the constant IR 3 meant."""
-    if not value.type.HasField("tensor_type") or not value.type.tensor_type.HasField("shape"):
-        return False
-    dims = value.type.tensor_type.shape.dim
-    return len(dims) != len(tensor.dims) or any(
-        not dim.HasField("dim_value") or dim.dim_value != size
-        for dim, size in zip(dims, tensor.dims, strict=True))
-
-
-def _unlist_ir3_initializers(result: onnx.GraphProto, original: onnx.GraphProto) -> None:
-    """Drop from ``result``'s inputs the initializers IR 3 made the original list there.
-
-    IR 3 required every initializer to be a graph input too, and runtimes read the pair as a
-    constant; from IR 4 on the pair means an input with a default that a run may override,
-    so onnxruntime stops treating it as a constant (no constant folding, other kernels;
-    "Initializer ... appears in graph inputs and will not be treated as constant"). An input
-    whose declaration shows it is fed (a shape the initializer does not have) stays.
-    """
-    tensors = {tensor.name: tensor for tensor in original.initializer}
-    listed = {value.name for value in original.input if value.name in tensors
-              and not _fed_at_run_time(value, tensors[value.name])}
-    kept = [value for value in result.input if value.name not in listed]
-    if len(kept) != len(result.input):
-        del result.input[:]
-        result.input.extend(kept)
-
-
-def _restore_metadata(result: onnx.ModelProto, original: onnx.ModelProto, target: int) -> None:
-    for name in ("producer_name", "producer_version", "domain", "model_version", "doc_string"):
-        setattr(result, name, getattr(original, name))
-    del result.metadata_props[:]
-    result.metadata_props.extend(original.metadata_props)
-    result.graph.name = original.graph.name
-    result.graph.doc_string = original.graph.doc_string
-    minimum = helper.find_min_ir_version_for([helper.make_opsetid("", target)])
-    result.ir_version = max(original.ir_version, minimum)
-    if original.ir_version < 4 <= result.ir_version:
-        _unlist_ir3_initializers(result.graph, original.graph)
-    # Keep the declarations of the main graph as they were: the converter adds inferred
-    # types (from one branch of an If, for example) that the original did not claim.
-    # onnx's checker wants a shape on every graph output: where the original declares none,
-    # write the one inferred with onnxruntime's Upsample size rule.
-    declared = {value.name: value for value in original.graph.output}
-    inferred: dict[str, TypeProto] = {}
-    if any(not _has_shape(value.type) for value in declared.values()):
-        try:
-            inferred = {value.name: value.type for value in infer_shapes(original).graph.output}
-        except UpsampleError:
-            inferred = {}
-    for value in result.graph.output:
-        if value.name in declared:
-            value.CopyFrom(declared[value.name])
-            if not _has_shape(value.type) and _has_shape(inferred.get(value.name)):
-                value.type.CopyFrom(inferred[value.name])
-    originals = {value.name for value in original.graph.value_info}
-    kept = [value for value in result.graph.value_info if value.name in originals]
-    del result.graph.value_info[:]
-    result.graph.value_info.extend(kept)

@@ -18,9 +18,10 @@ from ..._errors import UpsampleError, UpsampleWarning
 from ..._spec.modes import MODES
 from ..._spec.versions import DEFAULT_DOMAINS
 from .._fixes import Action, Fix, FixableError
-from .._graphs import ModelLike, Site, default_opset, is_upsample, model_of, node_label, walk
+from .._graphs import ModelLike, Site, default_opset, is_upsample, model_of, node_label
 from .._infer import rank_of
-from .._node import case_fixed, describe
+from .._modes import lower_mode_case
+from .._node import shrinks
 from ._pipeline import (
     Job,
     as_text,
@@ -42,9 +43,15 @@ __all__ = ["DEFAULT_UPGRADE_OPSET", "upgrade"]
 def _resize10_nearest_mode(site: Site, node: onnx.NodeProto, label: str) -> str:
     """``floor`` or ``ceil``: how onnxruntime's Resize-10 picks nearest pixels here."""
     scales = site.scope.constant(node.input[1]) if len(node.input) > 1 else None
+    return _nearest_mode_of(scales, f"Resize-10 node {label!r}")
+
+
+def _nearest_mode_of(scales: np.ndarray | None, what: str) -> str:
+    """``floor`` or ``ceil``: how onnxruntime's Resize-10 picks nearest pixels for
+    ``scales`` (``what`` names the node in the refusal)."""
     if scales is None:
         raise UpsampleError(
-            f"cannot upgrade Resize-10 node {label!r}: its scales are computed at run time, "
+            f"cannot upgrade {what}: its scales are computed at run time, "
             "and onnxruntime's Resize-10 rounds nearest indices down when a scale is >= 1 and "
             "up when it is below 1, which no single nearest_mode of Resize-11 expresses "
             "without knowing the scales; fix: make the scales a constant (onnx-upsample's "
@@ -55,7 +62,7 @@ def _resize10_nearest_mode(site: Site, node: onnx.NodeProto, label: str) -> str:
     if all(v <= 1 for v in values):
         return "ceil"
     raise UpsampleError(
-        f"cannot upgrade Resize-10 node {label!r}: its scales {values} enlarge some axes and "
+        f"cannot upgrade {what}: its scales {values} enlarge some axes and "
         "shrink others; onnxruntime's Resize-10 rounds nearest indices down on the first and "
         "up on the second, which no single nearest_mode of Resize-11 expresses; fix: split it "
         "into two Resize nodes (one enlarging, one shrinking) first")
@@ -77,7 +84,20 @@ def _opset_fix(opset: object, newest: int) -> Fix:
                (Action("downgrade", (("opset", lower),)),))
 
 
-def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET) -> onnx.ModelProto:
+def _downscale_warning(label: str, scales: list[float], mode: str, nearest_mode: str) -> str:
+    """What ``upgrade(allow_downscale=True)`` says it wrote for a node that shrinks."""
+    rounding = f", nearest_mode={nearest_mode!r}" if mode == "nearest" else ""
+    return (f"Upsample node {label!r}: scales {scales} shrink, which Upsample forbids; the "
+            "node becomes the Resize it literally means, as Resize-10 is Upsample-9 without "
+            "the rule that scales are >= 1 (coordinate_transformation_mode='asymmetric'"
+            f"{rounding}: onnxruntime's Resize-10 rounds so when shrinking). The exporter may "
+            "have meant another convention: TensorFlow's tf.image.resize, for one, samples at "
+            "half-pixel centres (coordinate_transformation_mode='half_pixel'); compare the "
+            "upgraded model's output with the source framework's on one input")
+
+
+def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET, *,
+            allow_downscale: bool = False) -> onnx.ModelProto:
     """Replace every ``Upsample`` by a ``Resize`` with the same outputs, at opset ``opset``.
 
     Every ``Upsample`` node (versions 1, 7, 9, 10; in the main graph, in ``If``/``Loop``/
@@ -97,6 +117,14 @@ def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET) -> onnx
     opset : int, optional
         The target default-domain opset, from 10 to the newest onnx knows; 18 by default
         (loaded by the runtimes in use), None for the newest.
+    allow_downscale : bool, default False
+        Convert an Upsample whose constant scales shrink (below 1, which Upsample refuses:
+        tf2onnx wrote ``tf.image.resize`` so at opset 9) into the Resize it literally means
+        (Resize-10 is Upsample-9 without the rule that scales are >= 1): asymmetric
+        coordinates, and the nearest rounding of onnxruntime's Resize-10 (``ceil`` when
+        every scale is <= 1), with an :class:`~onnx_upsample.UpsampleWarning` that the
+        exporter may have meant another convention. Without it such a node is an
+        ``UpsampleError`` whose fix names this option.
 
     Returns
     -------
@@ -133,7 +161,9 @@ def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET) -> onnx
     >>> [(n.op_type, n.input[1] == "") for n in new.graph.node]
     [('Resize', True)]
     """
-    model = _normalise_mode_case(model_of(model))
+    model, cases = lower_mode_case(model_of(model))
+    for case in cases:
+        warnings.warn(case.describe(), UpsampleWarning, stacklevel=2)
     newest = newest_opset()
     target = newest if opset is None else require_opset(opset, 10, newest,
                                                         _opset_fix(opset, newest))
@@ -151,7 +181,8 @@ def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET) -> onnx
     def visit(site: Site, index: int, node: onnx.NodeProto,
               types: dict[str, TypeProto]) -> None:
         if is_upsample(node):
-            info = upsample_info(site, index, node, types, f"upgrade to opset {target}")
+            info = upsample_info(site, index, node, types, f"upgrade to opset {target}",
+                                 allow_downscale)
             if info.scales is not None and info.scales.size == 0:
                 # a rank-0 X: Upsample copies it, and Resize cannot say so (ORT refuses an
                 # empty scales tensor at run time): an Identity is the same, at any opset
@@ -167,8 +198,16 @@ def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET) -> onnx
                     stacklevel=3)
             scales = scales_input(job, site, info)
             assert info.mode is not None
+            nearest_mode = "floor"
+            values = [] if info.scales is None else [float(v) for v in info.scales]
+            if any(shrinks(value) for value in values):
+                if info.mode == "nearest":
+                    nearest_mode = _nearest_mode_of(info.scales,
+                                                    f"Upsample node {info.label!r}")
+                warnings.warn(_downscale_warning(info.label, values, info.mode, nearest_mode),
+                              UpsampleWarning, stacklevel=3)
             set_pending(node, "Resize", [node.input[0], scales],
-                        {"mode": info.mode, "nearest_mode": "floor"})
+                        {"mode": info.mode, "nearest_mode": nearest_mode})
         elif (node.op_type == "Resize" and node.domain in DEFAULT_DOMAINS
               and site.opset == 10 and target > 10):
             label = node_label(site, node, index)
@@ -209,31 +248,3 @@ def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET) -> onnx
         node.domain = ""
 
     return finish_job(converted, model, target, build, job)
-
-
-def _normalise_mode_case(model: onnx.ModelProto) -> onnx.ModelProto:
-    """``model``, or a copy whose Upsample modes written in the case old converters wrote
-    ('NEAREST', 'BILINEAR') are in lower case, with a warning for each."""
-    copy = onnx.ModelProto()
-    copy.CopyFrom(model)
-    changed = False
-    for site in walk(copy):
-        for index, node in enumerate(site.owner.node):
-            if not is_upsample(node):
-                continue
-            for attribute in node.attribute:
-                if attribute.name != "mode" or attribute.type != onnx.AttributeProto.STRING:
-                    continue
-                name = attribute.s.decode("utf-8", "replace")
-                label = node_label(site, node, index)
-                # the name the node's form takes ('linear' for 'BILINEAR' in version 7)
-                lower = case_fixed(name, describe(node, label, site.opset, site.scope).form)
-                if lower is None:
-                    continue
-                warnings.warn(
-                    f"Upsample node {label!r}: mode {name!r} (the case old converters wrote, "
-                    f"which onnx's checker and onnxruntime refuse) is written {lower!r}",
-                    UpsampleWarning, stacklevel=3)
-                attribute.s = lower.encode()
-                changed = True
-    return copy if changed else model

@@ -1,0 +1,274 @@
+"""``onnx-upsample upgrade | downgrade | fold``: ONNX models with Upsample rewritten, from the
+command line.
+
+The commands parse their arguments, call onnx_upsample.onnx (``upgrade``, ``downgrade``,
+``fold_scales``; ``verify.verify_upgrade`` for ``upgrade --verify``, whose result they print
+line by line) and print, following cli/_common.py's conventions (``-q``, ``--json``, notes on
+stdout, warnings and errors on stderr). Every fix they print is the command to type, for the
+user's own model. onnx (and, for ``upgrade --verify``, onnxruntime) is imported inside the
+handlers only, so ``onnx-upsample --help`` and the core commands work without the ``onnx``
+extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from .._errors import UpsampleError
+from ._common import EXIT_FINDINGS, EXIT_OK, add_output_options, note, print_json, problem
+from ._models_io import (
+    caught_warnings,
+    check_output_path,
+    hinted,
+    kept_warnings,
+    load_model,
+    read_inputs,
+    save_model,
+    warn_all,
+    with_all_data,
+)
+
+if TYPE_CHECKING:
+    from ..onnx._external import ModelProto
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``upgrade``, ``downgrade`` and ``fold`` subcommands."""
+    upgrade = subparsers.add_parser(
+        "upgrade", help="turn every Upsample into a Resize with identical outputs",
+        description="Write a copy of MODEL at opset N where every Upsample is a Resize that "
+        "onnxruntime runs bit-identically, and every other node went through onnx's version "
+        "converter.")
+    upgrade.add_argument("model", help="the .onnx file")
+    upgrade.add_argument("-o", "--output", required=True, help="the upgraded .onnx file")
+    upgrade.add_argument("--overwrite", action="store_true",
+                       help="allow -o to be the input model (it is replaced)")
+    upgrade.add_argument("--opset", type=int, default=18, metavar="N",
+                         help="target opset, 10 to the newest onnx knows (default: 18, which "
+                         "the runtimes in use load)")
+    upgrade.add_argument("--allow-downscale", action="store_true",
+                         help="convert an Upsample whose scales shrink (below 1, which "
+                         "Upsample refuses; tf2onnx wrote them) into the Resize it literally "
+                         "means, with a warning that the exporter may have meant another "
+                         "convention")
+    upgrade.add_argument("--verify", action="store_true",
+                         help="run both models in onnxruntime (optimization level "
+                         "ORT_ENABLE_EXTENDED) on the same inputs, under which every Upsample "
+                         "enlarges where shapes allow, and compare every output and each "
+                         "Upsample with its Resize; nodes onnxruntime refuses run alone in "
+                         "onnx-upsample; exit 1 unless all are bit-identical (a difference at "
+                         "the default level only is a note)")
+    upgrade.add_argument("--keep-unverified", action="store_true",
+                         help="with --verify: write OUTPUT even when the verification fails, "
+                         "to inspect it (the exit status stays 1)")
+    upgrade.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                         help="with --verify: use this array for input NAME (repeatable)")
+    upgrade.add_argument("--input-shape", action="append", default=[],
+                         metavar="NAME=D0,D1,...", help="with --verify: random values of this "
+                         "shape for input NAME (repeatable)")
+    upgrade.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    add_output_options(upgrade, json_help="print what was rewritten and the verification as "
+                       "one JSON object")
+    upgrade.set_defaults(handler=hinted(_cmd_upgrade))
+
+    downgrade = subparsers.add_parser(
+        "downgrade", help="turn Upsample-equivalent Resize nodes back into Upsample",
+        description="Write a copy of MODEL at opset N (7, 8 or 9) where every Resize that "
+        "computes an Upsample (asymmetric, floor/linear, scales >= 1) is an Upsample again, "
+        "with identical outputs (onnx_upsample.onnx.downgrade).")
+    downgrade.add_argument("model", help="the .onnx file")
+    downgrade.add_argument("-o", "--output", required=True, help="the downgraded .onnx file")
+    downgrade.add_argument("--overwrite", action="store_true",
+                       help="allow -o to be the input model (it is replaced)")
+    downgrade.add_argument("--opset", type=int, default=9, choices=(7, 8, 9),
+                           help="target opset (default 9)")
+    add_output_options(downgrade, json_help="print what was rewritten as one JSON object")
+    downgrade.set_defaults(handler=hinted(_cmd_downgrade))
+
+    fold = subparsers.add_parser(
+        "fold", help="store computed Upsample scales as constants where they are static",
+        description="Write a copy of MODEL where every Upsample whose scales are computed "
+        "from static values (shapes, constants) reads them from an initializer "
+        "(onnx_upsample.onnx.fold_scales); says which nodes it could not fold and why.")
+    fold.add_argument("model", help="the .onnx file")
+    fold.add_argument("-o", "--output", required=True, help="the folded .onnx file")
+    fold.add_argument("--overwrite", action="store_true",
+                       help="allow -o to be the input model (it is replaced)")
+    fold.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...",
+                      help="a concrete shape for a graph input with symbolic dimensions "
+                      "(repeatable); the written model declares it, as its folded scales "
+                      "hold for that shape only")
+    add_output_options(fold, json_help="print what was folded as one JSON object")
+    fold.set_defaults(handler=hinted(_cmd_fold))
+
+
+def _conversion_line(args: argparse.Namespace, model: ModelProto, converted: ModelProto,
+                     counts: dict[str, int]) -> dict[str, Any]:
+    """Say what a conversion did (opsets, IR versions, each kind of rewrite); its JSON."""
+    from ..onnx._graphs import default_opset
+
+    source, target = default_opset(model.opset_import), default_opset(converted.opset_import)
+    done = ", ".join(f"{n} {kind}" for kind, n in counts.items()) or "no Upsample or Resize"
+    note(args, f"{args.model} (opset {source}, IR {model.ir_version}) -> {args.output} "
+               f"(opset {target}, IR {converted.ir_version}): {done}")
+    kept = {value.name for value in converted.graph.input}
+    unlisted = [value.name for value in model.graph.input if value.name not in kept]
+    if unlisted:
+        note(args, f"{len(unlisted)} initializer(s) ({', '.join(unlisted[:4])}"
+                   f"{', ...' if len(unlisted) > 4 else ''}) are no longer graph inputs: IR "
+                   f"{model.ir_version} required every initializer to be listed as one, and at "
+                   f"IR {converted.ir_version} a listed initializer is an input a caller may "
+                   "override, which runtimes stop treating as a constant")
+    return {"model": args.model, "output": args.output, "opset": [source, target],
+            "ir_version": [model.ir_version, converted.ir_version], "rewrites": counts,
+            "no_longer_inputs": unlisted}
+
+
+# --------------------------------------------------------------------------- upgrade
+
+
+def _verify(args: argparse.Namespace, original: ModelProto, upgraded: ModelProto) -> int:
+    """Print onnx_upsample.onnx.verify's verification of the upgrade (kept as
+    ``args.verification`` for ``--json``); EXIT_OK if verified, else EXIT_FINDINGS."""
+    from ..onnx.verify import verify_upgrade
+
+    verification = verify_upgrade(original, upgraded, inputs=read_inputs(args.input),
+                                  input_shapes=_parse_shapes(args.input_shape), seed=args.seed)
+    for kind, text in verification.lines(options=True):
+        if kind == "note":
+            note(args, text)
+        elif kind == "warning":
+            warn_all(args, [text])
+        else:
+            problem(text)
+    args.verification = verification.to_dict()
+    return EXIT_OK if verification.verified else EXIT_FINDINGS
+
+
+def _cmd_upgrade(args: argparse.Namespace) -> int:
+    from ..onnx import upgrade
+    from ..onnx.convert import rewrites
+
+    check_output_path(args.output, args.model, args.overwrite)
+    for option, given in (("--input", args.input), ("--input-shape", args.input_shape),
+                          ("--keep-unverified", args.keep_unverified)):
+        if given and not args.verify:
+            raise UpsampleError(f"{option} is used with --verify only")
+    model = load_model(args.model)
+    with caught_warnings() as caught:
+        upgraded = upgrade(model, opset=args.opset, allow_downscale=args.allow_downscale)
+    warn_all(args, [item.message for item in caught])
+    document = {"command": "upgrade", **_conversion_line(
+        args, model, upgraded, rewrites(model, args.opset, "upgrade"))}
+    code, written = EXIT_OK, True
+    if args.verify:
+        # verified before anything is written: a failed verification leaves no output
+        # unless --keep-unverified asks for it
+        code = _verify(args, with_all_data(model, args.model),
+                       with_all_data(upgraded, args.model))
+        written = code == EXIT_OK or args.keep_unverified
+    if written:
+        save_model(upgraded, args.output, args.model)
+        if code != EXIT_OK:
+            problem(f"{args.output} was written although the verification failed "
+                    "(--keep-unverified)")
+    else:
+        problem(f"{args.output} was not written (--keep-unverified writes it for "
+                "inspection)")
+    if args.json:
+        print_json({**document, "written": written,
+                    "verification": getattr(args, "verification", None),
+                    "warnings": kept_warnings(args)})
+    return code
+
+
+# --------------------------------------------------------------------------- downgrade, fold
+
+
+def _cmd_downgrade(args: argparse.Namespace) -> int:
+    from ..onnx import downgrade
+    from ..onnx.convert import rewrites
+
+    check_output_path(args.output, args.model, args.overwrite)
+    model = load_model(args.model)
+    with caught_warnings() as caught:
+        lowered = downgrade(model, opset=args.opset)
+    warn_all(args, [item.message for item in caught])
+    save_model(lowered, args.output, args.model)
+    document = _conversion_line(args, model, lowered, rewrites(model, args.opset, "downgrade"))
+    if args.json:
+        print_json({"command": "downgrade", **document, "warnings": kept_warnings(args)})
+    return EXIT_OK
+
+
+def _parse_shapes(items: Sequence[str]) -> dict[str, list[int]]:
+    shapes: dict[str, list[int]] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        try:
+            dims = [int(d) for d in text.split(",")] if text else []
+        except ValueError:
+            dims = [-1]
+        # a dimension is an int64 in ONNX: larger ones are refused here, not deep in onnx
+        if not sep or not name or any(d < 0 or d >= 2**63 for d in dims):
+            raise UpsampleError(f"--input-shape {item!r}: expected NAME=D0,D1,... with "
+                                 "whole numbers >= 0 and below 2**63")
+        shapes[name] = dims
+    return shapes
+
+
+def _computed_scales(model: ModelProto) -> int:
+    """How many Upsample nodes read scales that no constant holds."""
+    from ..onnx._graphs import is_upsample, walk
+
+    count = 0
+    for site in walk(model):
+        for node in site.owner.node:
+            if (is_upsample(node) and len(node.input) > 1 and node.input[1]
+                    and site.scope.constant(node.input[1]) is None):
+                count += 1
+    return count
+
+
+def _cmd_fold(args: argparse.Namespace) -> int:
+    from ..onnx import _feeds, fold_scales
+    from ..onnx._fold import ScalesNotFolded
+
+    check_output_path(args.output, args.model, args.overwrite)
+    model = load_model(args.model)
+    shapes = _parse_shapes(args.input_shape)
+    declared = {value.name: value for value in _feeds.graph_inputs(model)}
+    unknown = sorted(set(shapes) - set(declared))
+    if unknown:
+        raise UpsampleError(f"--input-shape names {unknown}, which are not inputs of the "
+                             f"model; its inputs are {sorted(declared)}")
+    with caught_warnings() as caught:
+        folded = fold_scales(model, input_shapes=shapes or None)
+    # the library's warning for scales left computed names its Python argument; here each
+    # node gets a line naming the option
+    not_folded = [name for item in caught if isinstance(item.message, ScalesNotFolded)
+                  for name in item.message.nodes]
+    warn_all(args, [item.message for item in caught
+                    if not isinstance(item.message, ScalesNotFolded)])
+    save_model(folded, args.output, args.model)
+    before = _computed_scales(model)
+    note(args, f"{args.model} -> {args.output}: {before - len(not_folded)} of {before} "
+               "computed scales folded")
+    for name, dims in shapes.items():
+        note(args, f"input {name!r} is declared with the static shape {dims} in "
+                   f"{args.output} (was {_feeds.declaration(declared[name])}): the folded "
+                   "scales hold for that shape only (--input-shape)")
+    warn_all(args, [f"not folded: {name}: its scales depend on values known only at run time "
+                    "(symbolic input dimensions or data); give concrete shapes with "
+                    "--input-shape NAME=D0,D1,... if they come from input shapes"
+                    for name in not_folded])
+    if args.json:
+        print_json({"command": "fold", "model": args.model, "output": args.output,
+                    "input_shapes": shapes, "computed": before,
+                    "folded": before - len(not_folded), "not_folded": not_folded,
+                    "warnings": kept_warnings(args)})
+    return EXIT_OK
