@@ -188,3 +188,13 @@ def version_of_node(form: int, opset: int | None) -> UpsampleVersion:
         if at_opset.form == form:
             return at_opset
     return VERSIONS[form]
+
+
+#: The versions onnxruntime runs (neither experimental nor deprecated), in order; the lowest
+#: opset whose Upsample it runs and the newest opset that has an Upsample it runs.
+RUNNABLE_VERSIONS = tuple(v for v in VERSIONS.values() if not v.experimental and not v.deprecated)
+LOWEST_RUNNABLE_OPSET = min(v.opsets[0] for v in RUNNABLE_VERSIONS)
+NEWEST_UPSAMPLE_OPSET = max(v.opsets[1] or v.opsets[0] for v in RUNNABLE_VERSIONS)
+#: The node forms that take any rank, for messages ("version-7/9").
+ANY_RANK_FORMS = "version-" + "/".join(
+    sorted({str(v.form) for v in VERSIONS.values() if v.rank is None}))

@@ -9,79 +9,18 @@ model-level mistakes onnx-upsample can work around, which onnx's checker or onnx
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-from typing import Literal
-
 import numpy as np
 import onnx
 from onnx import AttributeProto
 
-from .._spec.call import scale_value_problems
 from .._spec.modes import LEGACY_LINEAR_NAMES, MODES
-from .._spec.versions import VERSIONS, UpsampleVersion, version_for_opset, version_of_node
-from ._fixes import Action, Fix, FixableError, fix_of
+from .._spec.versions import LOWEST_RUNNABLE_OPSET, VERSIONS, version_for_opset
+from ._fixes import Action, Fix
 from ._graphs import Scope
+from ._node_checks import check_opset, check_scales, shrinks
+from ._node_info import Problem, UpsampleNode
 
 __all__ = ["Problem", "UpsampleNode", "describe", "shrinks"]
-
-Severity = Literal["error", "warning"]
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong with a node: severity, a short code, the message and the fix."""
-
-    severity: Severity
-    code: str
-    message: str
-    fix: Fix
-    blocking: bool = False
-
-
-@dataclass
-class UpsampleNode:
-    """An ``Upsample`` node as read from a model (see :func:`describe`)."""
-
-    node: onnx.NodeProto
-    label: str
-    opset: int | None
-    form: int | None = None
-    mode_name: str = "nearest"
-    importer: str = "the model"  # what imports the opset: the model or a local function
-    mode: Literal["nearest", "linear"] | None = "nearest"
-    scales: np.ndarray | None = None
-    scales_input: str | None = None
-    scales_origin: str = ""
-    problems: list[Problem] = field(default_factory=list)
-
-    @property
-    def version(self) -> int | None:
-        """The Upsample version the node runs as: its form, and 10 for the v9 form at 10+."""
-        return None if self.form is None else version_of_node(self.form, self.opset).version
-
-    @property
-    def schema(self) -> UpsampleVersion:
-        """The version the node's form defines (its inputs, attributes, modes, rank)."""
-        assert self.form is not None
-        return VERSIONS[self.form]
-
-    @property
-    def blocking(self) -> list[Problem]:
-        """The problems that make the node impossible to run or convert."""
-        return [problem for problem in self.problems if problem.blocking]
-
-    def raise_if_blocked(self, doing: str) -> None:
-        """Raise :class:`UpsampleError` for the first blocking problem."""
-        for problem in self.blocking:
-            raise FixableError(
-                f"Upsample node {self.label!r} (cannot {doing}): {problem.message}",
-                problem.fix, joiner="; fix: ")
-
-    def add(self, severity: Severity, code: str, message: str, fix: str | Fix,
-            blocking: bool = False) -> None:
-        self.problems.append(Problem(severity, code, message, fix_of(fix), blocking))
-
 
 def _attribute_value(info: UpsampleNode, attribute: AttributeProto,
                      expected: str) -> object | None:
@@ -244,7 +183,7 @@ def case_fixed(name: str, form: int | None) -> str | None:
     refused too) and 'bilinear' in version 1's, so one fix says what to write."""
     lower = case_variant(name)
     if lower in (*LEGACY_LINEAR_NAMES, "linear"):
-        schema = VERSIONS[form] if form is not None else version_for_opset(_LOWEST_RUNNABLE_OPSET)
+        schema = VERSIONS[form] if form is not None else version_for_opset(LOWEST_RUNNABLE_OPSET)
         return schema.modes[MODES.index("linear")]
     return lower
 
@@ -318,108 +257,6 @@ def _read_scales_input(info: UpsampleNode, scope: Scope) -> None:
     info.scales = value.reshape(-1)
 
 
-# The one way out for a node that shrinks (tf2onnx wrote tf.image.resize so at opset 9):
-# Resize-10 is Upsample-9 without the rule that scales are >= 1, so the node has one literal
-# meaning, which upgrade writes when asked to.
-_DOWNSCALE_FIX = Fix(
-    "{0} converts the node into the Resize it literally means (Resize-10 is Upsample-9 "
-    "without the rule that scales are >= 1), which shrinks; compare its output with the "
-    "exporter's framework, which may have meant another convention",
-    (Action("upgrade", (("allow_downscale", True),)),))
-
-
-def shrinks(value: float) -> bool:
-    """Whether a scale shrinks its axis (finite, above 0, below 1)."""
-    return math.isfinite(value) and 0 < value < 1
-
-
-def _check_scales(info: UpsampleNode, rank: int | None, allow_downscale: bool = False) -> None:
-    scales = info.scales
-    if scales is None:
-        return
-    _, problems = scale_value_problems(scales.tolist())  # the rule of upsample() itself
-    for axis, problem, fix in problems:
-        value = float(scales[axis])
-        ort = ("'Scale value must be finite'" if not math.isfinite(value) else
-               "'Scale value should be greater than or equal to 1'")
-        message = f"scales[{axis}] is {problem} ({info.scales_origin}; onnxruntime: {ort})"
-        if shrinks(value):
-            if allow_downscale:
-                continue  # the conversion writes the Resize it literally means
-            info.add("error", "scales-value", f"{message}: Upsample only enlarges",
-                     _DOWNSCALE_FIX, blocking=True)
-            continue
-        info.add("error", "scales-value", message, fix, blocking=True)
-    if rank is None:
-        return
-    required_rank = info.schema.rank
-    if required_rank is not None and rank != required_rank:
-        info.add("error", "rank",
-                 f"X has rank {rank}; Upsample-{info.schema.version} is defined for "
-                 f"{required_rank}-D input [N, C, H, W] only",
-                 f"reshape X to {required_rank}-D, or use the {_ANY_RANK_FORMS} form (one "
-                 "scale per axis)", blocking=True)
-    elif required_rank is None and len(scales) != rank:
-        info.add("error", "scales-count",
-                 f"the scales ({info.scales_origin}) have {len(scales)} value(s) "
-                 f"{scales.tolist()} but X has rank {rank}",
-                 "give exactly one scale per axis of X", blocking=True)
-
-
-# The versions onnxruntime runs: the lowest opset of the first, the newest of the last.
-_RUNNABLE = [v for v in VERSIONS.values() if not v.experimental and not v.deprecated]
-_LOWEST_RUNNABLE_OPSET = min(v.opsets[0] for v in _RUNNABLE)
-_NEWEST_UPSAMPLE_OPSET = max(v.opsets[1] or v.opsets[0] for v in _RUNNABLE)
-_ANY_RANK_FORMS = "version-" + "/".join(
-    sorted({str(v.form) for v in VERSIONS.values() if v.rank is None}))
-
-
-def _check_opset(info: UpsampleNode) -> None:
-    opset, form = info.opset, info.form
-    if opset is None or form is None:
-        return
-    at_opset = version_for_opset(opset)
-    schema = info.schema
-    downgrade = Action("downgrade", (("opset", _NEWEST_UPSAMPLE_OPSET),))
-    if at_opset.deprecated:
-        info.add("error", "deprecated",
-                 f"Upsample is deprecated from opset {at_opset.opsets[0]} and {info.importer} "
-                 f"imports opset {opset}: "
-                 "onnx's checker and onnxruntime reject the model ('Op registered for Upsample "
-                 f"is deprecated in domain_version of {opset}'); onnx-upsample runs it as "
-                 f"Upsample-{at_opset.version} with a warning",
-                 Fix("{0} replaces it by a Resize with bit-identical outputs; {1} makes an "
-                     f"opset-{_NEWEST_UPSAMPLE_OPSET} model", (Action("upgrade"), downgrade)))
-        if form != at_opset.form:
-            info.add("error", "form-opset",
-                     f"the node has the {schema.form_words}; Upsample-{at_opset.version} has "
-                     f"the {at_opset.form_words}",
-                     Fix("{0} or {1} rewrites it", (Action("upgrade"), downgrade)))
-        return
-    if form != at_opset.form:
-        lowest = max(opset, _LOWEST_RUNNABLE_OPSET)
-        fix = Fix("{0} rewrites every Upsample into the form of that opset; {1} turns them "
-                  "into Resize", (Action("downgrade", (("opset", lowest),)), Action("upgrade")))
-        have, take = len(schema.inputs), len(at_opset.inputs)
-        if have != take:
-            detail = (f"onnxruntime: 'Node with schema(::Upsample:{at_opset.version}) has input "
-                      f"size {have} not in range [min={take}, max={take}]'")
-        else:
-            detail = "onnx's checker and onnxruntime reject it"
-        info.add("error", "form-opset",
-                 f"the node has the {schema.form_words} but {info.importer} imports opset "
-                 f"{opset}, whose Upsample-{at_opset.version} has the {at_opset.form_words} "
-                 f"({detail})", fix)
-    if schema.experimental:
-        info.add("warning", "experimental",
-                 f"Upsample-{schema.version} is experimental and onnxruntime has no kernel for "
-                 f"it ('Could not find an implementation for Upsample({schema.version})')",
-                 Fix(f"{{0}} rewrites it as Upsample-{_RUNNABLE[0].version}, which onnxruntime "
-                     "runs; {1} turns it into Resize",
-                     (Action("downgrade", (("opset", _LOWEST_RUNNABLE_OPSET),)),
-                      Action("upgrade"))))
-
-
 def describe(node: onnx.NodeProto, label: str, opset: int | None, scope: Scope,
              rank: int | None = None, legacy_modes: bool = False,
              importer: str = "the model", allow_downscale: bool = False) -> UpsampleNode:
@@ -456,6 +293,6 @@ def describe(node: onnx.NodeProto, label: str, opset: int | None, scope: Scope,
     _read_mode(info, legacy_modes)
     if info.schema.scales_from == "scales_input" and len(node.input) == 2 and node.input[1]:
         _read_scales_input(info, scope)
-    _check_scales(info, rank, allow_downscale)
-    _check_opset(info)
+    check_scales(info, rank, allow_downscale)
+    check_opset(info)
     return info
