@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from onnx_upsample import UpsampleError, output_shape, upsample
-from onnx_upsample._spec.call import SHOWN_SCALES
+from onnx_upsample._spec.scales import SHOWN_SCALES
 
 X2 = np.arange(4, dtype=np.float32).reshape(2, 2)
 

@@ -14,7 +14,8 @@ from ._buffers import new_output
 from ._errors import UpsampleError, UpsampleWarning
 from ._first_use import first_use
 from ._resources import check_fits_in_memory, kernel_working_bytes
-from ._spec.call import Call, check_call, scales_of, shape_of
+from ._spec.call import Call, check_call, shape_of
+from ._spec.scales import scales_of
 from ._spec.spelling import Spelling
 from ._threads import thread_variable_is_bad, threads_for_call
 

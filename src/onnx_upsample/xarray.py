@@ -24,7 +24,7 @@ import numpy as np
 
 from ._api import upsample as _upsample
 from ._errors import UpsampleError, UpsampleWarning
-from ._spec.call import scale_value_problems, scale_values, scales_of
+from ._spec.scales import scale_value_problems, scale_values, scales_of
 
 try:
     import xarray as xr

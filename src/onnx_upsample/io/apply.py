@@ -358,7 +358,7 @@ def _lazy(
 
     from .. import dask as ou_dask
     from .._api import output_shape
-    from .._spec.call import scales_of
+    from .._spec.scales import scales_of
 
     out_shape = output_shape(source.shape, scales)
     checked = scales_of(list(scales), tuple(source.shape))  # float32, as ONNX stores them

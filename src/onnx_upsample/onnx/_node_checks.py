@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from .._spec.call import scale_value_problems
+from .._spec.scales import scale_value_problems
 from .._spec.versions import (
     ANY_RANK_FORMS,
     LOWEST_RUNNABLE_OPSET,
