@@ -17,8 +17,8 @@ zarr = pytest.importorskip("zarr")
 pytest.importorskip("PIL.Image")
 pytest.importorskip("dask.array")
 
+from file_checks import one_line_error, only, same  # noqa: E402
 from runners import run_main  # noqa: E402
-from test_files import one_line_error, only, same  # noqa: E402
 
 RNG = np.random.default_rng(21)
 
