@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_explain import RNG_SEED, UPSAMPLE_CASES, _any_type, _random
+from explain_inputs import RNG_SEED, UPSAMPLE_CASES, any_type, random_array
 
 import onnx_upsample
 from onnx_upsample import UpsampleError
@@ -60,7 +60,7 @@ def test_trunc_size_rule_is_upsamples() -> None:
 def test_output_size_by_round_half_to_even_is_named() -> None:
     # H: 5 x f32(1.3) is the tie 6.5 (half to even: 6, half away: 7); W: 4 x f32(1.7) = 6.8
     # (7 either way, trunc 6): only round half to even gives (6, 7)
-    x = _random((1, 1, 5, 4), seed=21)
+    x = random_array((1, 1, 5, 4), seed=21)
     scales = [1, 1, 1.3, 1.7]
     rows = np.minimum(np.trunc(np.arange(6, dtype=f32) / f32(1.3)), 4).astype(np.int64)
     cols = np.minimum(np.trunc(np.arange(7, dtype=f32) / f32(1.7)), 3).astype(np.int64)
@@ -74,7 +74,7 @@ def test_every_size_rule_that_gives_the_shape_is_named() -> None:
     # 5 x 1.5 = 7.5 and 10 x 1.25 = 12.5: round (half away from zero) and ceil both give
     # 8 x 13. A ceil-sized runtime used to be named "round (TVM)" only, ceil not among the
     # matches, because only the first rule that gives the shape was tried.
-    x = _random((1, 1, 5, 10), seed=24)
+    x = random_array((1, 1, 5, 10), seed=24)
     rows = np.minimum(np.trunc(np.arange(8, dtype=f32) / f32(1.5)), 4).astype(np.int64)
     cols = np.minimum(np.trunc(np.arange(13, dtype=f32) / f32(1.25)), 9).astype(np.int64)
     result = explain(x, x[:, :, rows][:, :, :, cols], [1, 1, 1.5, 1.25], "nearest")
@@ -102,7 +102,7 @@ def test_pytorch_rule_at_the_exporters_four_thirds() -> None:
     scale = 1.3333334
     o = np.arange(2**20, dtype=f32)
     assert np.array_equal(np.floor(o * f32(1.0 / float(f32(scale)))), np.trunc(o / f32(scale)))
-    x = _random((1, 1, 12, 9), seed=22)
+    x = random_array((1, 1, 12, 9), seed=22)
     theirs = x[:, :, _pytorch_indices(12, scale)][:, :, :, _pytorch_indices(9, scale)]
     result = explain(x, theirs, [1, 1, scale, scale], "nearest")
     assert result.verdict == "upsample"
@@ -110,7 +110,7 @@ def test_pytorch_rule_at_the_exporters_four_thirds() -> None:
     assert "cannot tell them apart" in result.summary
     # where the rules differ (f32(1.7), from 11 rows on), PyTorch's rule is named; here the
     # float64 quotient picks the same indices, and the summary says both
-    x = _random((1, 1, 11, 14), seed=23)
+    x = random_array((1, 1, 11, 14), seed=23)
     theirs = x[:, :, _pytorch_indices(11, 1.7)][:, :, :, _pytorch_indices(14, 1.7)]
     assert not np.array_equal(theirs, onnx_upsample.upsample(x, [1, 1, 1.7, 1.7]))
     result = explain(x, theirs, [1, 1, 1.7, 1.7], "nearest")
@@ -174,7 +174,7 @@ def test_rank_0(dtype: str) -> None:
 def _nudged(gap: int) -> tuple[np.ndarray, np.ndarray, list[float]]:
     """An input, and Upsample's linear output with a tenth of its elements ``gap`` ULP off."""
     rng = np.random.default_rng(RNG_SEED + 13)
-    x = _random((1, 3, 16, 20), seed=13)
+    x = random_array((1, 3, 16, 20), seed=13)
     scales = [1, 1, 1.5, 1.7]
     theirs = onnx_upsample.upsample(x, scales, "linear")
     bits = theirs.view(np.int32)
@@ -230,7 +230,7 @@ def test_evaluator_reproduces_upsample() -> None:
     for dtype in ["float32", "float64", "float16", "bfloat16", "int8", "uint16", "int64",
                   "complex128"]:
         for shape, scales in [*UPSAMPLE_CASES, ((2, 2, 3, 2, 2), [1, 1.5, 2, 1, 1.4])]:
-            x = _any_type(shape, dtype, rng)
+            x = any_type(shape, dtype, rng)
             for mode in ("nearest", "linear"):
                 ours = onnx_upsample.upsample(x, scales, mode)
                 case = _resample.Case(x, ours, tuple(f32(s) for s in scales), mode,
