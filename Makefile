@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 KERNEL_SOURCES := $(wildcard src/onnx_upsample/_kernels/_native/*.c src/onnx_upsample/_kernels/_native/*.h)
 
-.PHONY: demo test test-sanitize lint bench conformance-doc clean
+.PHONY: demo test test-sanitize test-portable lint wheel bench conformance-doc clean
 
 $(STAMP): pyproject.toml setup.py $(KERNEL_SOURCES)
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "onnx-upsample needs Python >= 3.11; run make PYTHON=python3.11 (or newer)"' \
@@ -62,6 +62,16 @@ test: lint
 # native, kernel, threading, large differential and fuzz tests (about 2.5 minutes)
 test-sanitize: $(STAMP)
 	PYTHON=$(BIN)/python scripts/test_sanitize.sh
+
+# The differential suites against the portable C path, what an ARM build runs (no SSE2 row
+# loops, no streaming stores, no AVX2), built here with -U__SSE2__ into build/portable/
+test-portable: $(STAMP)
+	PYTHON=$(BIN)/python scripts/test_portable.sh $(DIFFERENTIAL)
+
+# The wheel to distribute, into dist/: built from the sdist, repaired by auditwheel to the
+# manylinux tag of the glibc its extension needs (the line before the path says which)
+wheel: $(STAMP)
+	scripts/build_wheel.sh dist
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py

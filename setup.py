@@ -108,6 +108,13 @@ class BuildKernels(build_ext):
 
     def build_extensions(self) -> None:
         kind = self.compiler.compiler_type
+        # an interpreter built with a run-time library path (pyenv's) links every extension
+        # with it; this one needs no library but libc, and a wheel must not search the
+        # build machine's folders
+        linker = getattr(self.compiler, "linker_so", None)
+        if linker:
+            self.compiler.linker_so = [arg for arg in linker
+                                       if not arg.startswith(("-Wl,-rpath", "-Wl,-R"))]
         for extension in self.extensions:
             if kind == "msvc":
                 extension.extra_compile_args = ["/O2", "/fp:precise"]

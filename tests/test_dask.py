@@ -378,22 +378,17 @@ def test_other_arrays_are_wrapped_and_names_are_deterministic() -> None:
     assert oud.upsample(d, [2, 2]).name != oud.upsample(d, [2, 2], "linear").name
 
 
-def test_graph_of_1000_chunks_builds_fast() -> None:
-    import time
-
+def test_graph_of_1000_chunks_has_a_task_per_chunk() -> None:
+    """The graph grows with the chunks, one task each plus the halo pieces (its build time is
+    measured by benchmarks/bench_dask.py, not tested)."""
     x = da.zeros((1000, 1000, 1000), chunks=100, dtype=np.float32)
-    start = time.perf_counter()
     y = oud.upsample(x, [2, 2, 2], "linear", chunks=200)
     graph = dict(y.__dask_graph__())
-    elapsed = time.perf_counter() - start
     # 1000 tasks, 1000 input chunks, and the halo pieces 4 MB chunks are read through
     halos = sum(1 for key in graph if key[0].startswith("upsample-halo"))
     assert y.npartitions == 1000 and len(graph) == 2000 + halos and halos > 0
-    start = time.perf_counter()
     y = oud.upsample(x, [2, 2, 2], "linear")  # the default: dask's auto, within the budget
-    elapsed = max(elapsed, time.perf_counter() - start)
     assert y.npartitions <= 1000
-    assert elapsed < 2.0  # the goal is 1 s; leave room for a busy test machine
 
 
 def test_zarr_and_numpy_arrays_are_wrapped_in_their_own_chunks(tmp_path) -> None:

@@ -1,4 +1,4 @@
-"""The compiled kernels: thread counts, concurrent calls, start-up.
+"""The compiled kernels: thread counts, concurrent calls, streaming stores.
 
 Exactness of the kernels against the reference is covered by test_fast_vs_reference.py
 (hypothesis, every element type) and against ORT by test_ort.py; here the properties
@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sanitized import SLOWDOWN
 
 import onnx_upsample
 from onnx_upsample import UpsampleError, set_num_threads, upsample
@@ -197,26 +196,6 @@ def test_default_thread_count_follows_affinity() -> None:
     result = _run(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "1"
-
-
-def test_import_is_light_and_first_call_is_fast() -> None:
-    """``import onnx_upsample`` < 0.3 s; the first call < 1 s (compiled at install)."""
-    code = (
-        "import time, sys; t0 = time.perf_counter(); import onnx_upsample as u;"
-        "t1 = time.perf_counter(); assert 'numba' not in sys.modules;"
-        "import numpy as np; x = np.ones((1, 3, 64, 64), np.float32);"
-        "t2 = time.perf_counter(); u.upsample(x, [1, 1, 2, 2]); t3 = time.perf_counter();"
-        "print(t1 - t0, t3 - t2)"
-    )
-    timings = []
-    for _ in range(3):  # best of three: the machine is shared
-        result = _run(code)
-        assert result.returncode == 0, result.stderr
-        timings.append([float(v) for v in result.stdout.split()])
-    import_time = min(t[0] for t in timings)
-    first_call = min(t[1] for t in timings)
-    assert import_time < 0.3 * SLOWDOWN, f"import took {import_time:.3f} s"
-    assert first_call < 1.0 * SLOWDOWN, f"first call took {first_call:.3f} s"
 
 
 # Streaming stores (outputs of 16 MiB and more by default) write the same bits as ordinary

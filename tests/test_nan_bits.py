@@ -13,11 +13,14 @@ noticed.
 
 from __future__ import annotations
 
+import platform
+
 import ml_dtypes
 import numpy as np
 import onnxruntime as ort
 import pytest
 from ort_oracle import assert_same_bits, make_upsample_model, ort_upsample
+from platform_nan import CREATED_NAN32, CREATED_NAN64
 
 from onnx_upsample import reference, upsample
 
@@ -102,6 +105,37 @@ def test_float32_signalling_nans_match_ort(shape: tuple[int, ...], scales: list[
         assert_same_bits(upsample(x, scales, mode), ort_y, f"{mode} {shape} {scales}")
     assert 0x7FA00005 in ort_upsample(x, scales, "nearest").view(np.uint32)
     assert 0x7FE00005 in ort_upsample(x, scales, "linear").view(np.uint32)
+
+
+# The NaN each processor family creates (inf - inf, 0 * inf): docs/semantics.md's table;
+# float16 and bfloat16 are computed in float32 and keep its sign when narrowed
+DEFAULT_NAN = {
+    "x86": {"float32": 0xFFC00000, "float64": 0xFFF8000000000000, "float16": 0xFE00,
+            "bfloat16": 0xFFC0},
+    "arm": {"float32": 0x7FC00000, "float64": 0x7FF8000000000000, "float16": 0x7E00,
+            "bfloat16": 0x7FC0},
+}
+FAMILY = {"x86_64": "x86", "amd64": "x86", "i686": "x86", "i386": "x86",
+          "aarch64": "arm", "arm64": "arm"}.get(platform.machine().lower())
+
+
+@pytest.mark.parametrize("dtype_name", ["float32", "float64", "float16", "bfloat16"])
+def test_a_nan_a_sum_creates_is_the_processors_default_nan(dtype_name: str) -> None:
+    """0 * inf (a zero weight on an infinite input) creates a NaN whose sign and payload the
+    processor chooses: x86's is negative, ARM's positive. The fast path, the reference and
+    ORT all give this processor's, so a created NaN's sign is a property of the platform."""
+    dtype = np.dtype(ml_dtypes.bfloat16) if dtype_name == "bfloat16" else np.dtype(dtype_name)
+    unsigned = np.dtype(f"u{dtype.itemsize}")
+    created = CREATED_NAN64 if dtype_name == "float64" else CREATED_NAN32.astype(dtype)
+    x = np.array([[1.0, np.inf]], dtype)  # the first output is 1 * 1.0 + 0 * inf
+    ours = upsample(x, [1, 2], "linear")
+    assert np.isnan(ours[0, 0]) and not np.isnan(ours[0, 1:]).any()  # premise
+    assert ours.view(unsigned)[0, 0] == np.array(created).view(unsigned)
+    if FAMILY is not None:
+        assert ours.view(unsigned)[0, 0] == DEFAULT_NAN[FAMILY][dtype_name], FAMILY
+    assert_same_bits(reference.upsample(x, [1, 2], "linear"), ours, "reference")
+    if dtype_name == "float32":
+        assert_same_bits(ort_upsample(x, [1, 2], "linear"), ours, "ORT")
 
 
 def _ort_float16(x: np.ndarray, scales: list[float], threads: int) -> np.ndarray:

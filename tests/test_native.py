@@ -22,7 +22,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from processes import outputs_of
-from sanitized import SLOWDOWN
 
 import onnx_upsample
 from onnx_upsample import _threads, set_num_threads, upsample
@@ -187,10 +186,11 @@ def test_ctrl_c_interrupts_a_long_call(threads: int) -> None:
         f"{stderr[-2000:]!r}")
     latency = float(report[1]) - sent
     elapsed = float(report[2])
-    assert latency < 1.0 * SLOWDOWN, f"Ctrl-C took {latency:.3f} s to stop the call"
+    # the call stopped well before its end (against its own estimate, made in the same
+    # process: no limit in seconds, which a busy machine would break)
     assert elapsed < 0.6 * estimate, (
-        f"interrupted after {elapsed:.2f} s of a call estimated at {estimate:.2f} s: "
-        "the call was too short to show anything")
+        f"interrupted after {elapsed:.2f} s (Ctrl-C took {latency:.3f} s to stop it) of a "
+        f"call estimated at {estimate:.2f} s: it ran on, or was too short to show anything")
     assert report[3:] == ["recovered", "True"], (stdout, stderr[-2000:])
     assert proc.returncode == 0, stderr[-2000:]
 
@@ -409,25 +409,20 @@ def test_bad_instruction_set_value_is_an_error_at_the_first_linear_call() -> Non
 
 # --- 6. cold start ------------------------------------------------------------------------
 
+# A first call in a new process compiles nothing and caches nothing: the kernels were compiled
+# at install (numba compiled them at each first call, 7-50 s, into a cache folder). The time a
+# cold start takes is measured by benchmarks/bench.py (--cold-start), not tested.
 COLD = """
-import time
-t0 = time.perf_counter()
 import numpy as np
 import onnx_upsample as u
 y = u.upsample(np.ones((1, 3, 32, 32), np.float32), [1, 1, 2, 2], "linear")
-t1 = time.perf_counter()
 assert y.shape == (1, 3, 64, 64) and (y == 1).all()
-print(t1 - t0)
 """
 
 
-def test_cold_start_with_an_empty_cache(tmp_path: Path) -> None:
-    timings = []
-    for i in range(3):  # best of three: the machine is shared
-        cache = tmp_path / f"cache{i}"
-        cache.mkdir()
-        result = _run(COLD, XDG_CACHE_HOME=str(cache))
-        assert result.returncode == 0, result.stderr[-3000:]
-        timings.append(float(result.stdout))
-    assert min(timings) < 1.0 * SLOWDOWN, (
-        f"import + first linear call took {min(timings):.3f} s")
+def test_cold_start_with_an_empty_cache_writes_nothing_there(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    result = _run(COLD, XDG_CACHE_HOME=str(cache), NUMBA_CACHE_DIR=str(cache / "numba"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert list(cache.iterdir()) == []

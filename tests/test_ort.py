@@ -17,10 +17,11 @@ there on their own:
 - float16 data uses only the canonical NaNs (0x7E00, 0xFE00): ORT's float32 -> float16 cast
   keeps other NaN payloads only in the first multiple-of-8 elements of its output and
   canonicalises the rest (``test_float16_nan_payloads``);
-- linear data uses only x86's default NaN (0xFFC00000, what ``0 * inf`` gives): which of two
-  different NaNs meeting in one sum ORT returns depends on its code path
-  (``test_linear_nan_selection``, ``test_linear_nan_next_to_inf``). Nearest data carries
-  every NaN payload, signalling NaNs included.
+- linear data uses only the NaN that ``0 * inf`` creates on this processor (x86: 0xFFC00000,
+  ARM: 0x7FC00000; ``platform_nan``): which of two different NaNs meeting in one sum ORT
+  returns depends on its code path (``test_linear_nan_selection``,
+  ``test_linear_nan_next_to_inf``). Nearest data carries every NaN payload, signalling NaNs
+  included.
 
 Drawn cases (hypothesis) against ORT, the reference and the fast path are in
 ``test_fuzz.py``.
@@ -34,6 +35,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 from ort_oracle import FORMS, assert_same_bits, ort_accepts, ort_runs, ort_upsample
+from platform_nan import CREATED_NAN16, CREATED_NAN32
 
 from onnx_upsample import reference, upsample
 
@@ -70,8 +72,8 @@ FLOAT32_SPECIALS = _f32_bits(
     0x3F800000,  # 1.0
 )
 FLOAT32_NANS = _f32_bits(
-    0xFFC00000,  # x86's default NaN (what 0 * inf and inf - inf give)
-    0x7FC00000,  # numpy's nan
+    0xFFC00000,  # negative quiet nan (what 0 * inf and inf - inf create on x86)
+    0x7FC00000,  # numpy's nan (what they create on ARM)
     0x7FC00001,  # nan with payload
     0xFFC12345,  # negative nan with payload
     0x7F800001,  # signalling nan
@@ -84,13 +86,13 @@ FLOAT16_NANS = np.array([0xFE00, 0x7E00], dtype=np.uint16).view(np.float16)
 
 
 def float_specials(dtype: np.dtype, mode: str) -> np.ndarray:
-    """Special values of a float type. Linear data gets only the default NaN: which of
-    several different NaNs meeting in one sum ORT returns depends on its code path
-    (``test_linear_nan_selection``), so the broad tests keep that question out."""
+    """Special values of a float type. Linear data gets only the NaN the arithmetic creates
+    here: which of several different NaNs meeting in one sum ORT returns depends on its code
+    path (``test_linear_nan_selection``), so the broad tests keep that question out."""
     if dtype == np.float32:
-        nans = FLOAT32_NANS if mode == "nearest" else FLOAT32_NANS[:1]
+        nans = FLOAT32_NANS if mode == "nearest" else np.array([CREATED_NAN32])
         return np.concatenate([FLOAT32_SPECIALS, nans])
-    nans = FLOAT16_NANS if mode == "nearest" else FLOAT16_NANS[:1]
+    nans = FLOAT16_NANS if mode == "nearest" else np.array([CREATED_NAN16])
     return np.concatenate([FLOAT16_SPECIALS, nans])
 
 

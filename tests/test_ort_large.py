@@ -15,10 +15,11 @@ or the block).
 
 Data stays clear of the documented differences (docs/semantics.md §2): no int8/uint8 4-D linear with
 ``s0 == s3 == 1``, int32 linear values far below 2**24 (no overflow, exact in float32), float
-magnitudes far from overflow, float16 NaNs only 0xFE00 (ORT's cast canonicalises others), and
-in linear data a single NaN payload: x86's default NaN 0xFFC00000, which is also what ``0 * inf``
-and ``inf - inf`` produce, so no two different NaNs can meet in one sum. A second channel-last
-set uses numpy's NaN (0x7FC00000) with no infinities, so no other NaN can arise there.
+magnitudes far from overflow, float16 NaNs only canonical ones (ORT's cast canonicalises others),
+and in linear data a single NaN payload: the one ``0 * inf`` and ``inf - inf`` create on this
+processor (x86: 0xFFC00000, ARM: 0x7FC00000; ``platform_nan``), so no two different NaNs can
+meet in one sum. A second channel-last set uses numpy's NaN (0x7FC00000) with no infinities, so
+no other NaN can arise there.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Any
 import numpy as np
 import pytest
 from ort_oracle import bits_of, ort_accepts, ort_upsample
+from platform_nan import CREATED_NAN16, CREATED_NAN32
 
 import onnx_upsample
 from onnx_upsample import _kernels as kernels
@@ -41,19 +43,17 @@ from onnx_upsample._spec.rules import nearest_indices
 
 THREADS = 2
 
-DEFAULT_NAN = np.array([0xFFC00000], np.uint32).view(np.float32)[0]  # x86's default NaN
 NUMPY_NAN = np.float32("nan")  # 0x7FC00000
-F16_NAN = np.array([0xFE00], np.uint16).view(np.float16)[0]  # what DEFAULT_NAN casts to
 # Nearest copies bytes: every payload, signalling NaNs included, must come through.
 F32_NEAREST_SPECIALS = np.array(
     [0x7F800000, 0xFF800000, 0x80000000, 0x00000000, 0x00000001, 0x7F7FFFFF, 0xFFC00000,
      0x7FC00000, 0x7FC00001, 0xFFC12345, 0x7F800001],
     np.uint32,
 ).view(np.float32)
-F32_LINEAR_SPECIALS = np.array([np.inf, -np.inf, -0.0, 0.0, 1e-40, DEFAULT_NAN], np.float32)
-F16_SPECIALS = np.array([np.inf, -np.inf, -0.0, 0.0, 6e-8, F16_NAN], np.float16)
+F32_LINEAR_SPECIALS = np.array([np.inf, -np.inf, -0.0, 0.0, 1e-40, CREATED_NAN32], np.float32)
+F16_SPECIALS = np.array([np.inf, -np.inf, -0.0, 0.0, 6e-8, CREATED_NAN16], np.float16)
 # The channel-last palettes: the brief's pixel [inf, 1.0, -0.0] and its neighbours.
-HWC_PALETTE = np.array([np.inf, 1.0, -0.0, -np.inf, DEFAULT_NAN, 0.0, 2.5, -3.0], np.float32)
+HWC_PALETTE = np.array([np.inf, 1.0, -0.0, -np.inf, CREATED_NAN32, 0.0, 2.5, -3.0], np.float32)
 HWC_QUIET_PALETTE = np.array([NUMPY_NAN, 1.0, -0.0, 0.0, -2.0, 7.25], np.float32)
 HWC_U8_PALETTE = np.array([0, 255, 128, 1, 254], np.uint8)
 

@@ -42,7 +42,7 @@ __all__ = ["EXIT_BAD_INPUT", "EXIT_BROKEN_PIPE", "EXIT_FINDINGS", "EXIT_INTERRUP
 # Optional dependencies and the extra that brings each (one line when one is missing).
 EXTRAS = {
     "onnx": "onnx", "onnxruntime": "test", "ml_dtypes": "onnx", "google": "onnx",
-    "dask": "dask", "distributed": "dask", "zarr": "dask", "numcodecs": "dask",
+    "dask": "dask", "distributed": "distributed", "zarr": "dask", "numcodecs": "dask",
     "PIL": "images",
 }
 PACKAGE_NAMES = {"PIL": "Pillow", "google": "protobuf"}

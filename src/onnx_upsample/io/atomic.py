@@ -4,11 +4,19 @@ A writer gets a hidden temporary path beside its target and the temporary is ren
 target only once it is complete, so an interrupted or failed run never leaves a half-written
 output under the target's name. The temporary is created private (``mkstemp``); before the
 rename it is given the permissions a plain ``open`` would have given it.
+
+A rename is atomic for the processes that look at the folder, not for the disk: after a power
+loss the file system may hold the new name with none of the data written before it (the data
+and the rename reach the disk in any order). So the finished temporary is flushed to the disk
+first (``fsync``: every file and folder of a temporary store), then renamed, then the folder
+that holds the name is flushed, so that the rename itself is on the disk before the writer
+returns: after a crash the target is the old output or the whole new one.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import tempfile
@@ -110,7 +118,9 @@ def copy_atomically(source: str, target: str) -> None:
     try:
         shutil.copyfile(source, temporary)
         set_default_permissions(temporary, directory=False)
+        _flush(temporary)
         os.replace(temporary, target)
+        _flush_folder(os.path.dirname(target))
     except BaseException:
         if os.path.exists(temporary):
             os.unlink(temporary)
@@ -137,30 +147,73 @@ def set_default_permissions(path: str, directory: bool) -> None:
 
 
 def _replace(temporary: str, target: Path, directory: bool) -> None:
-    """Move the finished output into place (a directory replaces an old zarr store only)."""
+    """Flush the finished output to the disk and move it into place (a directory replaces an
+    old zarr store only)."""
     try:
         if not directory:
             if target.is_dir():
                 raise UpsampleError(f"output {str(target)!r} is a directory; give a file name")
+            _flush(temporary)
             os.replace(temporary, target)
+            _flush_folder(target.parent)
             return
-        if target.exists() or target.is_symlink():
-            if not (target.is_dir()
-                    and any((target / marker).exists() for marker in ZARR_MARKERS)):
-                raise UpsampleError(
-                    f"output {str(target)!r} exists and is not a zarr store; remove it or "
-                    "choose another name"
-                )
+        replacing = target.exists() or target.is_symlink()
+        if replacing and not (target.is_dir()
+                              and any((target / marker).exists() for marker in ZARR_MARKERS)):
+            raise UpsampleError(
+                f"output {str(target)!r} exists and is not a zarr store; remove it or "
+                "choose another name"
+            )
+        _flush_tree(temporary)
+        if replacing:
             # the old store is moved aside first so that the new one takes its name in one
             # rename; it is deleted only once the new one is in place
             aside = f"{temporary}.old"
             os.replace(target, aside)
             os.replace(temporary, target)
+            _flush_folder(target.parent)
             shutil.rmtree(aside, ignore_errors=True)
         else:
             os.replace(temporary, target)
+            _flush_folder(target.parent)
     except OSError as error:
         raise UpsampleError(f"cannot write {str(target)!r}: {reason(error)}") from None
+
+
+def _flush(path: str | Path) -> None:
+    """Wait until the file's data is on the disk. (A read-only descriptor suffices: fsync
+    writes out the file, not what this descriptor wrote.)"""
+    handle = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)
+
+
+def _flush_folder(path: str | Path) -> None:
+    """Wait until a folder's entries (a rename into it) are on the disk. File systems that
+    cannot flush a folder say so (EINVAL, ENOTSUP); their renames are not made durable by
+    anything else, so that is no error. Where folders cannot be opened (Windows), nothing."""
+    try:
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except (PermissionError, IsADirectoryError):
+        return
+    try:
+        os.fsync(handle)
+    except OSError as error:
+        if error.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EBADF):
+            raise
+    finally:
+        os.close(handle)
+
+
+def _flush_tree(root: str) -> None:
+    """Flush every file of a temporary store, then every folder bottom-up (a folder's entry
+    for a file is on the disk once the folder is flushed), the store's own folder last."""
+    for folder, _, files in os.walk(root, topdown=False):
+        for name in files:
+            _flush(os.path.join(folder, name))
+        _flush_folder(folder)
 
 
 def _remove(path: str) -> None:

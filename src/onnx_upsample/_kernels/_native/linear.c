@@ -169,8 +169,9 @@ static void flat_taps(const LinearJob *job, int64_t j0, int64_t j1, int64_t *off
     }
 }
 
+#ifdef HAVE_AVX2_VARIANT
 /* The end of the prefix of [0, width) over which every tap's weights repeat every 8
- * elements (w[f] == w[f - 8], bit for bit), for the AVX2 float blend. */
+ * elements (w[f] == w[f - 8], bit for bit), for the AVX2 float blend (its only user). */
 static int64_t periodic_end(const float *const *weight_rows, int taps, int64_t width)
 {
     int64_t end = width;
@@ -187,6 +188,7 @@ static int64_t periodic_end(const float *const *weight_rows, int taps, int64_t w
     }
     return end;
 }
+#endif
 
 int linear_item(void *context, int64_t item, int worker)
 {

@@ -1,0 +1,111 @@
+"""The atomic writer survives a power loss, not only a crash of the process: what it renames
+onto the target is on the disk before the rename, and the rename is on the disk before the
+writer returns (``io/atomic.py``). A power loss cannot be staged here, so these tests record
+the order in which the writer calls ``os.fsync`` and ``os.replace``, naming each flushed
+descriptor by the file or folder it is open on."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from onnx_upsample.io.atomic import atomic_path, copy_atomically
+
+Identity = tuple[int, int]
+
+
+def _identity(path: str | Path) -> Identity:
+    info = os.stat(path)
+    return info.st_dev, info.st_ino
+
+
+@pytest.fixture
+def events(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, object]]:
+    """("fsync", (device, inode)) and ("replace", source, target), in call order."""
+    recorded: list[tuple[str, object]] = []
+    fsync, replace = os.fsync, os.replace
+
+    def recording_fsync(fd: int) -> None:
+        info = os.fstat(fd)
+        recorded.append(("fsync", (info.st_dev, info.st_ino)))
+        fsync(fd)
+
+    def recording_replace(source: str | Path, target: str | Path) -> None:
+        recorded.append(("replace", (str(source), str(target))))
+        replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    monkeypatch.setattr(os, "replace", recording_replace)
+    return recorded
+
+
+def _position(events: list[tuple[str, object]], event: tuple[str, object]) -> int:
+    assert event in events, f"{event} never happened: {events}"
+    return events.index(event)
+
+
+def test_a_file_is_on_the_disk_before_its_rename_and_the_rename_before_return(
+        tmp_path: Path, events: list[tuple[str, object]]) -> None:
+    target = tmp_path / "out.npy"
+    target.write_bytes(b"the previous output")
+    with atomic_path(str(target)) as temporary, open(temporary, "wb") as stream:
+        np.save(stream, np.arange(5))
+    assert np.array_equal(np.load(target), np.arange(5))
+    renames = [e for e in events if e[0] == "replace"]
+    assert len(renames) == 1 and renames[0][1][1] == str(target)  # type: ignore[index]
+    rename = events.index(renames[0])
+    # the renamed file is the temporary: its inode is the target's now
+    assert _position(events, ("fsync", _identity(target))) < rename
+    assert _position(events, ("fsync", _identity(tmp_path))) > rename
+
+
+def test_a_store_is_on_the_disk_file_by_file_before_it_replaces_the_old_one(
+        tmp_path: Path, events: list[tuple[str, object]]) -> None:
+    target = tmp_path / "out.zarr"
+    target.mkdir()
+    (target / "zarr.json").write_text("{}")  # an old store, replaced
+    with atomic_path(str(target), directory=True) as temporary:
+        Path(temporary, "zarr.json").write_text('{"new": true}')
+        Path(temporary, "c", "0").mkdir(parents=True)
+        Path(temporary, "c", "0", "0").write_bytes(b"chunk")
+    assert (target / "zarr.json").read_text() == '{"new": true}'
+    into_place = _position(events, ("replace", (temporary, str(target))))
+    for path in (target / "zarr.json", target / "c" / "0" / "0", target / "c" / "0",
+                 target / "c", target):
+        assert _position(events, ("fsync", _identity(path))) < into_place, path
+    assert _position(events, ("fsync", _identity(tmp_path))) > into_place
+    assert not any(p.name.endswith(".old") for p in tmp_path.iterdir())
+
+
+def test_a_copy_is_on_the_disk_before_its_rename(tmp_path: Path,
+                                                 events: list[tuple[str, object]]) -> None:
+    source = tmp_path / "weights.bin"
+    source.write_bytes(b"external data")
+    target = tmp_path / "copy" / "weights.bin"
+    copy_atomically(str(source), str(target))
+    assert target.read_bytes() == b"external data"
+    rename = next(i for i, e in enumerate(events) if e[0] == "replace")
+    assert _position(events, ("fsync", _identity(target))) < rename
+    assert _position(events, ("fsync", _identity(target.parent))) > rename
+
+
+def test_a_failed_flush_leaves_the_target_as_it_was(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A disk that cannot take the data (EIO at fsync) is a failed write, worded as one, and
+    the previous output keeps its name."""
+    from onnx_upsample import UpsampleError
+
+    def failing_fsync(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    target = tmp_path / "out.npy"
+    target.write_bytes(b"the previous output")
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    with pytest.raises(UpsampleError, match=r"cannot write .*out\.npy.*Input/output error"):
+        with atomic_path(str(target)) as temporary, open(temporary, "wb") as stream:
+            np.save(stream, np.arange(5))
+    assert target.read_bytes() == b"the previous output"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.npy"]

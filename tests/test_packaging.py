@@ -1,0 +1,123 @@
+"""The requirements of pyproject.toml follow its version policy (the comment above its
+``[build-system]``): every requirement has a floor and a cap; each cap is the next release
+that the project's versioning allows to break us, counted from the release this environment
+runs (``make test`` installs the newest within the caps); the floors are what CI installs the
+wheel against (``.ci/lowest.txt``); and the extras bring only what their features use."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import tomllib
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+PROJECT = PYPROJECT["project"]
+EXTRAS: dict[str, list[str]] = PROJECT["optional-dependencies"]
+SELF = canonicalize_name(PROJECT["name"])
+# the extras of developers and of the conformance report; every other extra is a user's
+TOOL_EXTRAS = ("test", "conformance", "dev")
+# released in minor steps that may break (besides every 0.x project): a new opset and IR
+# version in each
+MINOR_STEPS = {"onnx", "onnxruntime"}
+
+
+def _requirements(where: str, lines: list[str]) -> list[tuple[str, Requirement]]:
+    return [(where, Requirement(line)) for line in lines
+            if canonicalize_name(Requirement(line).name) != SELF]
+
+
+ALL = (_requirements("build-system", PYPROJECT["build-system"]["requires"])
+       + _requirements("dependencies", PROJECT["dependencies"])
+       + [r for extra, lines in EXTRAS.items() for r in _requirements(f"[{extra}]", lines)])
+
+
+def _ends(requirement: Requirement) -> tuple[Version | None, Version | None]:
+    """(floor, cap) of a requirement: from >= and <, or from a minor pin (==1.23.*)."""
+    floor = cap = None
+    for spec in requirement.specifier:
+        if spec.operator == ">=":
+            floor = Version(spec.version)
+        elif spec.operator == "<":
+            cap = Version(spec.version)
+        elif spec.operator == "==" and spec.version.endswith(".*"):
+            floor = Version(spec.version[:-2])
+            cap = Version(f"{floor.major}.{floor.minor + 1}")
+    return floor, cap
+
+
+def _next_breaking(name: str, version: Version) -> Version:
+    """The first release after ``version`` that the policy expects may break us."""
+    if version.major == 0 or canonicalize_name(name) in MINOR_STEPS:
+        return Version(f"{version.major}.{version.minor + 1}")
+    return Version(str(version.major + 1))  # semantic and calendar versions alike
+
+
+@pytest.mark.parametrize(("where", "requirement"), ALL, ids=[f"{w}:{r}" for w, r in ALL])
+def test_every_requirement_has_a_floor_and_a_cap(where: str, requirement: Requirement) -> None:
+    floor, cap = _ends(requirement)
+    assert floor is not None and cap is not None, (
+        f"{where} {requirement}: the version policy wants a floor (>=) and a cap (<)")
+
+
+@pytest.mark.parametrize(("where", "requirement"), ALL, ids=[f"{w}:{r}" for w, r in ALL])
+def test_each_cap_is_the_next_breaking_release_after_the_one_tested(
+        where: str, requirement: Requirement) -> None:
+    """Checked where this environment has the requirement installed (the tools of the
+    conformance extra are installed by make conformance-doc only)."""
+    try:
+        installed = Version(importlib.metadata.version(requirement.name))
+    except importlib.metadata.PackageNotFoundError:
+        return
+    _, cap = _ends(requirement)
+    assert requirement.specifier.contains(installed, prereleases=True), (
+        f"{where} {requirement}: {requirement.name} {installed} is installed here, outside "
+        "the range (rebuild .venv: make .venv/.installed)")
+    expected = _next_breaking(requirement.name, installed)
+    assert cap == expected, (
+        f"{where} {requirement}: tested with {installed}, so the cap is <{expected} "
+        "(pyproject.toml's version policy)")
+
+
+def test_lowest_constraints_pin_exactly_the_floors_of_what_users_install() -> None:
+    """check_wheel.sh installs the wheel with every user extra against .ci/lowest.txt: every
+    pin there must be a declared floor, and every floor must be pinned."""
+    floors: dict[str, Version] = {}
+    for where, requirement in ALL:
+        user = where == "dependencies" or where.strip("[]") in set(EXTRAS) - set(TOOL_EXTRAS)
+        floor, _ = _ends(requirement)
+        if user and floor is not None:
+            floors[canonicalize_name(requirement.name)] = floor
+    pins = {}
+    for line in (ROOT / ".ci" / "lowest.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, version = line.strip().split("==")
+            pins[canonicalize_name(name)] = Version(version)
+    assert pins == floors
+
+
+def _names(extra: str) -> set[str]:
+    """Every distribution an extra brings, through the extras it names."""
+    names = set()
+    for line in EXTRAS[extra]:
+        requirement = Requirement(line)
+        if canonicalize_name(requirement.name) == SELF:
+            for inner in requirement.extras:
+                names |= _names(inner)
+        else:
+            names.add(canonicalize_name(requirement.name))
+    return names
+
+
+def test_the_dask_extra_does_not_bring_distributed() -> None:
+    """onnx_upsample.dask uses distributed only where the process imported it already (for an
+    active client's workers): a local dask user does not install it, a cluster user asks
+    for it with the 'distributed' extra."""
+    assert "distributed" not in _names("dask")
+    assert {"dask", "zarr", "distributed"} <= _names("distributed")
+    assert "distributed" in _names("dev")  # so that make test runs tests/test_distributed.py
