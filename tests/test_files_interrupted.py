@@ -178,3 +178,37 @@ def test_readme_apply_examples_run_as_written(tmp_path: Path, monkeypatch: pytes
         run_main(shlex.split(command)[1:])
         captured = capsys.readouterr()
         assert (captured.err + captured.out).splitlines() == expected, command
+
+
+def test_a_failed_compute_stops_its_tasks_before_the_clean_up(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """When an exception leaves dask's scheduler (a failed chunk, Ctrl-C), the tasks it had
+    handed to a pool go on running; the files' compute block waits for them (and cancels the
+    others) before it ends, so none writes into an output its clean-up already removed.
+    With dask's shared default pool, a running task was still going when the block ended."""
+    import threading
+
+    import dask
+
+    from onnx_upsample import _threads
+    from onnx_upsample.io.formats import computing
+
+    monkeypatch.setattr(_threads, "available_cores", lambda: 2)  # both tasks at once
+    started, finished = [], []
+    lock = threading.Lock()
+
+    def slow() -> None:
+        with lock:
+            started.append(1)
+        time.sleep(0.5)
+        with lock:
+            finished.append(1)
+
+    def failing() -> None:
+        time.sleep(0.1)  # while the slow one runs
+        raise RuntimeError("a chunk failed")
+
+    with pytest.raises(RuntimeError, match="a chunk failed"), computing(None):
+        dask.compute(dask.delayed(slow)(), dask.delayed(failing)(), scheduler="threads")
+    with lock:
+        assert started == [1] and finished == [1], "a task was still running"

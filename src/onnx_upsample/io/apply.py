@@ -31,8 +31,8 @@ from .formats import (
     Kind,
     Source,
     check_image_output,
+    computing,
     kind_of,
-    progress_bar,
     read,
     reason,
     save_image,
@@ -403,7 +403,7 @@ def _write_lazy(
 ) -> None:
     """Compute and write a dask array; an image is computed whole first (Pillow needs it)."""
     if kind == "image":
-        with progress_bar(progress):
+        with computing(progress):
             array = lazy.compute()
         with slow_step(progress, f"writing {path}"):
             save_image(path, array, jpeg_quality=jpeg_quality)

@@ -11,6 +11,7 @@ a run does not touch need no optional dependency.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import os
 import threading
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_JPEG_QUALITY", "IMAGE_FORMATS", "SUFFIXES", "ZARR_MARKERS", "Kind", "Source",
-    "check_image_output", "kind_of", "progress_bar", "read", "read_image", "read_npy",
+    "check_image_output", "computing", "kind_of", "read", "read_image", "read_npy",
     "reason", "save_image", "save_npy", "slow_step", "store_npy", "store_zarr",
 ]
 
@@ -354,15 +355,35 @@ def slow_step(out: TextIO | None, what: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def progress_bar(out: TextIO | None) -> Iterator[None]:
-    """dask's progress bar on ``out`` for work that lasts more than a second; None: quiet."""
-    if out is None:
-        yield
-        return
-    from dask.diagnostics import ProgressBar
+def computing(out: TextIO | None) -> Iterator[None]:
+    """Where dask computes a file's chunks: its threaded scheduler on a pool of this block's
+    own, with dask's progress bar on ``out`` for work that lasts more than a second (None:
+    quiet).
 
-    with ProgressBar(minimum=1.0, dt=0.25, out=out):
-        yield
+    The pool is shut down when the block ends, waiting for the chunks being computed and
+    cancelling the others. When an exception (Ctrl-C included) leaves the scheduler, the
+    tasks it had handed to a pool go on running, and with dask's shared default pool they
+    went on writing chunks into a temporary output after its clean-up had removed it (1 run
+    in 12 left one behind). A ``distributed`` client, where one is active, runs the tasks
+    instead and the pool stays unused.
+    """
+    import dask
+
+    from .._threads import available_cores
+
+    pool = concurrent.futures.ThreadPoolExecutor(available_cores(),
+                                                 thread_name_prefix="onnx-upsample-io")
+    try:
+        with dask.config.set(pool=pool):
+            if out is None:
+                yield
+                return
+            from dask.diagnostics import ProgressBar
+
+            with ProgressBar(minimum=1.0, dt=0.25, out=out):
+                yield
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def store_npy(path: str, lazy: da.Array, progress: TextIO | None) -> None:
@@ -385,7 +406,7 @@ def store_npy(path: str, lazy: da.Array, progress: TextIO | None) -> None:
             target = np.lib.format.open_memmap(
                 temporary, mode="w+", dtype=lazy.dtype, shape=lazy.shape
             )
-        with progress_bar(progress):
+        with computing(progress):
             da.store(lazy, target, lock=False)
         with _io_errors(path):
             target.flush()
@@ -440,7 +461,7 @@ def store_zarr(
             raise UpsampleError(
                 f"cannot write {path!r} as a zarr v{zarr_format} store: {reason(error)}"
             ) from None
-        with progress_bar(progress):
+        with computing(progress):
             da.store(lazy, target, lock=False)  # type: ignore[arg-type]
 
 
