@@ -32,15 +32,13 @@ def exported_suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]
     marked with a process that is gone) and a look-alike of someone else's: the export
     removes the first and keeps the second (test_conformance_cases checks it)."""
     from onnx_upsample import conformance
-    from onnx_upsample.conformance import _suite
 
     parent = tmp_path_factory.mktemp("exports")
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True).stdout.strip()
-    stale = parent / ".suite.abc123.tmp"
-    (stale / "upsample").mkdir(parents=True)
-    (stale / _suite._BUILDING_MARK).write_text(f"{gone}\n")
-    (parent / ".suite.xyz789.tmp").mkdir()  # no mark: not ours, kept
+    # what a killed export leaves: its work folder, named with its process's ID
+    (parent / f".suite.onnx-upsample-{gone}-abc123.tmp" / "upsample").mkdir(parents=True)
+    (parent / ".suite.onnx-upsample-xyz789.tmp").mkdir()  # not named as ours: kept
     return conformance.export(parent / "suite"), parent
 
 

@@ -2,7 +2,8 @@
 onto the target is on the disk before the rename, and the rename is on the disk before the
 writer returns (``io/atomic.py``). A power loss cannot be staged here, so these tests record
 the order in which the writer calls ``os.fsync`` and ``os.replace``, naming each flushed
-descriptor by the file or folder it is open on."""
+descriptor by the file or folder it is open on. A writer killed mid-way leaves its temporary
+beside the target: the next writer of that target cleans it up."""
 
 from __future__ import annotations
 
@@ -109,3 +110,49 @@ def test_a_failed_flush_leaves_the_target_as_it_was(tmp_path: Path,
             np.save(stream, np.arange(5))
     assert target.read_bytes() == b"the previous output"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.npy"]
+
+
+def _gone_pid() -> int:
+    """The ID of a process that has exited."""
+    import subprocess
+    import sys
+
+    return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True, check=True).stdout)
+
+
+def test_a_killed_writers_leftovers_are_cleaned_by_the_next(tmp_path: Path) -> None:
+    """A directory write killed mid-way leaves its temporary (named with its process's ID)
+    beside the target, and maybe the old target moved aside; the next writer of that target
+    removes the first and puts the second back, and leaves a running writer's temporary and
+    folders not named as ours alone."""
+    import os
+
+    from onnx_upsample.io.atomic import remove_leftovers
+
+    target = tmp_path / "out.zarr"
+    gone = _gone_pid()
+    killed = tmp_path / f".out.zarr.onnx-upsample-{gone}-abc.tmp"
+    (killed / "c").mkdir(parents=True)
+    aside = tmp_path / f".out.zarr.onnx-upsample-{gone}-def.tmp.old"
+    aside.mkdir()
+    (aside / "zarr.json").write_text("{}")
+    running = tmp_path / f".out.zarr.onnx-upsample-{os.getppid()}-ghi.tmp"  # pytest's parent
+    running.mkdir()
+    theirs = tmp_path / ".out.zarr.onnx-upsample-mine.tmp"
+    theirs.mkdir()
+    assert remove_leftovers(target) == [killed]
+    assert (target / "zarr.json").is_file() and not aside.exists()  # the old store, back
+    assert running.is_dir() and theirs.is_dir()
+    aside.mkdir()  # an aside beside a target that exists: the new one had taken its name
+    assert remove_leftovers(target) == [aside]
+
+
+def test_a_directory_write_removes_what_a_killed_one_left(tmp_path: Path) -> None:
+    from onnx_upsample.io.atomic import atomic_path
+
+    killed = tmp_path / f".out.zarr.onnx-upsample-{_gone_pid()}-abc.tmp"
+    killed.mkdir()
+    with atomic_path(str(tmp_path / "out.zarr"), directory=True) as temporary:
+        (Path(temporary) / "zarr.json").write_text("{}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.zarr"]

@@ -36,15 +36,11 @@ where the case documents an ORT difference, refused where ORT has no kernel.
 
 from __future__ import annotations
 
-import contextlib
-import glob
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,9 +62,6 @@ UPGRADED_FOLDER = "upgraded"
 FORMS = (CASES_FOLDER, UPGRADED_FOLDER)
 DATA_SET = "test_data_set_0"
 REFUSAL_MARKER = "expect_refusal.json"
-# written into an export's hidden work folder while it is built: a later export recognises
-# a folder left by a killed one by it
-_BUILDING_MARK = ".onnx-upsample-export-in-progress"
 
 Progress = Callable[[int, int, str], None]
 
@@ -234,7 +227,12 @@ def export(directory: str | os.PathLike[str], *, full: bool = False, check_ort: 
     hashes: dict[str, str] = {}
     records = []
     not_converted: dict[str, str] = {}
-    with _building(target) as build:
+    from ..io.atomic import atomic_path
+
+    # a hidden folder beside the target that replaces it (an earlier suite only) when whole
+    with atomic_path(str(target), directory=True, replaces=_replaceable,
+                     replaces_what="a suite") as building:
+        build = Path(building)
         for done, case in enumerate(cases, 1):
             x = make_input(case)
             model = build_model(case)
@@ -328,6 +326,11 @@ def _manifest(records: list[dict[str, Any]], hashes: dict[str, str], full: bool,
     }
 
 
+def _replaceable(path: Path) -> bool:
+    """What an export may replace: an earlier suite, or an empty folder."""
+    return _is_suite(path) or (path.is_dir() and not any(path.iterdir()))
+
+
 def _is_suite(path: Path) -> bool:
     try:
         return json.loads((path / MANIFEST).read_text()).get("suite") == SUITE_NAME
@@ -349,63 +352,6 @@ def _check_target(target: Path) -> None:
     if not target.parent.is_dir():
         raise UpsampleError(f"suite directory {str(target)!r}: its parent folder does not "
                             "exist; create it first")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process: alive
-        return True
-    return True
-
-
-def remove_stale(target: Path) -> list[Path]:
-    """Remove the hidden folders a killed export of ``target`` left beside it: work folders
-    marked as ours whose process is gone, and earlier suites set aside for replacement."""
-    removed = []
-    for path in sorted(target.parent.glob(f".{glob.escape(target.name)}.*")):
-        if not path.is_dir():
-            continue
-        if path.suffix == ".tmp":
-            try:
-                pid = int((path / _BUILDING_MARK).read_text().split()[0])
-            except (OSError, ValueError, IndexError):
-                continue  # not ours
-            if _alive(pid) and pid != os.getpid():
-                continue  # an export still running
-        elif path.suffix != ".old" or not _is_suite(path):
-            continue
-        shutil.rmtree(path, ignore_errors=True)
-        removed.append(path)
-    return removed
-
-
-@contextlib.contextmanager
-def _building(target: Path) -> Iterator[Path]:
-    """A hidden directory beside ``target`` that replaces it only when complete; removed on
-    any exception or interrupt, and by a later export if the process was killed."""
-    remove_stale(target)
-    temporary = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp",
-                                      dir=target.parent))
-    try:
-        (temporary / _BUILDING_MARK).write_text(f"{os.getpid()}\n")
-        yield temporary
-        (temporary / _BUILDING_MARK).unlink()
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o777 & ~umask)
-        if target.exists():
-            aside = temporary.with_suffix(".old")
-            os.replace(target, aside)
-            os.replace(temporary, target)
-            shutil.rmtree(aside, ignore_errors=True)
-        else:
-            os.replace(temporary, target)
-    except BaseException:
-        shutil.rmtree(temporary, ignore_errors=True)
-        raise
 
 
 # ---------------------------------------------------------------------------------- load

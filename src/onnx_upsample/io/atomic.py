@@ -17,21 +17,32 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import glob
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .._errors import UpsampleError
 
-__all__ = ["ZARR_MARKERS", "atomic_path", "copy_atomically", "reason", "same_file",
-           "set_default_permissions"]
+__all__ = ["ZARR_MARKERS", "atomic_path", "copy_atomically", "is_zarr_store",
+           "reason", "remove_leftovers", "same_file", "set_default_permissions"]
 
 # The files that make a directory a zarr store. They live here, not in formats.py, because
 # the writer must recognise a store before it replaces a directory with a new one, and
 # formats.py imports this module (never the other way round).
 ZARR_MARKERS = ("zarr.json", ".zarray", ".zgroup")
+
+
+def is_zarr_store(path: Path) -> bool:
+    """Whether ``path`` is a zarr store (a directory holding one of its marker files)."""
+    return path.is_dir() and any((path / marker).exists() for marker in ZARR_MARKERS)
+
+
+def _prefix(target: Path) -> str:
+    """The name every temporary of ``target`` starts with."""
+    return f".{target.name}.onnx-upsample-"
 
 
 def reason(error: BaseException) -> str:
@@ -52,16 +63,23 @@ def reason(error: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def atomic_path(target: str, directory: bool = False) -> Iterator[str]:
+def atomic_path(target: str, directory: bool = False,
+                replaces: Callable[[Path], bool] = is_zarr_store,
+                replaces_what: str = "a zarr store") -> Iterator[str]:
     """A hidden temporary path beside ``target``, renamed to it only if the block succeeds.
 
     Parameters
     ----------
     target : str
-        The file (or, with ``directory``, the zarr store directory) to write.
+        The file (or, with ``directory``, the directory) to write.
     directory : bool
-        Create a temporary directory rather than a file; it may replace an existing zarr
-        store but nothing else.
+        Create a temporary directory rather than a file (its name holds this process's ID,
+        which tells a later writer of the same target whether it is still being written);
+        the leftovers of a writer of the same target that was killed are removed first
+        (:func:`remove_leftovers`).
+    replaces, replaces_what : callable, str
+        For a directory: which existing ``target`` it may replace, and what that is called
+        in the refusal (a zarr store by default).
 
     Yields
     ------
@@ -81,10 +99,12 @@ def atomic_path(target: str, directory: bool = False) -> Iterator[str]:
         raise UpsampleError(
             f"output {target!r}: the folder {str(parent)!r} does not exist; create it first"
         )
-    prefix = f".{target_path.name}.onnx-upsample-"
+    prefix = _prefix(target_path)
     try:
         if directory:
-            temporary = tempfile.mkdtemp(prefix=prefix, suffix=".tmp", dir=parent)
+            remove_leftovers(target_path)
+            temporary = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", suffix=".tmp",
+                                         dir=parent)
         else:
             handle, temporary = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=parent)
             os.close(handle)
@@ -93,10 +113,44 @@ def atomic_path(target: str, directory: bool = False) -> Iterator[str]:
     try:
         yield temporary
         set_default_permissions(temporary, directory)
-        _replace(temporary, target_path, directory)
+        _replace(temporary, target_path, directory, replaces, replaces_what)
     except BaseException:
         _remove(temporary)
         raise
+
+
+def remove_leftovers(target: Path) -> list[Path]:
+    """Clean up after a writer of directory ``target`` that was killed: remove its temporary
+    directories (named with a process that is gone) and put back an old ``target`` it had
+    moved aside but not yet replaced (else remove the aside). Directories not named as ours,
+    and those of a writer still running, are left alone. Returns what was removed."""
+    prefix = _prefix(target)
+    removed = []
+    for name in sorted(glob.glob(glob.escape(prefix) + "*", root_dir=target.parent)):
+        path = target.parent / name
+        if not path.is_dir():
+            continue
+        writer = name[len(prefix):].partition("-")[0]
+        if not writer.isdigit():
+            continue  # not named as ours
+        if int(writer) == os.getpid() or _alive(int(writer)):
+            continue  # a write in progress
+        if path.suffix == ".old" and not (target.exists() or target.is_symlink()):
+            os.replace(path, target)  # the old target, moved aside before the new one came
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
 
 
 def copy_atomically(source: str, target: str) -> None:
@@ -146,9 +200,10 @@ def set_default_permissions(path: str, directory: bool) -> None:
         os.chmod(path, (0o777 if directory else 0o666) & ~umask)
 
 
-def _replace(temporary: str, target: Path, directory: bool) -> None:
-    """Flush the finished output to the disk and move it into place (a directory replaces an
-    old zarr store only)."""
+def _replace(temporary: str, target: Path, directory: bool,
+             replaces: Callable[[Path], bool], replaces_what: str) -> None:
+    """Flush the finished output to the disk and move it into place (a directory replaces
+    only what ``replaces`` accepts)."""
     try:
         if not directory:
             if target.is_dir():
@@ -158,10 +213,9 @@ def _replace(temporary: str, target: Path, directory: bool) -> None:
             _flush_folder(target.parent)
             return
         replacing = target.exists() or target.is_symlink()
-        if replacing and not (target.is_dir()
-                              and any((target / marker).exists() for marker in ZARR_MARKERS)):
+        if replacing and not replaces(target):
             raise UpsampleError(
-                f"output {str(target)!r} exists and is not a zarr store; remove it or "
+                f"output {str(target)!r} exists and is not {replaces_what}; remove it or "
                 "choose another name"
             )
         _flush_tree(temporary)
