@@ -71,7 +71,7 @@ def test_names_the_half_pixel_convention_of_the_node_that_differs(two: str) -> N
     line = lin.describe()
     assert line.startswith(f"lin: {lin.difference.differing} of 240 elements differ")
     assert f"{HALF_PIXEL} matches Resize half_pixel (linear)" in line
-    assert f"{EXACT} follows the node's own convention (Upsample (linear))" in line
+    assert f"{EXACT} follows the node's own convention, Upsample linear" in line
     assert found.outputs[0].identical and not found.outputs[1].identical
 
 
@@ -217,3 +217,52 @@ def test_a_resize_with_sizes_and_axes_runs_at_the_scales_of_its_shape() -> None:
     assert [int(np.float32(n) * np.float32(s)) for n, s in zip((7, 13), scales[2:],
                                                                strict=True)] == [10, 20]
     assert "shrink" in str(run_scales(found, {}, (1, 1, 7, 13), (1, 1, 5, 20)))
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_linear_example_is_what_the_script_makes() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_legacy_model",
+                                                  ROOT / "scripts" / "make_legacy_model.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    model = script.build("linear")
+    assert model.SerializeToString() == (
+        ROOT / "examples" / "yolo_head_linear_opset9.onnx").read_bytes()
+    assert [a.s for n in model.graph.node for a in n.attribute
+            if n.op_type == "Upsample" and a.name == "mode"] == [b"linear"]
+
+
+def _transcripts() -> list[tuple[str, list[str]]]:
+    """Each ``$ onnx-upsample diff ...`` block of the README: the command and its lines."""
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"^\$ onnx-upsample (diff .*)\n((?:[^$`].*\n)*)", readme, re.MULTILINE)
+    return [(command, shown.splitlines()) for command, shown in blocks]
+
+
+@pytest.mark.parametrize("command, shown", _transcripts(), ids=lambda v: str(v)[:40])
+def test_readme_diff_transcripts_are_what_the_command_prints(
+        command: str, shown: list[str], capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Versions aside (the runtimes' patch releases), the README shows the real output. The
+    linear one is onnxruntime's NCHWc kernel, which only its x86 builds use."""
+    import platform
+    import re
+    import shlex
+
+    if "linear" in command and platform.machine().lower() not in ("x86_64", "amd64"):
+        pytest.skip("onnxruntime's NCHWc layout kernel runs on x86 only")
+    monkeypatch.chdir(ROOT)
+    code, out, _ = run_cli(capsys, *shlex.split(command))
+    assert code == (1 if "linear" in command else 0)
+
+    def versionless(lines: list[str]) -> list[str]:
+        return [re.sub(r"\d+\.\d+\.\d+", "V", line) for line in lines]
+
+    assert versionless(out.splitlines()) == versionless(shown)

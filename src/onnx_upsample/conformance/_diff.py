@@ -79,8 +79,8 @@ class _Side:
             status, payload = self.worker.call(("model", str(path), dict(feeds)), self.timeout)
         finally:
             path.unlink()
-        if status != "ok":
-            raise _NotRunError(status, str(payload))
+        if status != "ok":  # the scratch file's name says nothing to the user
+            raise _NotRunError(status, str(payload).replace(str(path), "the model"))
         if len(payload) != len(model.graph.output):
             raise _NotRunError("adapter-error", f"{len(payload)} outputs for a model with "
                           f"{len(model.graph.output)}")

@@ -121,7 +121,7 @@ def _upsample(node: onnx.NodeProto, label: str, opset: int | None, scope: Scope,
                             None, f"Upsample, mode {info.mode_name!r}",
                             f"mode {info.mode_name!r} is no Upsample mode")
     return ComparedNode(label, op, node.output[0], node.input[0], index, where, info.mode,
-                        Recipe(info.mode), f"Upsample ({info.mode})",
+                        Recipe(info.mode), f"Upsample {info.mode}",
                         scales=info.scales_input or "", constant_scales=constant)
 
 

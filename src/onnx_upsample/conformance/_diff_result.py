@@ -65,7 +65,7 @@ class SideExplanation:
         """One clause: ``onnx-reference matches Resize half_pixel (linear), float64
         throughout``; ``own`` is the node's own convention in words."""
         if self.own:
-            return f"{self.backend} follows the node's own convention ({own})"
+            return f"{self.backend} follows the node's own convention, {own}"
         if self.verdict in ("upsample", "convention"):
             more = f" (or any of {self.others} others equally)" if self.others else ""
             return f"{self.backend} matches {self.convention}{more}"
@@ -271,9 +271,12 @@ class ModelDiff:
                                              "that exercise the most nodes")))
         for backend, message in zip(self.backends, self.whole, strict=True):
             if message:
-                out.append(("warning", f"{backend} refused the model as a whole ({message}): "
-                            "it ran cut at each Upsample and Resize, every piece in "
-                            f"{backend} where it takes it"))
+                # the message is said once: with the node it came from, where one was refused
+                said = any(node.refused is not None and node.refused[0] == backend
+                           for node in self.nodes)
+                out.append(("warning", f"{backend} refused the model as a whole"
+                            + ("" if said else f" ({message})") + ": it ran cut at each "
+                            f"Upsample and Resize, every piece in {backend} where it takes it"))
         for node in self.nodes:
             if node.refused is not None:
                 backend, message = node.refused
