@@ -153,6 +153,13 @@ def test_bad_arguments_and_unrunnable_models(two: str, tmp_path: Path,
     assert code == 2 and "does not exist" in err
     with pytest.raises(UpsampleError, match="both runtimes are"):
         diff(two, EXACT, EXACT)
+    with pytest.raises(UpsampleError, match=r"inputs are given for \['nope'\], which are not"):
+        diff(two, EXACT, HALF_PIXEL, inputs={"nope": np.zeros(3, np.float32)})
+    wrong = tmp_path / "wrong.npy"
+    np.save(wrong, np.zeros((1, 2, 5, 5), np.float32))
+    code, _, err = run_cli(capsys, "diff", two, "--backend", EXACT, "--backend", HALF_PIXEL,
+                           "--input", f"x={wrong}")
+    assert code == 2 and "input 'x' is float32[1, 2, 5, 5]; the model declares" in err
     with pytest.raises(TypeError, match="theirs"):
         diff(two, EXACT, None)  # type: ignore[arg-type]
 
@@ -266,3 +273,21 @@ def test_readme_diff_transcripts_are_what_the_command_prints(
         return [re.sub(r"\d+\.\d+\.\d+", "V", line) for line in lines]
 
     assert versionless(out.splitlines()) == versionless(shown)
+
+
+@pytest.mark.usefixtures("importable_test_backends")
+def test_computed_scales_are_exercised_and_read_from_the_run() -> None:
+    """Scales computed from symbolic shapes: distinct sizes make them enlarge, and the row
+    shows them as the run computed them."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "legacy_exporters", ROOT / "scripts" / "legacy_exporters.py")
+    assert spec is not None and spec.loader is not None
+    exporters = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(exporters)
+    found = diff(exporters.computed_scales_symbolic(), EXACT, HALF_PIXEL)
+    (row,) = found.nodes
+    assert row.exercised and row.scales is not None and row.scales[2] > 1
+    assert row.scales == tuple(o / i for i, o in zip(row.input_shape, row.output_shape,
+                                                     strict=True))

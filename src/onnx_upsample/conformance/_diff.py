@@ -22,7 +22,6 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import onnx
@@ -37,7 +36,7 @@ from ..onnx._feeds import (
     random_feeds,
     scales_inputs,
 )
-from ..onnx._graphs import model_of
+from ..onnx._graphs import ModelLike, model_of
 from ..onnx._probe import expose, node_model, run_pieces
 from ..onnx._verification import InputUsed
 from ._diff_nodes import ComparedNode, compared_nodes, run_scales
@@ -83,7 +82,7 @@ class _Side:
             raise _NotRunError(status, str(payload).replace(str(path), "the model"))
         if len(payload) != len(model.graph.output):
             raise _NotRunError("adapter-error", f"{len(payload)} outputs for a model with "
-                          f"{len(model.graph.output)}")
+                               f"{len(model.graph.output)}")
         return [np.asarray(value) for value in payload]
 
     def close(self) -> None:
@@ -172,7 +171,7 @@ def _search(sides: tuple[_Side, _Side], model: onnx.ModelProto, names: Sequence[
     return feeds, runs, tried
 
 
-def diff(model: Any, ours: str = "onnxruntime", theirs: str = "onnx-reference", *,
+def diff(model: ModelLike, ours: str = "onnxruntime", theirs: str = "onnx-reference", *,
          inputs: Mapping[str, np.ndarray] | None = None,
          input_shapes: Mapping[str, Sequence[int]] | None = None, seed: int = 0,
          timeout: float = 300.0) -> ModelDiff:

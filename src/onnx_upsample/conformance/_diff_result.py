@@ -327,16 +327,14 @@ class ModelDiff:
         if self.differs:
             return (f"{len(self.differing)} of {len(compared)} compared Upsample/Resize "
                     f"node(s) differ between {first} and {second}{outputs}")
-        if not self.nodes:
-            what = "the model has no Upsample or Resize node"
-        elif not compared:
-            what = "no Upsample or Resize node could be compared"
-        else:
+        if compared:
             what = f"no Upsample or Resize node differs between {first} and {second}"
-        if not changed:
-            return f"{what}; neither does any output"
-        return (f"{what}{outputs}: the difference arises in other nodes" if compared
-                else f"{what}{outputs}")
+            return (f"{what}{outputs}: the difference arises in other nodes" if changed
+                    else f"{what}; neither does any output")
+        what = ("the model has no Upsample or Resize node" if not self.nodes
+                else "no Upsample or Resize node could be compared")
+        return f"{what}{outputs}" if changed else (
+            f"{what}; its outputs are the same in {first} and {second}")
 
     @property
     def summary(self) -> str:
