@@ -4,7 +4,10 @@
 ``misbehaving`` does the same but, by case name, crashes, hangs, raises, answers with the
 wrong shape or one ULP off; ``contract`` breaks the adapter's contract or the expected
 type in each way the grader names; ``ReferenceBackend`` is the same evaluator behind
-``onnx.backend.base.Backend``.
+``onnx.backend.base.Backend``. For the model-level diff: ``half_pixel`` computes every
+Upsample as a Resize with opset 11's defaults (half-pixel centres), ``perturbed`` runs exactly
+on an input ``x`` one ULP off, ``no_upsample`` refuses any model holding an Upsample,
+``crash_on_upsample`` dies on one, and ``refuse_all`` refuses every model.
 """
 
 from __future__ import annotations
@@ -111,3 +114,48 @@ def contract(model_bytes: bytes, inputs: dict[str, np.ndarray]) -> Any:
     if behaviour == "float64_off":
         return [output.astype(np.float64) + 0.25]
     return [output]
+
+
+def half_pixel(model_bytes: bytes, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Every Upsample-9 computed as the Resize a converter with opset 11's defaults writes
+    (``half_pixel``, nearest ``round_prefer_floor``), in onnx's reference evaluator."""
+    model = onnx.load_from_string(model_bytes)
+    for node in model.graph.node:
+        if node.op_type == "Upsample":
+            modes = [a.s.decode() for a in node.attribute if a.name == "mode"] or ["nearest"]
+            node.op_type = "Resize"
+            node.input[:] = [node.input[0], "", node.input[1]]
+            del node.attribute[:]
+            node.attribute.extend([
+                onnx.helper.make_attribute("mode", modes[0]),
+                onnx.helper.make_attribute("coordinate_transformation_mode", "half_pixel"),
+                onnx.helper.make_attribute("nearest_mode", "round_prefer_floor")])
+    del model.opset_import[:]
+    model.opset_import.append(onnx.helper.make_opsetid("", 13))
+    return _evaluate(model, inputs)
+
+
+def perturbed(model_bytes: bytes, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Exactly, but with a graph input named ``x`` one ULP larger (noise before a node)."""
+    if "x" in inputs:
+        inputs = {**inputs, "x": np.nextafter(inputs["x"], np.float32(np.inf))}
+    return exact(model_bytes, inputs)
+
+
+def no_upsample(model_bytes: bytes, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Exactly, refusing every model that holds an Upsample."""
+    model = onnx.load_from_string(model_bytes)
+    if any(node.op_type == "Upsample" for node in model.graph.node):
+        raise NotImplementedError("Upsample is not supported by this runtime")
+    return _evaluate(model, inputs)
+
+
+def refuse_all(model_bytes: bytes, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+    raise NotImplementedError("this runtime runs no model")
+
+
+def crash_on_upsample(model_bytes: bytes, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Exactly, but the process dies on any model that holds an Upsample."""
+    if any(node.op_type == "Upsample" for node in onnx.load_from_string(model_bytes).graph.node):
+        os.abort()
+    return exact(model_bytes, inputs)

@@ -23,7 +23,7 @@ from .._errors import UpsampleError
 
 # The command modules import ._common, never this package, so importing them here makes no
 # cycle (the ONNX commands, which still import this package, are imported in build_parser).
-from . import arrays, compare, conformance, conversions, models
+from . import arrays, compare, conformance, conversions, diff, models
 from ._common import (
     EXIT_BAD_INPUT,
     EXIT_BROKEN_PIPE,
@@ -80,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser,
                                 title="commands", metavar="COMMAND")
     # the groups of commands, in the order --help lists them
-    for module in (arrays, compare, models, conversions, conformance):
+    for module in (arrays, compare, models, conversions, diff, conformance):
         module.register(sub)
     return parser
 

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from ..onnx._fixes import Action, Fix
 
 __all__ = ["caught_warnings", "check_output_path", "describe_array", "file_name", "hinted",
-           "hints_as_commands", "kept_warnings", "load_model", "read_inputs", "save_model",
-           "save_npy", "spell_fix", "warn_all", "with_all_data"]
+           "hints_as_commands", "kept_warnings", "load_model", "parse_shapes", "read_inputs",
+           "save_model", "save_npy", "spell_fix", "warn_all", "with_all_data"]
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -90,6 +90,23 @@ def read_inputs(items: Sequence[str]) -> dict[str, np.ndarray]:
             raise UpsampleError(f"--input {name}: cannot read {path!r} as a .npy array: "
                                 f"{error}") from None
     return feeds
+
+
+def parse_shapes(items: Sequence[str]) -> dict[str, list[int]]:
+    """The shapes of ``--input-shape NAME=D0,D1,...`` options."""
+    shapes: dict[str, list[int]] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        try:
+            dims = [int(d) for d in text.split(",")] if text else []
+        except ValueError:
+            dims = [-1]
+        # a dimension is an int64 in ONNX: larger ones are refused here, not deep in onnx
+        if not sep or not name or any(d < 0 or d >= 2**63 for d in dims):
+            raise UpsampleError(f"--input-shape {item!r}: expected NAME=D0,D1,... with "
+                                 "whole numbers >= 0 and below 2**63")
+        shapes[name] = dims
+    return shapes
 
 
 @contextmanager

@@ -13,7 +13,6 @@ extra.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._errors import UpsampleError
@@ -24,6 +23,7 @@ from ._models_io import (
     hinted,
     kept_warnings,
     load_model,
+    parse_shapes,
     read_inputs,
     save_model,
     warn_all,
@@ -137,7 +137,7 @@ def _verify(args: argparse.Namespace, original: ModelProto, upgraded: ModelProto
     from ..onnx.verify import verify_upgrade
 
     verification = verify_upgrade(original, upgraded, inputs=read_inputs(args.input),
-                                  input_shapes=_parse_shapes(args.input_shape), seed=args.seed)
+                                  input_shapes=parse_shapes(args.input_shape), seed=args.seed)
     for kind, text in verification.lines(options=True):
         if kind == "note":
             note(args, text)
@@ -205,22 +205,6 @@ def _cmd_downgrade(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _parse_shapes(items: Sequence[str]) -> dict[str, list[int]]:
-    shapes: dict[str, list[int]] = {}
-    for item in items:
-        name, sep, text = item.partition("=")
-        try:
-            dims = [int(d) for d in text.split(",")] if text else []
-        except ValueError:
-            dims = [-1]
-        # a dimension is an int64 in ONNX: larger ones are refused here, not deep in onnx
-        if not sep or not name or any(d < 0 or d >= 2**63 for d in dims):
-            raise UpsampleError(f"--input-shape {item!r}: expected NAME=D0,D1,... with "
-                                 "whole numbers >= 0 and below 2**63")
-        shapes[name] = dims
-    return shapes
-
-
 def _computed_scales(model: ModelProto) -> int:
     """How many Upsample nodes read scales that no constant holds."""
     from ..onnx._graphs import is_upsample, walk
@@ -240,7 +224,7 @@ def _cmd_fold(args: argparse.Namespace) -> int:
 
     check_output_path(args.output, args.model, args.overwrite)
     model = load_model(args.model)
-    shapes = _parse_shapes(args.input_shape)
+    shapes = parse_shapes(args.input_shape)
     declared = {value.name: value for value in _feeds.graph_inputs(model)}
     unknown = sorted(set(shapes) - set(declared))
     if unknown:

@@ -19,6 +19,8 @@ Needs the ``onnx`` extra; the optional runtimes are the ``conformance`` extra
 - :func:`explain` names the conventions (Resize's ``half_pixel``, ``align_corners``,
   PyTorch's reciprocal multiply, TVM's rounded sizes...) that reproduce a runtime's output,
   all of them when one output cannot tell them apart.
+- :func:`diff` runs one model in two runtimes, compares every ``Upsample`` and ``Resize``
+  node's output, and names the convention behind each difference (:class:`ModelDiff`).
 
 Example::
 
@@ -40,13 +42,16 @@ import numpy as np
 
 from ._backends import BUILTIN as BACKENDS
 from ._cases import SUITE_VERSION
+from ._diff import diff
+from ._diff_result import ModelDiff, NodeDiff
 from ._explain import Explanation
 from ._explain import explain as _explain_arrays
 from ._runner import BackendResult, CaseResult
 from ._suite import Suite, SuiteCase, export, load
 
-__all__ = ["BACKENDS", "SUITE_VERSION", "BackendResult", "CaseResult", "Explanation", "Suite",
-           "SuiteCase", "explain", "export", "load", "run"]
+__all__ = ["BACKENDS", "SUITE_VERSION", "BackendResult", "CaseResult", "Explanation",
+           "ModelDiff", "NodeDiff", "Suite", "SuiteCase", "diff", "explain", "export", "load",
+           "run"]
 
 
 def run(backend: str, suite: Suite | str | os.PathLike[str] | None = None, *,

@@ -118,6 +118,14 @@ class _Worker:
         self.name, self.version = spec, "unknown"
 
     def start(self) -> None:
+        """Start the worker and wait until its runtime is loaded (UpsampleError if it
+        cannot be)."""
+        self.spawn()
+        self.ready()
+
+    def spawn(self) -> None:
+        """Start the worker process; :meth:`ready` waits for it (two runtimes load at once
+        this way)."""
         self.errors.seek(0)
         self.errors.truncate()
         # PYTHONSAFEPATH: the current directory (an onnx source checkout, say) must not
@@ -127,6 +135,9 @@ class _Worker:
             [sys.executable, "-m", "onnx_upsample.conformance._worker", self.spec],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors,
             start_new_session=True, env=environment)
+
+    def ready(self) -> None:
+        """Wait until the started worker has loaded its runtime."""
         reply = self._read(START_TIMEOUT)
         if not (isinstance(reply, tuple) and reply[0] == "ready"):
             self.stop()
@@ -143,7 +154,10 @@ class _Worker:
             return ("unreadable", f"its answer could not be read ({type(error).__name__}: "
                                   f"{error})")
 
-    def call(self, case_dir: str, timeout: float) -> tuple[str, Any]:
+    def call(self, request: str | tuple[str, str, dict[str, np.ndarray]],
+             timeout: float) -> tuple[str, Any]:
+        """The worker's answer to ``request`` (a case directory, or ``("model", path,
+        inputs)``): ``("ok", outputs)`` or a grade's kind and its message."""
         if self.process is None or self.process.poll() is not None:
             try:
                 self.start()
@@ -151,7 +165,7 @@ class _Worker:
                 return CRASHED, f"the worker did not restart: {error}"
         assert self.process is not None and self.process.stdin is not None
         try:
-            send(self.process.stdin, case_dir)  # type: ignore[arg-type]
+            send(self.process.stdin, request)  # type: ignore[arg-type]
         except OSError:
             return self._died()
         reply = self._read(timeout)
@@ -164,8 +178,8 @@ class _Worker:
             self.stop()
             return CRASHED, reply[1]
         if reply[0] == "harness":
-            raise UpsampleError(f"case {Path(case_dir).name}: {reply[1]}; export the suite "
-                                "again")
+            raise UpsampleError(f"case {Path(str(request)).name}: {reply[1]}; export the "
+                                "suite again")
         return reply
 
     def _died(self) -> tuple[str, str]:

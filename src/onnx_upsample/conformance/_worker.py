@@ -2,7 +2,8 @@
 
 ``python -m onnx_upsample.conformance._worker BACKEND`` loads the backend, answers
 ``("ready", name, version)`` or ``("unavailable", message)``, then for each request (a case
-directory) answers ``("ok", outputs)``, ``("refused", message)`` (the runtime's explicit
+directory, or ``("model", path, inputs)``: any model file and its inputs by name, for a
+model-level diff) answers ``("ok", outputs)``, ``("refused", message)`` (the runtime's explicit
 not-supported error, as its backend recognises it), ``("error", message)`` (any other
 exception) or ``("adapter-error", message)`` (the adapter broke its contract). Messages are
 length-prefixed pickles on the process's original standard output; anything the runtime
@@ -107,15 +108,18 @@ def main(argv: list[str]) -> int:
             request = receive(requests)
         except EOFError:
             return 0
-        case_dir = Path(request)
+        if isinstance(request, tuple):
+            _, path, inputs = request
+            model_path = Path(path)
+        else:
+            model_path = Path(request) / "model.onnx"
+            try:
+                inputs = _inputs(Path(request))
+            except Exception as error:  # the suite's files, not the runtime: not its fault
+                send(protocol, ("harness", f"cannot read the case: {_one_line(error)}"))
+                continue
         try:
-            inputs = _inputs(case_dir)
-        except Exception as error:  # the suite's files, not the runtime: not its fault
-            send(protocol, ("harness", f"cannot read the case: {_one_line(error)}"))
-            continue
-        try:
-            reply: tuple[str, Any] = ("ok", _plain_outputs(backend.run(
-                case_dir / "model.onnx", inputs)))
+            reply: tuple[str, Any] = ("ok", _plain_outputs(backend.run(model_path, inputs)))
         except AdapterError as error:
             reply = (ADAPTER_ERROR, f"the adapter broke its contract: {error}")
         except Exception as error:

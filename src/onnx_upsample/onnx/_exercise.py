@@ -83,7 +83,8 @@ def shape_candidates(inputs: Sequence[ValueInfoProto],
 
 def check_shapes(inputs: Sequence[ValueInfoProto], shapes: Mapping[str, Sequence[int]],
                  given: Mapping[str, object]) -> None:
-    """Refuse shapes asked for an input that is not one, or is given as an array too."""
+    """Refuse shapes asked for an input that is not one, or is given as an array too, and
+    arrays given for an input that is not one."""
     names = {value.name for value in inputs}
     unknown = sorted(set(shapes) - names)
     if unknown:
@@ -93,6 +94,10 @@ def check_shapes(inputs: Sequence[ValueInfoProto], shapes: Mapping[str, Sequence
     if both:
         raise UpsampleError(f"input(s) {both} are given both as arrays and as shapes; give "
                             "each one way")
+    unknown = sorted(set(given) - names)
+    if unknown:
+        raise UpsampleError(f"inputs are given for {unknown}, which are not inputs of the "
+                            f"model; its inputs are {[value.name for value in inputs]}")
 
 
 def inputs_behind(model: onnx.ModelProto, name: str) -> list[str]:

@@ -24,8 +24,9 @@ from .._spec.versions import DEFAULT_DOMAINS
 ModelLike: TypeAlias = "onnx.ModelProto | str | os.PathLike[str]"
 
 
-def model_of(model: object) -> onnx.ModelProto:
-    """``model`` itself, or the model stored at a path; TypeError for anything else."""
+def model_of(model: object, which: str = "small") -> onnx.ModelProto:
+    """``model`` itself, or the model stored at a path (with its small external tensors, or
+    ``which="all"``: every one, to run it); TypeError for anything else."""
     if isinstance(model, onnx.ModelProto):
         return model
     if not isinstance(model, str | os.PathLike):
@@ -37,7 +38,8 @@ def model_of(model: object) -> onnx.ModelProto:
     from ._external import load
 
     try:
-        return load(path, "small")  # large external tensors stay where they are
+        # large external tensors stay where they are, unless the model is to run
+        return load(path, "all" if which == "all" else "small")
     except UpsampleError:
         raise
     except Exception as error:  # protobuf's DecodeError, unreadable files, ...

@@ -15,7 +15,7 @@ from ._graphs import is_upsample, node_label
 from ._infer import infer_shapes, rank_of, site_type_maps
 from ._node import describe
 
-__all__ = ["NodeRow", "table", "upsample_rows"]
+__all__ = ["NodeRow", "scales_words", "shape_words", "table", "upsample_rows"]
 
 
 @dataclass(frozen=True)
@@ -86,3 +86,13 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
              .rstrip() for row in [headers, *rows]]
     lines.insert(1, "  ".join("-" * width for width in widths))
     return "\n".join(lines)
+
+
+def shape_words(shape: Sequence[int] | None) -> str:
+    """A shape a run gave, in a table: ``1x16x26x26``, ``scalar``, ``?`` where unknown."""
+    return "?" if shape is None else "x".join(map(str, shape)) or "scalar"
+
+
+def scales_words(scales: Sequence[float] | None) -> str:
+    """Scales a run used, in a table: ``[1,1,2,2]``, ``?`` where unknown."""
+    return "?" if scales is None else "[" + ",".join(f"{s:g}" for s in scales) + "]"

@@ -16,9 +16,9 @@ from typing import Literal
 
 from ._alone import KERNEL, LITERAL
 from ._compare import Difference
-from ._report import table
+from ._report import scales_words, shape_words, table
 
-__all__ = ["ORT", "InputUsed", "NodeCheck", "Refusal", "Verification"]
+__all__ = ["ORT", "InputUsed", "NodeCheck", "Refusal", "Verification", "inputs_words"]
 
 ORT = "onnxruntime"
 Kind = Literal["note", "warning", "failure"]
@@ -131,13 +131,6 @@ def _listed(values: Sequence[object] | None) -> list[object] | None:
     return None if values is None else list(values)
 
 
-def _shape(shape: Sequence[int] | None) -> str:
-    return "?" if shape is None else "x".join(map(str, shape)) or "scalar"
-
-
-def _scales(scales: Sequence[float] | None) -> str:
-    return "?" if scales is None else "[" + ",".join(f"{s:g}" for s in scales) + "]"
-
 
 @dataclass(frozen=True)
 class InputUsed:
@@ -151,6 +144,22 @@ class InputUsed:
 
     def describe(self) -> str:
         return f"{self.name} {self.dtype}[{', '.join(map(str, self.shape))}]"
+
+
+def inputs_words(inputs: Sequence[InputUsed], seed: int, shapes_tried: int,
+                 which: str) -> str:
+    """``inputs random (seed 0): X float32[1, 3, 8, 8]; given: ...``: what a run was given;
+    ``which`` says which shapes were chosen where more than one set was tried."""
+    made = [item for item in inputs if not item.given]
+    given = [item for item in inputs if item.given]
+    parts = []
+    if made:
+        tried = f", the shapes {which} of {shapes_tried} tried" if shapes_tried > 1 else ""
+        parts.append(f"random (seed {seed}{tried}): "
+                     + ", ".join(item.describe() for item in made))
+    if given:
+        parts.append("given: " + ", ".join(item.describe() for item in given))
+    return "inputs " + "; ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -224,33 +233,23 @@ class Verification:
         return self._gaps() + [self._not_exercised(node, False) for node in self._idle()]
 
     def _not_exercised(self, node: NodeCheck, options: bool) -> str:
-        ran = f"X {_shape(node.input_shape)} -> {_shape(node.output_shape)}"
+        ran = f"X {shape_words(node.input_shape)} -> {shape_words(node.output_shape)}"
         hint = self.exercise_hints.get(node.node, ("", ""))[1 if options else 0]
         source = (f"computed at run time from {', '.join(node.behind) or 'the inputs'}"
                   if node.computed else "constant")
         return (f"node {node.node!r} was not exercised: its scales ({source}) came to "
-                f"{_scales(node.scales)} ({ran}) under each of the {self.shapes_tried} input "
-                "shape(s) tried, so it copied X" + (f"; give inputs under which they exceed "
-                                                    f"1: {hint}" if hint else ""))
+                f"{scales_words(node.scales)} ({ran}) under each of the {self.shapes_tried} "
+                "input shape(s) tried, so it copied X" + (f"; give inputs under which they "
+                                                          f"exceed 1: {hint}" if hint else ""))
 
     def lines(self, options: bool = False) -> list[tuple[Kind, str]]:
         """The report, line by line with its kind; ``options``: name what to give as the
         command line's options (``--input-shape``), else as Python keywords."""
         out: list[tuple[Kind, str]] = [("note", note) for note in self.notes]
-        made = [item for item in self.inputs if not item.given]
-        given = [item for item in self.inputs if item.given]
-        parts = []
-        if made:
-            which = ("under which every converted node resizes X" if not self._idle() else
-                     "that exercise the most converted nodes")
-            tried = f", the shapes {which} of {self.shapes_tried} tried" if (
-                self.shapes_tried > 1) else ""
-            parts.append(f"random (seed {self.seed}{tried}): "
-                         + ", ".join(item.describe() for item in made))
-        if given:
-            parts.append("given: " + ", ".join(item.describe() for item in given))
-        if parts:
-            out.append(("note", "inputs " + "; ".join(parts)))
+        which = ("under which every converted node resizes X" if not self._idle() else
+                 "that exercise the most converted nodes")
+        if self.inputs:
+            out.append(("note", inputs_words(self.inputs, self.seed, self.shapes_tried, which)))
         out += [("warning", refusal.describe()) for refusal in self.refusals]
         for node in self.nodes:
             if node.runs_in[0] == LITERAL:
@@ -262,13 +261,14 @@ class Verification:
             out.append(("note", table(
                 ("node", "input", "output", "scales", "runs in (original / upgraded)",
                  "exercised", "verdict"),
-                [(n.node, _shape(n.input_shape), _shape(n.output_shape), _scales(n.scales),
+                [(n.node, shape_words(n.input_shape), shape_words(n.output_shape),
+                  scales_words(n.scales),
                   "-" if n.where else f"{n.runs_in[0]} / {n.runs_in[1]}",
                   {True: "yes", False: "no", None: "?"}[n.exercised], n.verdict)
                  for n in self.nodes])))
         out.append(("note", table(
             ("output", "shape", "largest difference", "bit-identical"),
-            [(o.name, _shape(o.shape), f"{o.largest:g}", "yes" if o.identical else "NO")
+            [(o.name, shape_words(o.shape), f"{o.largest:g}", "yes" if o.identical else "NO")
              for o in self.outputs])))
         if self.verified:
             same = sum(node.verdict == "bit-identical" for node in self.nodes)
@@ -281,7 +281,7 @@ class Verification:
                         + (f"; {len(left)} thing(s) unverified (warned)" if left else "")))
             if self.default_level_note:
                 out.append(("note", self.default_level_note))
-        out += [("note", f"node {n.node!r} copies X (constant scales {_scales(n.scales)}): "
+        out += [("note", f"node {n.node!r} copies X (constant scales {scales_words(n.scales)}): "
                  "there is nothing to exercise") for n in self.nodes if _copies(n)]
         out += [("warning", self._not_exercised(node, options)) for node in self._idle()]
         out += [("warning", line) for line in self._gaps()]

@@ -1,0 +1,76 @@
+"""``onnx-upsample diff``: one model in two runtimes, every Upsample and Resize compared, and
+the convention behind each difference named.
+
+The command parses its arguments, calls :func:`onnx_upsample.conformance.diff` and prints
+the lines of its result (cli/_common.py's conventions: notes on stdout, warnings on stderr,
+the differing nodes shown under ``-q`` too). Exit 0 when no node differs, 1 when some do,
+2 on bad arguments, a runtime that cannot be loaded, or a model it cannot run at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ._common import EXIT_FINDINGS, EXIT_OK, add_output_options, note, print_json, warn
+from ._models_io import load_model, parse_shapes, read_inputs
+
+__all__ = ["register"]
+
+#: the runtimes compared when --backend is not given (the Python function's defaults)
+DEFAULT_BACKENDS = ("onnxruntime", "onnx-reference")
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``diff`` subcommand."""
+    diff = subparsers.add_parser(
+        "diff", help="run a model in two runtimes and say where their Upsample and Resize "
+        "nodes disagree, and why",
+        description="Run MODEL in two runtimes (each in a worker process of its own) on the "
+        "same inputs, compare every Upsample and Resize node's output and every model "
+        "output bit for bit, and for each node that differs name the convention each "
+        "runtime's output follows (relative to the node's own: Upsample's, or the Resize's "
+        "attributes'). A node whose input already differs runs alone in both runtimes on "
+        "one input first, so a difference upstream is not blamed on it. A runtime that "
+        "refuses the model runs it cut at each Upsample and Resize; a node it refuses runs "
+        "in the other and is reported refused. Exit 0 when no node differs, 1 when some "
+        "do, 2 on bad arguments or a runtime that cannot be loaded or run the model.")
+    diff.add_argument("model", help="the .onnx file")
+    diff.add_argument("--backend", action="append", default=[], metavar="NAME",
+                      help="a runtime, given twice: onnxruntime, onnx-reference, "
+                      "onnx-reference+onnx-upsample, openvino, tract, tinygrad, tvm, "
+                      "pytorch or package.module:callable, as 'conformance run' takes them "
+                      f"(default: {' and '.join(DEFAULT_BACKENDS)})")
+    diff.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                      help="use this array for input NAME (repeatable)")
+    diff.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...",
+                      help="random values of this shape for input NAME (repeatable)")
+    diff.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    diff.add_argument("--timeout", type=float, default=300.0, metavar="S",
+                      help="seconds one run may take in a runtime (default 300)")
+    add_output_options(diff, json_help="print the comparison (nodes, outputs, explanations) "
+                       "as one JSON object")
+    diff.set_defaults(handler=_cmd_diff)
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from .._errors import UpsampleError
+    from ..conformance import diff
+
+    backends = args.backend or list(DEFAULT_BACKENDS)
+    if len(backends) != 2:
+        raise UpsampleError(f"--backend is given {len(backends)} time(s) ({', '.join(backends)}); "
+                            "give it twice, once for each runtime to compare (or not at all: "
+                            f"{' and '.join(DEFAULT_BACKENDS)})")
+    inputs, shapes = read_inputs(args.input), parse_shapes(args.input_shape)
+    load_model(args.model)  # a file that is no model: one line, before a runtime starts
+    found = diff(args.model, backends[0], backends[1], inputs=inputs, input_shapes=shapes,
+                 seed=args.seed, timeout=args.timeout)
+    for kind, text in found.lines(options=True):
+        if kind == "warning":
+            warn(text)
+        else:
+            note(args, text, failing=kind == "finding")
+    if args.json:
+        print_json({"command": "diff", **found.to_dict()})
+    return EXIT_FINDINGS if found.differs else EXIT_OK

@@ -1,0 +1,352 @@
+"""A model run in two runtimes, every Upsample and Resize node compared (:func:`diff`).
+
+1. Each runtime runs in a worker process of its own (the conformance runner's), so a
+   runtime that crashes on the model takes only its worker down.
+2. The inputs are those given, the others made up; symbolic dimensions get distinct sizes,
+   tried in a few patterns until every node enlarges (``onnx._exercise``).
+3. Every node's input and output (and its scales, where computed) are extra graph outputs
+   (``onnx._probe.expose``), so that a difference is found at its node.
+4. Where a runtime refuses the model, it runs it cut at every Upsample and Resize
+   (``onnx._probe.run_pieces``); a node it refuses runs in the other runtime, so that the
+   rest of the model still runs, and is reported refused.
+5. A node whose output differs is explained: where its input differs too, the node runs
+   alone in both runtimes on the same input first; then each runtime's output goes through
+   the explainer, which names the convention it follows.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from .._errors import UpsampleError
+from ..onnx._compare import difference
+from ..onnx._exercise import check_shapes, inputs_behind, shape_candidates, shape_hint
+from ..onnx._feeds import (
+    check_feeds,
+    check_tensor_sizes,
+    graph_inputs,
+    random_feeds,
+    scales_inputs,
+)
+from ..onnx._graphs import ModelLike, model_of
+from ..onnx._probe import expose, node_model, run_pieces
+from ..onnx._verification import InputUsed
+from ._diff_nodes import ComparedNode, compared_nodes, run_scales
+from ._diff_result import ModelDiff, NodeDiff
+from ._diff_why import explain_side
+from ._runner import _Worker
+
+__all__ = ["diff"]
+
+Values = dict[str, np.ndarray]
+
+
+class _NotRunError(Exception):
+    """A runtime that did not run a model: refused it, failed, crashed or timed out."""
+
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(f"{status}: {message}")
+        self.words = message if status in ("refused", "error") else f"{status}: {message}"
+
+
+class _Side:
+    """One runtime in its worker process; models go to it as files."""
+
+    def __init__(self, spec: str, folder: str, timeout: float, number: int) -> None:
+        self.worker = _Worker(spec)
+        self.folder, self.timeout, self.number, self.runs = folder, timeout, number, 0
+        self.worker.spawn()
+
+    def ready(self) -> None:
+        """Wait for the runtime to load (UpsampleError where it cannot be)."""
+        self.worker.ready()
+        self.name, self.version = self.worker.name, self.worker.version
+
+    def run(self, model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        self.runs += 1
+        path = Path(self.folder) / f"side{self.number}-{self.runs}.onnx"
+        path.write_bytes(model.SerializeToString())
+        try:
+            status, payload = self.worker.call(("model", str(path), dict(feeds)), self.timeout)
+        finally:
+            path.unlink()
+        if status != "ok":  # the scratch file's name says nothing to the user
+            raise _NotRunError(status, str(payload).replace(str(path), "the model"))
+        if len(payload) != len(model.graph.output):
+            raise _NotRunError("adapter-error", f"{len(payload)} outputs for a model with "
+                               f"{len(model.graph.output)}")
+        return [np.asarray(value) for value in payload]
+
+    def close(self) -> None:
+        self.worker.close()
+
+
+def _whole(side: _Side, model: onnx.ModelProto, feeds: Values, names: Sequence[str]) -> Values:
+    exposed = expose(model, names)
+    results = side.run(exposed, feeds)
+    ran = dict(zip([value.name for value in exposed.graph.output], results, strict=True))
+    return {**feeds, **ran}
+
+
+def _cut(side: _Side, other: _Side, model: onnx.ModelProto, feeds: Values,
+         names: Sequence[str], cut: set[int], refused: dict[str, str],
+         labels: Mapping[str, str]) -> Values:
+    """``model`` in pieces cut at each Upsample and Resize; a node ``side`` refuses runs in
+    ``other`` (recorded in ``refused``), so that the rest still runs in ``side``."""
+    def alone(piece: onnx.ModelProto, fed: dict[str, np.ndarray]) -> list[np.ndarray]:
+        try:
+            return side.run(piece, fed)
+        except _NotRunError as not_run:
+            output = piece.graph.node[0].output[0]
+            refused[output] = not_run.words
+            try:
+                return other.run(piece, fed)
+            except _NotRunError as also:
+                raise UpsampleError(
+                    f"neither runtime runs node {labels.get(output, output)!r} ({side.name}: "
+                    f"{not_run.words}; {other.name}: {also.words}); choose another backend, "
+                    "such as onnx-reference+onnx-upsample (onnx's reference evaluator with "
+                    "onnx-upsample's Upsample)") from None
+
+    try:
+        return run_pieces(model, feeds, names, cut, side.run, alone)
+    except _NotRunError as not_run:
+        raise UpsampleError(f"{side.name} cannot run the model, also cut at each Upsample "
+                            f"and Resize: {not_run.words}") from None
+
+
+def _resizes(node: ComparedNode, values: Values) -> bool:
+    return np.shape(values[node.x]) != np.shape(values[node.output])
+
+
+def _copies(node: ComparedNode) -> bool:
+    return node.constant_scales is not None and all(s == 1 for s in node.constant_scales)
+
+
+def _search(sides: tuple[_Side, _Side], model: onnx.ModelProto, names: Sequence[str],
+            shown: Sequence[ComparedNode], given: Values,
+            fixed: Mapping[str, Sequence[int]],
+            seed: int) -> tuple[Values, list[Values | _NotRunError], int]:
+    """The inputs under which the most nodes resize X (the first set under which all do),
+    each runtime's whole run on them (or why it did not run), and how many sets were
+    tried."""
+    declared = graph_inputs(model)
+    scales = scales_inputs(model)
+    candidates = shape_candidates([v for v in declared if v.name not in given], fixed)
+    best: tuple[Values, list[Values | _NotRunError], int] | None = None
+    first: tuple[Values, list[Values | _NotRunError]] | None = None
+    tried = 0
+    for candidate in candidates:
+        feeds = random_feeds(declared, given, scales, seed, candidate)
+        check_feeds(declared, feeds)
+        check_tensor_sizes(model, feeds)
+        tried += 1
+        runs: list[Values | _NotRunError] = []
+        for side in sides:
+            try:
+                runs.append(_whole(side, model, feeds, names))
+            except _NotRunError as not_run:
+                runs.append(not_run)
+            if isinstance(runs[-1], dict) or len(candidates) == 1:
+                break  # one run tells how many nodes resize
+        first = first or (feeds, runs)
+        ran = next((run for run in runs if isinstance(run, dict)), None)
+        if ran is None:
+            continue
+        idle = sum(1 for node in shown if not _resizes(node, ran) and not _copies(node))
+        if best is None or idle < best[2]:
+            best = (feeds, runs, idle)
+        if idle == 0:
+            break
+    assert first is not None
+    feeds, runs = (best[0], best[1]) if best is not None else first
+    return feeds, runs, tried
+
+
+def diff(model: ModelLike, ours: str = "onnxruntime", theirs: str = "onnx-reference", *,
+         inputs: Mapping[str, np.ndarray] | None = None,
+         input_shapes: Mapping[str, Sequence[int]] | None = None, seed: int = 0,
+         timeout: float = 300.0) -> ModelDiff:
+    """Run ``model`` in two runtimes and compare every ONNX ``Upsample`` and ``Resize`` node.
+
+    Each node's output (Upsample versions 1, 7, 9, 10; Resize 10 to 19) is compared bit for
+    bit between the runtimes, and so is every model output. For a node that differs the
+    explainer names the convention each runtime's output follows (for a Resize, relative
+    to the convention its attributes define), e.g. ``onnx-reference matches Resize
+    half_pixel (linear), float64 throughout``; where its input already differed, the node
+    first runs alone in both runtimes on the same input, so that upstream noise (a Conv that
+    rounds otherwise) is not blamed on it.
+
+    Parameters
+    ----------
+    model : onnx.ModelProto or str or os.PathLike
+        The model (a path is read with all its external data); not modified.
+    ours, theirs : str
+        The runtimes, as :func:`onnx_upsample.conformance.run` takes them: a name of
+        :data:`BACKENDS` (``onnxruntime``, ``onnx-reference``,
+        ``onnx-reference+onnx-upsample``, ``openvino``, ...) or ``package.module:callable``.
+        Each runs in a worker process of its own.
+    inputs : mapping of str to numpy.ndarray, optional
+        Values for graph inputs; the others are made up at random.
+    input_shapes : mapping of str to sequence of int, optional
+        Shapes for inputs made up at random (else their symbolic dimensions are chosen so
+        that every node enlarges where they can).
+    seed : int, default 0
+        The seed of the random inputs.
+    timeout : float, default 300
+        Seconds one run may take in a runtime; its worker is then stopped.
+
+    Returns
+    -------
+    ModelDiff
+        ``differs``: some node differs; ``nodes`` and ``outputs`` the comparisons;
+        ``lines()`` the report; ``to_dict()`` the same as JSON.
+
+    Raises
+    ------
+    TypeError
+        For a model or backend of the wrong kind.
+    UpsampleError
+        If a runtime cannot be loaded; if the two runtimes are one; if an input given is
+        not one of the model, or has another type or shape than declared; if a runtime
+        cannot run the model even cut at its Upsample and Resize nodes, or neither runs one
+        of those nodes.
+    """
+    for name, spec in (("ours", ours), ("theirs", theirs)):
+        if not isinstance(spec, str):
+            raise TypeError(f"{name} is {spec!r}; expected a backend name such as "
+                            "'onnxruntime'")
+    if ours == theirs:
+        raise UpsampleError(f"both runtimes are {ours!r}; give two different backends")
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not (
+            math.isfinite(timeout) and timeout > 0):
+        raise UpsampleError(f"timeout is {timeout!r}; expected a finite number of seconds > 0")
+    label = os.fspath(model) if isinstance(model, str | os.PathLike) else "model"
+    loaded = model_of(model, "all")
+    nodes = compared_nodes(loaded)
+    shown = [node for node in nodes if node.index is not None]
+    labels = {node.output: node.label for node in shown}
+    produced = {name for node in loaded.graph.node for name in node.output if name}
+    names = [value.name for value in loaded.graph.output] + [
+        name for node in shown for name in node.reads if name in produced]
+    names = list(dict.fromkeys(names))
+    given = {name: np.asarray(value) for name, value in (inputs or {}).items()}
+    shapes = {name: [int(n) for n in dims] for name, dims in (input_shapes or {}).items()}
+    declared = graph_inputs(loaded)
+    check_shapes(declared, shapes, given)
+    fixed = {**{name: list(value.shape) for name, value in given.items()}, **shapes}
+    with tempfile.TemporaryDirectory(prefix="onnx-upsample-diff-") as folder:
+        sides: list[_Side] = []
+        try:
+            for number, spec in enumerate((ours, theirs)):
+                sides.append(_Side(spec, folder, timeout, number))
+            for side in sides:  # both runtimes load at once
+                side.ready()
+            pair = (sides[0], sides[1])
+            return _compare(pair, loaded, label, nodes, shown, names, labels, given, fixed,
+                            seed)
+        finally:
+            for side in sides:
+                side.close()
+
+
+def _compare(sides: tuple[_Side, _Side], model: onnx.ModelProto, label: str,
+             nodes: list[ComparedNode], shown: list[ComparedNode], names: list[str],
+             labels: Mapping[str, str], given: Values, fixed: Mapping[str, Sequence[int]],
+             seed: int) -> ModelDiff:
+    feeds, runs, tried = _search(sides, model, names, shown, given, fixed, seed)
+    while len(runs) < 2:  # the search ran one side only
+        try:
+            runs.append(_whole(sides[len(runs)], model, feeds, names))
+        except _NotRunError as not_run:
+            runs.append(not_run)
+    cut = {node.index for node in shown if node.index is not None}
+    refused: tuple[dict[str, str], dict[str, str]] = ({}, {})
+    values: list[Values] = []
+    for number, run in enumerate(runs):
+        if isinstance(run, dict):
+            values.append(run)
+        else:
+            values.append(_cut(sides[number], sides[1 - number], model, feeds, names, cut,
+                               refused[number], labels))
+    constants = {tensor.name: onnx.numpy_helper.to_array(tensor)
+                 for tensor in model.graph.initializer}
+    for side_values in values:
+        for name, value in {**constants, **feeds}.items():
+            side_values.setdefault(name, np.asarray(value))
+    rows = [_node_row(node, sides, model, values, refused) for node in nodes]
+    declared = {value.name: value for value in graph_inputs(model)}
+    hints = {}
+    for row, node in zip(rows, nodes, strict=True):
+        if row.exercised is False:
+            behind = [declared[name] for name in inputs_behind(model, node.scales or node.x)
+                      if name in declared]
+            hints[node.label] = (shape_hint(behind, False), shape_hint(behind, True))
+    outputs = tuple(difference(value.name, values[0][value.name], values[1][value.name])
+                    for value in model.graph.output)
+    used = tuple(InputUsed(name, str(value.dtype), tuple(value.shape), name in given)
+                 for name, value in feeds.items())
+    whole = tuple(run.words if isinstance(run, _NotRunError) else "" for run in runs)
+    return ModelDiff(label, (sides[0].name, sides[1].name),
+                     (sides[0].version, sides[1].version), used, seed, tried, tuple(rows),
+                     outputs, (whole[0], whole[1]), hints)
+
+
+def _node_row(node: ComparedNode, sides: tuple[_Side, _Side], model: onnx.ModelProto,
+              values: list[Values], refused: tuple[dict[str, str], dict[str, str]]) -> NodeDiff:
+    """One node's comparison, explained where it differs."""
+    if node.index is None:
+        return NodeDiff(node.label, node.op, node.output, node.where, node.words)
+    first, second = values
+    x, y = first[node.x], first[node.output]
+    scales = run_scales(node, first, np.shape(x), np.shape(y))
+    shaped = NodeDiff(node.label, node.op, node.output, "", node.words, tuple(np.shape(x)),
+                      tuple(np.shape(y)), None if isinstance(scales, str) else scales,
+                      np.shape(x) != np.shape(y))
+    for number in (0, 1):
+        if node.output in refused[number]:  # its output is the other runtime's
+            return replace(shaped, refused=(sides[number].name,
+                                            refused[number][node.output]))
+    row = replace(shaped, input_difference=difference(node.x, x, second[node.x]),
+                  difference=difference(node.output, y, second[node.output]))
+    assert row.difference is not None and row.input_difference is not None
+    if row.difference.identical:
+        return row
+    xs, ys = (x, second[node.x]), (y, second[node.output])
+    both = (scales, run_scales(node, second, np.shape(xs[1]), np.shape(ys[1])))
+    if not row.input_difference.identical:
+        ran = _alone(node, sides, model, first)
+        if ran is not None:
+            row = replace(row, alone=difference(node.output, ran[0], ran[1]))
+            if row.alone is not None and row.alone.identical:
+                return row
+            xs, ys, both = (x, x), ran, (scales, scales)
+    names = (sides[0].name, sides[1].name)
+    return replace(row, explanations=tuple(
+        explain_side(node, name, side_x, side_y, side_scales)
+        for name, side_x, side_y, side_scales in zip(names, xs, ys, both, strict=True)),
+        unexplained=node.unexplained)
+
+
+def _alone(node: ComparedNode, sides: tuple[_Side, _Side], model: onnx.ModelProto,
+           first: Values) -> tuple[np.ndarray, np.ndarray] | None:
+    """The node's output run alone in each runtime on the first runtime's inputs, or None
+    where either will not run it so."""
+    assert node.index is not None
+    piece = node_model(model, node.index, first)
+    constants = {tensor.name for tensor in piece.graph.initializer}
+    fed = {value.name: first[value.name] for value in piece.graph.input
+           if value.name not in constants}
+    try:
+        ours, theirs = (side.run(piece, fed)[0] for side in sides)
+    except _NotRunError:
+        return None
+    return np.asarray(ours), np.asarray(theirs)
