@@ -35,25 +35,28 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str
     return code, captured.out, captured.err
 
 
-def python_process(code: str, *args: str, timeout: float = 120, cwd: Path = ROOT,
-                   **env: str) -> subprocess.CompletedProcess[str]:
-    """``python -c code args...`` in a fresh interpreter, with ``env`` added to this
-    process's environment; a hang beyond ``timeout`` seconds fails the test."""
+def _process(args: list[str], timeout: float, cwd: Path,
+             env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``python args...`` in a fresh interpreter, with ``env`` added to this process's
+    environment; a hang beyond ``timeout`` seconds fails the test."""
     try:
-        return subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
-                              text=True, timeout=timeout, env={**os.environ, **env}, cwd=cwd,
-                              check=False)
+        return subprocess.run([sys.executable, *args], capture_output=True, text=True,
+                              timeout=timeout, env={**os.environ, **env}, cwd=cwd, check=False)
     except subprocess.TimeoutExpired as error:
         pytest.fail(f"subprocess hung for {timeout} s; output so far: {error.stdout!r} "
                     f"{error.stderr!r}")
 
 
+def python_process(code: str, *args: str, timeout: float = 300, cwd: Path = ROOT,
+                   **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -c code args...`` in a fresh interpreter."""
+    return _process(["-c", code, *args], timeout, cwd, env)
+
+
 def cli_process(*argv: object, cwd: Path = ROOT, timeout: float = 300,
                 **env: str) -> subprocess.CompletedProcess[str]:
     """``python -m onnx_upsample argv...`` in a fresh interpreter."""
-    return python_process("import sys; from onnx_upsample.cli import main; "
-                          "sys.exit(main(sys.argv[1:]))", *map(str, argv), timeout=timeout,
-                          cwd=cwd, **env)
+    return _process(["-m", "onnx_upsample", *map(str, argv)], timeout, cwd, env)
 
 
 def assert_one_line_error(err: str) -> None:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
+from runners import cli_process, python_process
 
 import onnx_upsample
 from onnx_upsample.cli import main
@@ -30,9 +30,7 @@ RUN_HIDDEN = (
 
 
 def _run_without(module: str, argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    code = RUN_HIDDEN.format(module=module, argv=argv)
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, cwd=cwd)
+    return python_process(RUN_HIDDEN.format(module=module, argv=argv), cwd=cwd)
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -91,11 +89,6 @@ def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         return Ran(code, captured.out, captured.err)
 
     return run
-
-
-def _cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "onnx_upsample", *argv], capture_output=True,
-                          text=True, timeout=120, cwd=cwd)
 
 
 @pytest.mark.parametrize("content", [b"hello, this is text\n", bytes(range(256)) * 8],
@@ -194,7 +187,7 @@ def test_ort_refusing_a_node_is_one_line_without_its_log(tmp_path: Path) -> None
 
     model = upsample_model("v9-raw", [1, 1, 2, 2], dtype=np.float64, shape=[1, 1, 2, 2])
     onnx.save(model, tmp_path / "f64.onnx")
-    result = _cli("upgrade", "f64.onnx", "-o", "up.onnx", "--verify", cwd=tmp_path)
+    result = cli_process("upgrade", "f64.onnx", "-o", "up.onnx", "--verify", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stderr.strip().splitlines()
     assert all(line.startswith("onnx-upsample: warning: ") for line in lines), lines

@@ -8,13 +8,12 @@ that belong to the compiled layer itself.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
+from runners import python_process
 
 import onnx_upsample
 from onnx_upsample import UpsampleError, set_num_threads, upsample
@@ -150,39 +149,27 @@ def test_set_num_threads_rejects_wrong_kinds(bad: object) -> None:
         set_num_threads(bad)  # type: ignore[arg-type]
 
 
-def _run(code: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return _run_args(code, [], **env)
-
-
-def _run_args(code: str, args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=600,
-        env={**os.environ, **env}, cwd=ROOT,
-    )
-
-
 def test_environment_variable_sets_threads_and_bad_values_are_errors() -> None:
-    ok = _run("import numpy as np, onnx_upsample as u; from onnx_upsample import _threads;"
-              "print(_threads.num_threads())", ONNX_UPSAMPLE_NUM_THREADS="1")
+    imports = "import numpy as np, onnx_upsample as u; from onnx_upsample import _threads;"
+    call = "u.upsample(np.zeros((64, 64, 64), np.float32), [2, 2, 2]);"
+    ok = python_process(f"{imports} print(_threads.num_threads())",
+                        ONNX_UPSAMPLE_NUM_THREADS="1")
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.strip() == "1"
-    bad = _run("import numpy as np, onnx_upsample as u;"
-               "u.upsample(np.zeros((64, 64, 64), np.float32), [2, 2, 2])",
-               ONNX_UPSAMPLE_NUM_THREADS="many")
+    bad = python_process(f"{imports} {call}", ONNX_UPSAMPLE_NUM_THREADS="many")
     assert bad.returncode != 0
     assert "ONNX_UPSAMPLE_NUM_THREADS is 'many'" in bad.stderr
     # empty means unset; a count above the cores is accepted
     for value, expected in (("", str(onnx_upsample._threads.available_cores())), ("3", "3")):
-        result = _run("import numpy as np, onnx_upsample as u; from onnx_upsample import _threads;"
-                      "u.upsample(np.zeros((64, 64, 64), np.float32), [2, 2, 2]);"
-                      "print(_threads.num_threads())", ONNX_UPSAMPLE_NUM_THREADS=value,
-                      OMP_NUM_THREADS="")
+        result = python_process(f"{imports} {call} print(_threads.num_threads())",
+                                ONNX_UPSAMPLE_NUM_THREADS=value, OMP_NUM_THREADS="")
         assert result.returncode == 0, result.stderr
         assert result.stdout.strip() == expected
     # read once, at import, as OMP_NUM_THREADS: a later change of the environment is not seen
-    late = _run("import os, onnx_upsample as u; from onnx_upsample import _threads;"
-                "os.environ['ONNX_UPSAMPLE_NUM_THREADS'] = '1'; print(_threads.num_threads())",
-                ONNX_UPSAMPLE_NUM_THREADS="3", OMP_NUM_THREADS="")
+    late = python_process(f"{imports} import os;"
+                          "os.environ['ONNX_UPSAMPLE_NUM_THREADS'] = '1'; "
+                          "print(_threads.num_threads())",
+                          ONNX_UPSAMPLE_NUM_THREADS="3", OMP_NUM_THREADS="")
     assert late.returncode == 0, late.stderr
     assert late.stdout.strip() == "3"
 
@@ -193,7 +180,7 @@ def test_default_thread_count_follows_affinity() -> None:
         pytest.skip("no CPU affinity on this platform")
     code = ("import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))});"
             "from onnx_upsample import _threads; print(_threads.num_threads())")
-    result = _run(code)
+    result = python_process(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "1"
 
@@ -233,12 +220,12 @@ def test_streaming_choice_is_read_when_the_kernels_load_and_checked_at_each_call
             "    except u.UpsampleError as error:\n"
             "        print(error)\n"
             "    os.environ['ONNX_UPSAMPLE_STREAMING_STORES'] = sys.argv[1]\n")
-    bad = _run_args(code, ["never"], ONNX_UPSAMPLE_STREAMING_STORES="sometimes")
+    bad = python_process(code, "never", ONNX_UPSAMPLE_STREAMING_STORES="sometimes")
     assert bad.returncode == 0, bad.stderr
     first, second, third = bad.stdout.splitlines()
     assert "ONNX_UPSAMPLE_STREAMING_STORES is 'sometimes'" in first  # every call, not once
     assert "ONNX_UPSAMPLE_STREAMING_STORES is 'sometimes'" in second
     assert "ONNX_UPSAMPLE_STREAMING_STORES is 'sometimes'" in third  # a later change unseen
-    late = _run_args(code, ["sometimes"], ONNX_UPSAMPLE_STREAMING_STORES="")
+    late = python_process(code, "sometimes", ONNX_UPSAMPLE_STREAMING_STORES="")
     assert late.returncode == 0, late.stderr
     assert late.stdout.splitlines() == ["(8, 8)"] * 2 + ["(8, 12)"]  # read when they loaded

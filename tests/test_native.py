@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from processes import outputs_of
+from runners import python_process
 
 import onnx_upsample
 from onnx_upsample import _threads, set_num_threads, upsample
@@ -29,18 +30,6 @@ from onnx_upsample._kernels import _compiled, _native
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = Path(onnx_upsample.__file__).resolve().parent
-
-
-def _run(code: str, *args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess:
-    """Run ``code`` in a fresh interpreter; a hang beyond ``timeout`` fails the test."""
-    try:
-        return subprocess.run(
-            [sys.executable, "-c", code, *args], capture_output=True, text=True,
-            timeout=timeout, env={**os.environ, **env}, cwd=ROOT, check=False,
-        )
-    except subprocess.TimeoutExpired as error:
-        pytest.fail(f"subprocess hung for {timeout} s; output so far: {error.stdout!r} "
-                    f"{error.stderr!r}")
 
 
 def _two_cores() -> None:
@@ -109,7 +98,7 @@ print("pool", sum(r == expected for r in results), len(results))
 
 def test_forked_child_runs_parallel_calls() -> None:
     _two_cores()
-    result = _run(FORK_CHILD, timeout=60)
+    result = python_process(FORK_CHILD, timeout=60)
     assert result.returncode == 0, result.stderr[-3000:]
     codes = result.stdout.split()
     assert codes[0] == "codes" and len(codes) == 8, result.stdout
@@ -119,7 +108,7 @@ def test_forked_child_runs_parallel_calls() -> None:
 
 def test_fork_multiprocessing_pool_after_a_parallel_call() -> None:
     _two_cores()
-    result = _run(FORK_POOL, timeout=60)
+    result = python_process(FORK_POOL, timeout=60)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.split() == ["pool", "4", "4"], result.stdout
 
@@ -268,7 +257,7 @@ print(sorted(m for m in sys.modules if m.split(".")[0] in ("numba", "llvmlite"))
 
 
 def test_numba_is_not_imported_by_calls() -> None:
-    result = _run(NO_NUMBA)
+    result = python_process(NO_NUMBA)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip() == "[]", result.stdout
 
@@ -401,7 +390,7 @@ def test_bad_instruction_set_value_is_an_error_at_the_first_linear_call() -> Non
         "else:\n"
         "    print('no error')\n"
     )
-    result = _run(code, ONNX_UPSAMPLE_ISA="sse9")
+    result = python_process(code, ONNX_UPSAMPLE_ISA="sse9")
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.startswith("error "), result.stdout
     assert "ONNX_UPSAMPLE_ISA" in result.stdout and "sse9" in result.stdout, result.stdout
@@ -423,6 +412,6 @@ assert y.shape == (1, 3, 64, 64) and (y == 1).all()
 def test_cold_start_with_an_empty_cache_writes_nothing_there(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     cache.mkdir()
-    result = _run(COLD, XDG_CACHE_HOME=str(cache), NUMBA_CACHE_DIR=str(cache / "numba"))
+    result = python_process(COLD, XDG_CACHE_HOME=str(cache), NUMBA_CACHE_DIR=str(cache / "numba"))
     assert result.returncode == 0, result.stderr[-3000:]
     assert list(cache.iterdir()) == []

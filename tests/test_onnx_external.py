@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pytest
+from runners import cli_process
 
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
@@ -41,11 +40,6 @@ def _umask() -> int:
     return mask
 
 
-def _cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "onnx_upsample", *argv], capture_output=True,
-                          text=True, timeout=300, cwd=cwd)
-
-
 @pytest.fixture
 def stored(tmp_path: Path) -> Path:
     """A model whose 2.4 MB weight and scales live in weights.bin beside it."""
@@ -61,11 +55,11 @@ def stored(tmp_path: Path) -> Path:
 def test_inspect_check_upgrade_and_run_a_model_with_external_data(stored: Path,
                                                                   tmp_path: Path) -> None:
     assert (stored.parent / "weights.bin").stat().st_size > 2_000_000
-    assert _cli("inspect", str(stored), cwd=tmp_path).returncode == 0
+    assert cli_process("inspect", str(stored), cwd=tmp_path).returncode == 0
     assert check(stored) == []
     out = tmp_path / "elsewhere"
     out.mkdir()
-    result = _cli("upgrade", str(stored), "-o", str(out / "net18.onnx"), "--verify",
+    result = cli_process("upgrade", str(stored), "-o", str(out / "net18.onnx"), "--verify",
                   cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "verified: outputs are bit-identical" in result.stdout
@@ -75,7 +69,7 @@ def test_inspect_check_upgrade_and_run_a_model_with_external_data(stored: Path,
     weight = next(t for t in upgraded.graph.initializer if t.name == "W")
     assert weight.data_location == TensorProto.EXTERNAL
     onnx.checker.check_model(str(out / "net18.onnx"))
-    run = _cli("run", str(out / "net18.onnx"), "--random", cwd=tmp_path)
+    run = cli_process("run", str(out / "net18.onnx"), "--random", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("Y: float32 [1, 512, 12, 12]")
     assert (out / "weights.bin").stat().st_mode & 0o777 == 0o666 & ~_umask()
@@ -105,7 +99,7 @@ def test_external_data_outside_the_models_folder_is_refused(tmp_path: Path,
     weight.data_location = TensorProto.EXTERNAL
     weight.external_data.add(key="location", value=location)
     onnx.save(model, folder / "evil.onnx")
-    result = _cli("inspect", str(folder / "evil.onnx"), cwd=tmp_path)
+    result = cli_process("inspect", str(folder / "evil.onnx"), cwd=tmp_path)
     assert result.returncode == 2
     assert "outside the model's folder" in result.stderr and "Traceback" not in result.stderr
     with pytest.raises(UpsampleError, match="outside the model's folder"):
@@ -135,13 +129,13 @@ def test_a_model_over_2gb_is_inspected_and_upgraded_without_loading_it(tmp_path:
         f.truncate(nbytes)  # sparse: no disk space used
     onnx.save(model, tmp_path / "big.onnx")
     assert os.path.getsize(tmp_path / "big.onnx") < 10_000
-    inspected = _cli("inspect", "big.onnx", cwd=tmp_path)
+    inspected = cli_process("inspect", "big.onnx", cwd=tmp_path)
     assert inspected.returncode == 0, inspected.stderr
-    result = _cli("upgrade", "big.onnx", "-o", "big18.onnx", cwd=tmp_path)
+    result = cli_process("upgrade", "big.onnx", "-o", "big18.onnx", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     upgraded = onnx.load(tmp_path / "big18.onnx", load_external_data=False)
     assert next(t for t in upgraded.graph.initializer if t.name == "W").data_location == \
         TensorProto.EXTERNAL
     assert [n.op_type for n in upgraded.graph.node] == ["Conv", "Resize"]
-    verify = _cli("upgrade", "big.onnx", "-o", "big18b.onnx", "--verify", cwd=tmp_path)
+    verify = cli_process("upgrade", "big.onnx", "-o", "big18b.onnx", "--verify", cwd=tmp_path)
     assert verify.returncode == 2 and "2 GiB" in verify.stderr

@@ -4,12 +4,11 @@ is also a graph input, upgraded to every target opset and verified bit-identical
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from runners import cli_process
 
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
@@ -44,10 +43,8 @@ def test_ir3_models_upgrade_and_verify(tmp_path: Path, opset: int, mode: str,
                                        target: int) -> None:
     model = _ir3_model(opset, mode, [1.0, 1.0, 1.5, 2.0])
     onnx.save(model, tmp_path / "legacy.onnx")
-    result = subprocess.run(
-        [sys.executable, "-m", "onnx_upsample", "upgrade", "legacy.onnx", "-o", "new.onnx",
-         "--opset", str(target), "--verify"],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    result = cli_process("upgrade", "legacy.onnx", "-o", "new.onnx", "--opset", target,
+                         "--verify", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "verified: outputs are bit-identical" in result.stdout
     new = onnx.load(tmp_path / "new.onnx")
@@ -89,10 +86,8 @@ def test_rank0_upsample_upgrades_to_identity(tmp_path: Path, target: int) -> Non
     inferred = infer_shapes(model).graph.output[0].type.tensor_type
     assert inferred.HasField("shape") and len(inferred.shape.dim) == 0
     onnx.save(model, tmp_path / "r0.onnx")
-    result = subprocess.run(
-        [sys.executable, "-m", "onnx_upsample", "upgrade", "r0.onnx", "-o", "new.onnx",
-         "--opset", str(target), "--verify"],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    result = cli_process("upgrade", "r0.onnx", "-o", "new.onnx", "--opset", target,
+                         "--verify", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     new = onnx.load(tmp_path / "new.onnx")
     onnx.checker.check_model(new, full_check=True)
@@ -170,16 +165,12 @@ def test_upper_case_modes(tmp_path: Path, opset: int, mode: str, runs_as: str) -
         new = upgrade(model, opset=13)
     assert [n.op_type for n in new.graph.node] == ["Resize"]
     onnx.save(model, tmp_path / "old.onnx")
-    result = subprocess.run(
-        [sys.executable, "-m", "onnx_upsample", "upgrade", "old.onnx", "-o", "new.onnx",
-         "--verify"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    result = cli_process("upgrade", "old.onnx", "-o", "new.onnx", "--verify", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "it runs with them in lower case, which changes nothing else" in result.stdout
     assert "onnxruntime / onnxruntime" in result.stdout  # both sides of the node
     assert "verified: outputs are bit-identical" in result.stdout
-    run = subprocess.run(
-        [sys.executable, "-m", "onnx_upsample", "run", "old.onnx", "--random", "--legacy-modes"],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    run = cli_process("run", "old.onnx", "--random", "--legacy-modes", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
 
 
