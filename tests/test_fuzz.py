@@ -41,11 +41,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 import pytest
-from fuzz_worker import sources
-from hypothesis import HealthCheck, event, given, settings
-from hypothesis import strategies as st
-from ort_oracle import FORMS, ORT_DTYPES, ort_accepts, ort_upsample
-from test_fast_vs_reference import (
+from differential import (
     ALL_TYPES,
     BFLOAT16_SPECIAL_BITS,
     FLOAT_SPECIAL_BITS,
@@ -55,6 +51,10 @@ from test_fast_vs_reference import (
     assert_identical_but_nan_payloads,
     dtype_of,
 )
+from fuzz_worker import sources
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+from ort_oracle import FORMS, ORT_DTYPES, ort_accepts, ort_upsample
 
 from onnx_upsample import UpsampleWarning, reference
 

@@ -14,8 +14,7 @@ import math
 
 import numpy as np
 import pytest
-from ort_oracle import assert_same_bits, ort_upsample
-from test_ort import (
+from ort_cases import (
     F32_LIMIT,
     FIXED_SCALES,
     REFERENCE_MAX_ELEMENTS,
@@ -25,6 +24,7 @@ from test_ort import (
     f32_out_len,
     make_values,
 )
+from ort_oracle import assert_same_bits, ort_upsample
 
 from onnx_upsample import reference, upsample
 
