@@ -42,5 +42,7 @@ Kernel *kernel_new(void);
 PyObject *nearest_kernel(PyObject *module, PyObject *args, PyObject *kwargs);
 PyObject *linear_kernel(PyObject *module, PyObject *args, PyObject *kwargs);
 PyObject *repeat_factor(PyObject *module, PyObject *args);
+/* The names of an axis' fields in a description, in their order (a tuple). */
+PyObject *axis_fields(void);
 
 #endif
