@@ -3,8 +3,10 @@
  * A description is the canonical form of onnx_upsample._kernels._layout: per axis (outer
  * axes, then the row axis) one row of an int64 array
  *     [kind, n_out, in_len, n_in, out_first, in_first, num, den]
- * (see AxisRule in axis_rule.h) and the axis' float32 scale, plus the block, the work split
- * and, for linear, the element types and the small tap tables of a blended block. Strides
+ * (see AxisRule in axis_rule.h; the extension exports these names in their order as
+ * AXIS_FIELDS, and Python builds its rows by them) and the axis' float32 scale, plus the
+ * block, the work split and, for linear (describe_linear.c), the element types and the small
+ * tap tables of a blended block. Strides
  * are derived here from the input window's lengths, which must multiply to the input's size,
  * and every index a kernel computes is clamped into its window: no description can make a
  * kernel read outside its input or write outside its output.

@@ -90,7 +90,7 @@ static int taps_of(const LinearJob *job)
 }
 
 /* Scratch bytes per element of a segment, table by table: the one formula, laid out in
- * scratch_layout below, bounded by describe.c and used by Python to size segments. Per tap:
+ * scratch_layout below, bounded by describe_linear.c and used by Python to size segments. Per tap:
  * an offset and a weight; per tap and cached row slot: an accumulator value; then the
  * accumulator itself, and a staged result for streaming stores. */
 typedef struct {

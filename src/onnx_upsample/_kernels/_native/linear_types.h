@@ -8,9 +8,10 @@
  * `kernel` in _spec/dtypes.py names its code); the C type of one stored element (T_HALF: the
  * 16-bit pattern of a float16 or bfloat16, read through the job's float32 table); the type it
  * accumulates in (docs/semantics.md: float32 for float16, bfloat16, float32, int8, uint8,
- * int16, uint16 and int32; float64 for float64, int64, uint32 and uint64); and the code its results are written as (16-bit
- * floats: float32, which the caller rounds). tests/test_native_constants.py holds this list
- * and _spec/dtypes.py to the same accumulators, sizes and results, name by name.
+ * int16, uint16 and int32; float64 for float64, int64, uint32 and uint64); and the code its
+ * results are written as (16-bit floats: float32, which the caller rounds).
+ * tests/test_native_constants.py holds this list and _spec/dtypes.py to the same
+ * accumulators, sizes and results, name by name.
  */
 #ifndef ONNX_UPSAMPLE_LINEAR_TYPES_H
 #define ONNX_UPSAMPLE_LINEAR_TYPES_H

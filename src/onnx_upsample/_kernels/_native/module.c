@@ -1,6 +1,7 @@
 /* onnx_upsample._kernels._native: the compiled Upsample kernels, behind a thin binding.
  *
- * nearest_kernel(...) and linear_kernel(...) (describe.c) take a call's canonical form, built
+ * nearest_kernel(...) and linear_kernel(...) (describe.c, describe_linear.c) take a call's
+ * canonical form, built
  * by onnx_upsample._kernels._compiled, check it once and return a Kernel; kernel(x, out,
  * threads[, row_base]) then fills `out` with the GIL released, on the pool of pool.c, looking
  * for signals (Ctrl-C) between work items.
@@ -156,7 +157,7 @@ done:
 }
 
 /* Created from a spec (the limited API has no static types); instances are made only by the
- * constructors of describe.c, never by calling the type. */
+ * constructors of describe.c and describe_linear.c, never by calling the type. */
 PyTypeObject *KernelType = NULL;
 
 static PyType_Slot kernel_slots[] = {
@@ -211,7 +212,7 @@ static PyMethodDef methods[] = {
     {"nearest_kernel", (PyCFunction)(void (*)(void))nearest_kernel,
      METH_VARARGS | METH_KEYWORDS, "Prepare a nearest gather (see describe.c)."},
     {"linear_kernel", (PyCFunction)(void (*)(void))linear_kernel,
-     METH_VARARGS | METH_KEYWORDS, "Prepare a linear blend (see describe.c)."},
+     METH_VARARGS | METH_KEYWORDS, "Prepare a linear blend (see describe_linear.c)."},
     {"linear_scratch_per_element", py_linear_scratch_per_element, METH_VARARGS,
      "Scratch bytes per segment element of a linear kernel (taps, n_interp, acc_double, "
      "stream)."},
