@@ -134,6 +134,15 @@ def test_reference_and_kernels_never_import_each_other() -> None:
                 assert name != "reference", f"{module} imports the reference ({line})"
 
 
+def test_the_reference_takes_only_the_argument_checks_from_the_spec() -> None:
+    """The oracle re-derives the operator's rules and its arithmetic per type (its own
+    accumulator table): of the spec it uses the checked call only, so that a wrong rule or
+    a wrong row of the element table cannot pass for right on both sides."""
+    for name, line, _ in _imports("reference"):
+        if name.startswith("_spec"):
+            assert name == "_spec.call", f"reference imports {name} ({line})"
+
+
 def test_the_spec_imports_only_numpy_and_the_exceptions() -> None:
     for module in (m for m in MODULES if m.startswith("_spec")):
         for name, line, _ in _imports(module):

@@ -55,8 +55,9 @@ def test_valid_nearest_descriptions() -> None:
 
 
 def _row(**fields: int) -> np.ndarray:
-    names = ("kind", "n_out", "in_len", "n_in", "out_first", "in_first", "num", "den")
-    values = dict(zip(names, [GATHER, 12, 6, 6, 0, 0, 2, 1], strict=True))
+    """The outer axis of _nearest_args and its row with some fields changed, by the names
+    the extension gives them."""
+    values = dict(zip(_native.AXIS_FIELDS, [GATHER, 12, 6, 6, 0, 0, 2, 1], strict=True))
     values.update(fields)
     return _axes([GATHER, 8, 4, 4, 0, 0, 2, 1], list(values.values()))
 
@@ -65,7 +66,8 @@ BAD_NEAREST = {
     "input too small": {"x_elements": 23},
     "input too large": {"x_elements": 25},
     "row window longer than its axis": {"axes": _row(in_len=7), "x_elements": 28},
-    "axis longer than 2**53": {"axes": _row(n_in=(1 << 53) + 1, in_first=(1 << 53) - 5)},
+    "axis longer than MAX_AXIS_INPUT": {"axes": _row(n_in=_native.MAX_AXIS_INPUT + 1,
+                                                     in_first=_native.MAX_AXIS_INPUT - 5)},
     "row window past the axis' end": {"axes": _row(in_first=1)},
     "negative window start": {"axes": _row(in_first=-1)},
     "negative first output": {"axes": _row(out_first=-1)},
@@ -155,12 +157,14 @@ def test_prepared_kernels_refuse_wrong_buffer_sizes() -> None:
             launch(bad_x, bad_out, 2)
 
 
-# The arguments of _native.linear_kernel, as its C source names them (describe.c).
+# The arguments of _native.linear_kernel, as its C source names them (describe_linear.c),
+# and those given only where they apply: a 16-bit float's table, a blended block's taps, an
+# integer's bounds.
 LINEAR_ARGS = (
-    "x_elements", "src", "dst", "lut", "block", "block_in", "axes", "scales", "block_blend",
-    "blk_lo", "blk_hi", "blk_w_lo", "blk_w_hi", "n_blocks", "n_segments", "segment",
-    "low_bound", "high_bound", "isa", "row_repeat",
+    "x_elements", "src", "dst", "block", "block_in", "axes", "scales", "n_blocks",
+    "n_segments", "segment", "isa", "row_repeat",
 )
+LINEAR_OPTIONAL_ARGS = ("lut", "block_taps", "bounds")
 
 
 def _linear_args(monkeypatch: pytest.MonkeyPatch, shape: tuple[int, ...],
@@ -178,7 +182,8 @@ def _linear_args(monkeypatch: pytest.MonkeyPatch, shape: tuple[int, ...],
 
     monkeypatch.setattr(_compiled, "_native", Spy())
     _linear_kernel(shape, scales)
-    assert len(captured) == 1 and sorted(captured[0]) == sorted(LINEAR_ARGS), captured
+    assert len(captured) == 1, captured
+    assert set(LINEAR_ARGS) <= set(captured[0]) <= {*LINEAR_ARGS, *LINEAR_OPTIONAL_ARGS}
     return captured[0]
 
 
@@ -197,6 +202,14 @@ def _set(index: tuple[int, ...] | int, value: int) -> object:
     return change
 
 
+def _tap(which: int, change: object) -> object:
+    """A change of one table of block_taps (lo, hi, w_lo, w_hi)."""
+    def apply(taps: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+        assert callable(change)
+        return tuple(change(t) if i == which else t for i, t in enumerate(taps))
+    return apply
+
+
 def test_linear_kernel_refuses_inconsistent_descriptions(monkeypatch) -> None:
     # (2, 5, 6) by (2, 1.5, 1.5): outer axis 2 -> 4, row 5 -> 7 (blended), block 6 -> 9
     args = _linear_args(monkeypatch, (2, 5, 6), [2, 1.5, 1.5])
@@ -210,8 +223,11 @@ def test_linear_kernel_refuses_inconsistent_descriptions(monkeypatch) -> None:
         "row window longer than the input row": {"axes": _set((-1, 2), 6)},
         "row ratio that is not the scale": {"axes": _set((-1, 6), 5)},
         "gathered row in a linear call": {"axes": _set((-1, 0), GATHER)},
-        "block tap beyond the block": {"blk_hi": _set(-1, 6)},
-        "negative block tap": {"blk_lo": _set(0, -1)},
+        "block tap beyond the block": {"block_taps": _tap(1, _set(-1, 6))},
+        "negative block tap": {"block_taps": _tap(0, _set(0, -1))},
+        "block taps for another block": {"block_taps": _tap(2, lambda t: t[:-1])},
+        "block taps that are not four tables": {"block_taps": lambda taps: taps[:3]},
+        "no block taps for a block wider than its input": {"block_taps": None},
         "unknown element type": {"src": 99},
         # each store reads its own accumulator: another pair would read or write past them
         "float32 source written as float16": {"dst": _native.T_HALF},
@@ -221,6 +237,11 @@ def test_linear_kernel_refuses_inconsistent_descriptions(monkeypatch) -> None:
         "segment longer than the row": {"segment": 8},
         "row repeat on a fractional scale": {"row_repeat": 2},
         "half without its table": {"src": _native.T_HALF},
+        # 16-bit floats are summed into float32 results: 2-byte outputs would be overrun
+        "float16 source written as float16": {
+            "src": _native.T_HALF, "dst": _native.T_HALF, "lut": np.zeros(65536, np.float32)},
+        "half with a short table": {"src": _native.T_HALF, "lut": np.zeros(256, np.float32)},
+        "a table for float32": {"lut": np.zeros(65536, np.float32)},
     }
     wrong = []
     for why, change in bad.items():
@@ -281,12 +302,6 @@ def test_kernel_call_refuses_misaligned_buffers() -> None:
     with pytest.raises(ValueError, match="not aligned"):
         kernel(x, np.zeros((8, 12), np.uint32), 1)
     kernel(np.zeros(24, np.uint32), np.zeros((8, 12), np.uint32), 1)  # aligned: fine
-
-
-def test_the_kernels_and_the_argument_checks_share_one_interpolated_axes_limit() -> None:
-    from onnx_upsample._spec.call import MAX_INTERPOLATED_AXES
-
-    assert _native.MAX_INTERP == MAX_INTERPOLATED_AXES
 
 
 def test_a_description_by_name_refuses_unknown_and_missing_names() -> None:

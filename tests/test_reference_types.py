@@ -20,6 +20,9 @@ from test_reference import (
     same_bits,
 )
 
+from onnx_upsample import reference
+from onnx_upsample._spec.dtypes import TYPES, ElementType
+
 # ---------------------------------------------------------------------------------------------
 # float16 / bfloat16: computed in float32, rounded once
 # ---------------------------------------------------------------------------------------------
@@ -180,3 +183,33 @@ def test_object_nearest_gathers_references(upsample: Upsample) -> None:
     assert got.dtype == object
     assert got[0] is first and got[1] is first
     assert got[2] is second and got[3] is second
+
+
+# ---------------------------------------------------------------------------------------------
+# the oracle's arithmetic per type: its own table, the same as the package's
+# ---------------------------------------------------------------------------------------------
+
+
+def _numpy_dtype(name: str) -> np.dtype:
+    return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
+
+
+@pytest.mark.parametrize("etype", [t for t in TYPES if t.linear_ok], ids=lambda t: t.name)
+def test_the_oracle_and_the_element_table_read_the_same_arithmetic(etype: ElementType) -> None:
+    """The oracle keeps its own accumulation types (reference.py), not the element table's
+    (_spec/dtypes.py, which the fast path reads): a wrong row in either one fails here, where
+    a shared row would have passed the differential tests on both sides."""
+    acc, parts, integer = reference.linear_arithmetic(_numpy_dtype(etype.name))
+    assert (np.dtype(acc), parts, integer) == (etype.accumulator, etype.parts, etype.is_integer)
+
+
+def test_the_oracle_computes_linear_mode_on_exactly_the_element_tables_types() -> None:
+    for etype in TYPES:
+        if etype.name in ("str", "bytes", "object"):
+            continue  # numpy needs a length for these; nearest-only in both tables
+        dtype = _numpy_dtype(etype.name)
+        if etype.linear_ok:
+            reference.linear_arithmetic(dtype)
+        else:
+            with pytest.raises(KeyError):
+                reference.linear_arithmetic(dtype)

@@ -25,7 +25,7 @@ import numpy as np
 from .._errors import UpsampleError
 from .._spec.dtypes import ElementType
 from . import _native
-from ._layout import Axis, Layout, axis_fields, blend_taps, describe_axes, element_axis, plan_layout
+from ._layout import Axis, Layout, axis_fields, blend_taps, element_axis, plan_layout
 
 # float16/bfloat16 linear results are rounded from a float32 scratch of at most this size.
 HALF_SCRATCH_BYTES = 1 << 22
@@ -128,12 +128,33 @@ def _to_float32_table(name: str) -> np.ndarray:
     return bits.astype(np.uint16).view(np.float16).astype(np.float32)
 
 
+# The layout's axis kinds, as the extension's codes (by name: the values are its own).
+AXIS_KINDS = {"copy": _native.AXIS_COPY, "gather": _native.AXIS_GATHER,
+              "blend": _native.AXIS_BLEND}
+
+
+def _axis_row(axis: Axis) -> list[int]:
+    """One axis as a row of the extension's description, its fields in the extension's
+    order (``_native.AXIS_FIELDS``)."""
+    fields = {"kind": AXIS_KINDS[axis.kind], **axis_fields(axis)}
+    return [fields[name] for name in _native.AXIS_FIELDS]
+
+
+def describe_axes(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
+    """The outer axes (a single unit axis where there is none) and the row axis, as the
+    kernels' int64 description (one row of :func:`_axis_row` each) and float32 scales."""
+    axes = (layout.outer or [Axis(1, 1, "copy")]) + [layout.row]
+    fields = np.array([_axis_row(a) for a in axes], dtype=np.int64)
+    scales = np.array([a.rule.scale if a.rule else 1.0 for a in axes], dtype=np.float32)
+    return fields, scales
+
+
 def _repeat_factor(axis: Axis) -> int:
     """k when the axis reads input ``o // k`` at every output o of its window, else 0
     (the kernels' own rule, asked of them so that segments can be aligned to it)."""
     if axis.rule is None:
         return 0
-    return int(_native.repeat_factor(np.array(axis_fields(axis), np.int64),
+    return int(_native.repeat_factor(np.array(_axis_row(axis), np.int64),
                                      float(axis.rule.scale)))
 
 
@@ -182,12 +203,12 @@ def prepare_nearest(
     return Launcher(run, layout.worth)
 
 
-def _block_taps(layout: Layout) -> tuple[np.ndarray, ...]:
+def _block_taps(layout: Layout) -> tuple[np.ndarray, ...] | None:
     """Offsets (inside one input row position) and weights of the block's blended axis,
-    flat over (channel, part); dummies when the block has no blended axis."""
+    flat over (channel, part); None when the block has no blended axis."""
     blend = layout.block_blend
     if blend is None:
-        return np.zeros(1, np.int64), np.zeros(1, np.int64), *([np.zeros(1, np.float32)] * 2)
+        return None
     lo, hi, w_lo, w_hi = blend_taps(blend)
     parts = layout.block // blend.n_out
     part = np.arange(parts, dtype=np.int64)
@@ -205,11 +226,16 @@ def prepare_linear(
 ) -> Launcher:
     """Compiled linear blend of the 2**k corners of every output's cell (docs/semantics.md §2)
     over ``axes`` (one per axis of the input window ``window_shape``, copy or blend)."""
-    assert etype.accumulator is not None
+    assert etype.accumulator is not None and etype.kernel is not None
     streaming(0)  # a bad setting is an error before anything is allocated
     acc = etype.accumulator
-    half = etype.name in ("float16", "bfloat16")
-    lut = _to_float32_table(etype.name) if half else np.zeros(1, np.float32)
+    # the extension's element code, by name, and the code its results are written as:
+    # float16 and bfloat16 (T_HALF) give float32 results, rounded here afterwards
+    src_code, _, _, out_code = _native.LINEAR_TYPES[etype.kernel]
+    half = out_code != src_code
+    optional: dict[str, object] = {}
+    if src_code == _native.T_HALF:
+        optional["lut"] = _to_float32_table(etype.name)
     parts = etype.parts
     blended = sum(axis.kind == "blend" for axis in axes)
     # scratch per output element (the kernels' own formula, for the most taps and streaming
@@ -219,28 +245,23 @@ def prepare_linear(
     layout = plan_layout(axes + element_axis(parts), threads, (1 << blended) * acc.itemsize,
                          per_element)
     row = layout.row
-    blk_lo, blk_hi, blk_w_lo, blk_w_hi = _block_taps(layout)
+    block_taps = _block_taps(layout)
+    if block_taps is not None:
+        optional["block_taps"] = block_taps
     # an integer scale on the row axis expands input rows without a gather
     repeat = _repeat_factor(row) if row.kind == "blend" and layout.block_blend is None else 0
     if repeat:
         layout.segment = -(-layout.segment // repeat) * repeat
         layout.n_segments = -(-row.n_out // layout.segment)
-    assert etype.kernel is not None
-    source = getattr(_native, f"T_{etype.kernel}")
-    target = _native.T_FLOAT32 if half else source
-    if etype.is_integer:
+    if etype.is_integer:  # results saturate to the type's range
         info = np.iinfo(dtype)
-        low_bound, high_bound = float(info.min), float(info.max) + 1.0
-    else:
-        low_bound = high_bound = 0.0
+        optional["bounds"] = (float(info.min), float(info.max) + 1.0)
     fields, scales = describe_axes(layout)
     kernel = _native.linear_kernel(
-        x_elements=math.prod(window_shape) * parts, src=source, dst=target, lut=lut,
+        x_elements=math.prod(window_shape) * parts, src=src_code, dst=out_code,
         block=layout.block, block_in=layout.block_in, axes=fields, scales=scales,
-        block_blend=int(layout.block_blend is not None), blk_lo=blk_lo, blk_hi=blk_hi,
-        blk_w_lo=blk_w_lo, blk_w_hi=blk_w_hi, n_blocks=layout.n_blocks,
-        n_segments=layout.n_segments, segment=layout.segment, low_bound=low_bound,
-        high_bound=high_bound, isa=isa(), row_repeat=repeat,
+        n_blocks=layout.n_blocks, n_segments=layout.n_segments, segment=layout.segment,
+        isa=isa(), row_repeat=repeat, **optional,
     )
     source_view = np.dtype(np.uint16) if half else (acc if parts == 2 else None)
     # float16/bfloat16: float32 results, a bounded piece at a time (whole rows, or whole

@@ -180,29 +180,20 @@ def plan_layout(
     return layout
 
 
-KINDS = {"copy": 0, "gather": 1, "blend": 2}  # AXIS_COPY, AXIS_GATHER, AXIS_BLEND of C
-
-
-def axis_fields(axis: Axis) -> list[int]:
-    """One axis as the kernels read it: [kind, n_out, in_len, n_in, out_first, in_first,
-    num, den], where num / den is the scale exactly (num 0 for an integer beyond int64)."""
+def axis_fields(axis: Axis) -> dict[str, int]:
+    """One axis' numbers as the kernels read them, by the names of their fields
+    (``_native.AXIS_FIELDS``, in the order of the extension's description; the kind is the
+    caller's to add): lengths, the window's first output and input, and ``num / den``, the
+    scale exactly (``num`` 0 for an integer beyond int64)."""
     if axis.rule is None:
-        return [KINDS[axis.kind], axis.n_out, axis.n_in, axis.n_in, 0, 0, 1, 1]
+        return {"n_out": axis.n_out, "in_len": axis.n_in, "n_in": axis.n_in, "out_first": 0,
+                "in_first": 0, "num": 1, "den": 1}
     rule = axis.rule
     num, den = float(rule.scale).as_integer_ratio()
     if num > MAX_DIM:
         num = 0
-    return [KINDS[axis.kind], axis.n_out, axis.n_in, rule.n_in, rule.out_first, rule.in_first,
-            num, den]
-
-
-def describe_axes(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
-    """The outer axes (a single unit axis where there is none) and the row axis, as the
-    kernels' int64 description (one row of :func:`axis_fields` each) and float32 scales."""
-    axes = (layout.outer or [Axis(1, 1, "copy")]) + [layout.row]
-    fields = np.array([axis_fields(a) for a in axes], dtype=np.int64)
-    scales = np.array([a.rule.scale if a.rule else 1.0 for a in axes], dtype=np.float32)
-    return fields, scales
+    return {"n_out": axis.n_out, "in_len": axis.n_in, "n_in": rule.n_in,
+            "out_first": rule.out_first, "in_first": rule.in_first, "num": num, "den": den}
 
 
 def blend_taps(axis: Axis) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

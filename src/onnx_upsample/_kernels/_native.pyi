@@ -6,6 +6,9 @@ import numpy as np
 MAX_THREADS: int
 MAX_OUTER: int
 MAX_INTERP: int
+MAX_AXIS_INPUT: int
+F32_EXACT_LIMIT: int
+AXIS_FIELDS: tuple[str, ...]
 AXIS_COPY: int
 AXIS_GATHER: int
 AXIS_BLEND: int
@@ -23,6 +26,9 @@ T_INT64: int
 T_UINT64: int
 T_UINT32: int
 T_FLOAT64: int
+# each element code's name (without T_) -> (code, bytes of one stored element, bytes of its
+# accumulator, the code its results are written as)
+LINEAR_TYPES: dict[str, tuple[int, int, int, int]]
 
 class Kernel:
     def __call__(self, x: np.ndarray, out: np.ndarray, threads: int, row_base: int = 0,

@@ -23,6 +23,9 @@ enum { AXIS_COPY = 0, AXIS_GATHER = 1, AXIS_BLEND = 2 };
 
 /* Magnitudes below which float32 holds every integer: ORT's arithmetic is exact there. */
 #define F32_EXACT_LIMIT ((int64_t)1 << 24)
+/* The longest input axis a rule describes: float64 holds every index up to it, so every
+ * coordinate computed in float64 (rule_linear, from 2**24 on) is exact there. */
+#define MAX_AXIS_INPUT ((int64_t)1 << 53)
 
 typedef struct {
     int kind;           /* AXIS_COPY (output o reads input o), AXIS_GATHER, AXIS_BLEND */

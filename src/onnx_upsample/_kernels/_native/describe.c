@@ -3,13 +3,15 @@
  * A description is the canonical form of onnx_upsample._kernels._layout: per axis (outer
  * axes, then the row axis) one row of an int64 array
  *     [kind, n_out, in_len, n_in, out_first, in_first, num, den]
- * (see AxisRule in axis_rule.h) and the axis' float32 scale, plus the block, the work split
- * and, for linear, the element types and the small tap tables of a blended block. Strides
+ * (see AxisRule in axis_rule.h; the extension exports these names in their order as
+ * AXIS_FIELDS, and Python builds its rows by them) and the axis' float32 scale, plus the
+ * block, the work split and, for linear (describe_linear.c), the element types and the small
+ * tap tables of a blended block. Strides
  * are derived here from the input window's lengths, which must multiply to the input's size,
  * and every index a kernel computes is clamped into its window: no description can make a
  * kernel read outside its input or write outside its output.
  */
-#include "kernel_object.h"
+#include "describe.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -18,31 +20,50 @@
 #include "cpu.h"
 #include "pool.h"
 
-#define AXIS_FIELDS 8
-
-/* Overflow-checked int64 arithmetic: a caller's numbers must not wrap past a check. */
-static int mul_ok(int64_t a, int64_t b, int64_t *result)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    return !__builtin_mul_overflow(a, b, result);
-#else
-    if (a != 0 && (b > INT64_MAX / a || b < INT64_MIN / a))
-        return 0;
-    *result = a * b;
-    return 1;
-#endif
-}
-
-static int bad(const char *why)
+int bad(const char *why)
 {
     PyErr_Format(PyExc_ValueError, "inconsistent kernel description: %s", why);
     return -1;
 }
 
-/* Hold a C-contiguous array of `kind` items ('i': int64, 'f': float32, 'B': uint8) for the
- * kernel's lifetime; returns its data (NULL with an error) and its item count. */
-static const void *table(Kernel *self, PyObject *obj, char kind, Py_ssize_t *length,
-                         const char *name)
+/* The fields of one axis in a description, by name: their order is the rows', and Python
+ * builds its rows by the names module.c exports (AXIS_FIELDS). */
+enum { F_KIND, F_N_OUT, F_IN_LEN, F_N_IN, F_OUT_FIRST, F_IN_FIRST, F_NUM, F_DEN, AXIS_FIELDS };
+static const char *const axis_field_names[AXIS_FIELDS] = {
+    [F_KIND] = "kind", [F_N_OUT] = "n_out", [F_IN_LEN] = "in_len", [F_N_IN] = "n_in",
+    [F_OUT_FIRST] = "out_first", [F_IN_FIRST] = "in_first", [F_NUM] = "num", [F_DEN] = "den",
+};
+
+PyObject *axis_fields(void)
+{
+    PyObject *names = PyTuple_New(AXIS_FIELDS);
+    for (Py_ssize_t i = 0; names != NULL && i < AXIS_FIELDS; i++) {
+        PyObject *name = PyUnicode_FromString(axis_field_names[i]);
+        if (name == NULL || PyTuple_SetItem(names, i, name) < 0)
+            Py_CLEAR(names);
+    }
+    return names;
+}
+
+/* One axis' fields and scale as a rule; -1 with an error where its kind is unknown. */
+static int rule_from_fields(const int64_t *v, float scale, AxisRule *a)
+{
+    if (v[F_KIND] < AXIS_COPY || v[F_KIND] > AXIS_BLEND)
+        return bad("axis kind");
+    a->kind = (int)v[F_KIND];
+    a->n_out = v[F_N_OUT];
+    a->in_len = v[F_IN_LEN];
+    a->n_in = v[F_N_IN];
+    a->out_first = v[F_OUT_FIRST];
+    a->in_first = v[F_IN_FIRST];
+    a->num = v[F_NUM];
+    a->den = v[F_DEN];
+    a->scale = scale;
+    return 0;
+}
+
+const void *table(Kernel *self, PyObject *obj, char kind, Py_ssize_t *length,
+                  const char *name)
 {
     if (self->n_views >= MAX_VIEWS) {
         PyErr_SetString(PyExc_RuntimeError, "too many kernel tables");
@@ -79,8 +100,7 @@ static int check_rule(const AxisRule *a)
         return bad("axis kind or lengths");
     if (a->kind == AXIS_COPY)
         return a->in_len == a->n_out ? 0 : bad("a copied axis has the input's length");
-    /* an axis of at most 2**53 keeps every coordinate exact in float64 (axis_rule.h) */
-    if (a->n_in > ((int64_t)1 << 53) || a->n_in < a->in_len || a->in_first < 0
+    if (a->n_in > MAX_AXIS_INPUT || a->n_in < a->in_len || a->in_first < 0
         || a->in_first > a->n_in - a->in_len
         || a->out_first < 0 || a->out_first > INT64_MAX - a->n_out)
         return bad("axis window");
@@ -96,11 +116,8 @@ static int check_rule(const AxisRule *a)
     return 0;
 }
 
-/* Read the axes (outer ones, then the row axis) into self->axes, derive their strides from
- * the input window (block_in elements per row position), and check that the window is
- * exactly the input. Returns the number of outer axes, or -1 with an error. */
-static int read_axes(Kernel *self, PyObject *axes_obj, PyObject *scales_obj, int64_t block_in,
-                     int64_t x_elements)
+int read_axes(Kernel *self, PyObject *axes_obj, PyObject *scales_obj, int64_t block_in,
+              int64_t x_elements)
 {
     Py_ssize_t n_values, n_scales;
     const int64_t *values = table(self, axes_obj, 'i', &n_values, "axes");
@@ -112,20 +129,8 @@ static int read_axes(Kernel *self, PyObject *axes_obj, PyObject *scales_obj, int
         return bad("axis count");
     int64_t stride = block_in;
     for (Py_ssize_t i = n_axes - 1; i >= 0; i--) {
-        const int64_t *v = values + i * AXIS_FIELDS;
         AxisRule *a = &self->axes[i];
-        a->kind = (int)v[0];
-        a->n_out = v[1];
-        a->in_len = v[2];
-        a->n_in = v[3];
-        a->out_first = v[4];
-        a->in_first = v[5];
-        a->num = v[6];
-        a->den = v[7];
-        a->scale = scales[i];
-        if (v[0] < AXIS_COPY || v[0] > AXIS_BLEND)
-            return bad("axis kind");
-        if (check_rule(a) != 0)
+        if (rule_from_fields(values + i * AXIS_FIELDS, scales[i], a) != 0 || check_rule(a) != 0)
             return -1;
         a->stride = stride;
         if (!mul_ok(stride, a->in_len, &stride))
@@ -141,7 +146,7 @@ static int read_axes(Kernel *self, PyObject *axes_obj, PyObject *scales_obj, int
  * are computed row by row, so that nothing grows with the output. */
 #define OUTER_CACHE_ENTRIES ((int64_t)1 << 16)
 
-static int cache_outer_axes(Kernel *self, int n_outer)
+int cache_outer_axes(Kernel *self, int n_outer)
 {
     int64_t budget = OUTER_CACHE_ENTRIES;
     for (int i = 0; i < n_outer; i++) {
@@ -176,11 +181,12 @@ static int cache_outer_axes(Kernel *self, int n_outer)
     return 0;
 }
 
-/* Rows, row bytes, output bytes and item count of a layout; -1 with an error. */
-static int check_sizes(Kernel *self, int n_outer, int64_t block, int64_t element_bytes,
-                       int64_t n_blocks, int64_t n_segments, int64_t segment, int64_t *rows)
+int check_sizes(Kernel *self, int n_outer, int64_t block, int64_t element_bytes,
+                const WorkSplit *split, int64_t *rows)
 {
     const int64_t row_len = self->axes[n_outer].n_out;
+    const int64_t n_blocks = split->n_blocks, n_segments = split->n_segments;
+    const int64_t segment = split->segment;
     int64_t row_elements, items;
     *rows = 1;
     for (int a = 0; a < n_outer; a++)
@@ -206,13 +212,15 @@ PyObject *nearest_kernel(PyObject *module, PyObject *args, PyObject *kwargs)
     (void)module;
     static char *names[] = {"x_elements", "unit", "block", "axes", "scales", "row_kind",
                             "repeat", "n_blocks", "n_segments", "segment", "isa", NULL};
-    long long x_elements, block, repeat, n_blocks, n_segments, segment;
+    long long x_elements, block, repeat;
+    WorkSplit split;
     int unit, row_kind, isa = 0;
     PyObject *axes_obj, *scales_obj;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LiLOOiLLLL|i", names, &x_elements, &unit,
                                      &block, &axes_obj, &scales_obj, &row_kind, &repeat,
-                                     &n_blocks, &n_segments, &segment, &isa))
+                                     &split.n_blocks, &split.n_segments, &split.segment, &isa))
         return NULL;
+    const int64_t segment = split.segment;
     Kernel *self = kernel_new();
     if (self == NULL)
         return NULL;
@@ -234,7 +242,7 @@ PyObject *nearest_kernel(PyObject *module, PyObject *args, PyObject *kwargs)
         goto fail;
     }
     int64_t rows;
-    if (check_sizes(self, n, block, unit, n_blocks, n_segments, segment, &rows) != 0
+    if (check_sizes(self, n, block, unit, &split, &rows) != 0
         || !mul_ok(x_elements, unit, &self->x_bytes) || cache_outer_axes(self, n) != 0)
         goto fail;
     NearestJob *job = &self->nearest;
@@ -246,8 +254,8 @@ PyObject *nearest_kernel(PyObject *module, PyObject *args, PyObject *kwargs)
     job->axes = self->axes;
     job->row_kind = row_kind;
     job->repeat = repeat;
-    job->n_blocks = n_blocks < rows ? n_blocks : rows;
-    job->n_segments = n_segments;
+    job->n_blocks = split.n_blocks < rows ? split.n_blocks : rows;
+    job->n_segments = split.n_segments;
     job->segment = segment;
     job->isa = isa == 1 && cpu_has_avx2() ? 1 : 0;
     self->x_align = self->out_align = unit;
@@ -258,132 +266,6 @@ fail:
     return NULL;
 }
 
-
-/* linear_kernel(x_elements=, src=, dst=, lut=, block=, block_in=, axes=, scales=,
- *               block_blend=, blk_lo=, blk_hi=, blk_w_lo=, blk_w_hi=, n_blocks=, n_segments=,
- *               segment=, low_bound=, high_bound=, isa=, row_repeat=): by name */
-PyObject *linear_kernel(PyObject *module, PyObject *args, PyObject *kwargs)
-{
-    (void)module;
-    static char *names[] = {"x_elements", "src", "dst", "lut", "block", "block_in", "axes",
-                            "scales", "block_blend", "blk_lo", "blk_hi", "blk_w_lo",
-                            "blk_w_hi", "n_blocks", "n_segments", "segment", "low_bound",
-                            "high_bound", "isa", "row_repeat", NULL};
-    long long x_elements, block, block_in, n_blocks, n_segments, segment, row_repeat;
-    int src, dst, block_blend, isa;
-    double low_bound, high_bound;
-    PyObject *lut_obj, *axes_obj, *scales_obj;
-    PyObject *blk_lo_obj, *blk_hi_obj, *blk_w_lo_obj, *blk_w_hi_obj;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "LiiOLLOOiOOOOLLLddiL", names, &x_elements,
-                                     &src, &dst, &lut_obj, &block, &block_in, &axes_obj,
-                                     &scales_obj, &block_blend, &blk_lo_obj, &blk_hi_obj,
-                                     &blk_w_lo_obj, &blk_w_hi_obj, &n_blocks, &n_segments,
-                                     &segment, &low_bound, &high_bound, &isa, &row_repeat))
-        return NULL;
-    Kernel *self = kernel_new();
-    if (self == NULL)
-        return NULL;
-    LinearJob *job = &self->linear;
-    Py_ssize_t n_lut, n_blo, n_bhi, n_bwlo, n_bwhi;
-    /* the store of each type reads its own accumulator: the result is the source's type,
-     * or float32 for 16-bit floats (rounded afterwards) */
-    if (src < 0 || src >= T_COUNT || !(dst == src || (src == T_HALF && dst == T_FLOAT32))) {
-        bad("element types");
-        goto fail;
-    }
-    job->lut = table(self, lut_obj, 'f', &n_lut, "lut");
-    job->blk_lo = job->lut ? table(self, blk_lo_obj, 'i', &n_blo, "blk_lo") : NULL;
-    job->blk_hi = job->blk_lo ? table(self, blk_hi_obj, 'i', &n_bhi, "blk_hi") : NULL;
-    job->blk_w_lo = job->blk_hi ? table(self, blk_w_lo_obj, 'f', &n_bwlo, "blk_w_lo") : NULL;
-    job->blk_w_hi = job->blk_w_lo ? table(self, blk_w_hi_obj, 'f', &n_bwhi, "blk_w_hi") : NULL;
-    if (job->blk_w_hi == NULL)
-        goto fail;
-    if (src == T_HALF && n_lut != 65536) {
-        bad("lut");
-        goto fail;
-    }
-    int n = read_axes(self, axes_obj, scales_obj, block_in, x_elements);
-    if (n < 0)
-        goto fail;
-    const AxisRule *row = &self->axes[n];
-    int n_interp = 0;
-    for (int a = 0; a < n; a++) {
-        if (self->axes[a].kind == AXIS_GATHER) {
-            bad("a nearest axis in a linear call");
-            goto fail;
-        }
-        n_interp += self->axes[a].kind == AXIS_BLEND;
-    }
-    if (n_interp > MAX_INTERP || row->kind == AXIS_GATHER) {
-        bad("more than 20 interpolated outer axes, or a nearest row");
-        goto fail;
-    }
-    if (block_blend) {
-        if (n_blo < block || n_bhi < block || n_bwlo < block || n_bwhi < block) {
-            bad("block tables");
-            goto fail;
-        }
-        for (int64_t c = 0; c < block; c++)
-            if (job->blk_lo[c] < 0 || job->blk_hi[c] < 0 || job->blk_lo[c] >= block_in
-                || job->blk_hi[c] >= block_in) {
-                bad("block offsets");
-                goto fail;
-            }
-    } else if (block_in != block) {
-        bad("block");
-        goto fail;
-    }
-    int64_t rows, segment_elements, scratch;
-    const int64_t src_bytes = (int64_t)linear_element_size[src];
-    const int64_t dst_bytes = (int64_t)linear_element_size[dst];
-    if (check_sizes(self, n, block, dst_bytes, n_blocks, n_segments, segment, &rows)
-        != 0 || !mul_ok(x_elements, src_bytes, &self->x_bytes)
-        || cache_outer_axes(self, n) != 0)
-        goto fail;
-    self->x_align = (int)src_bytes;
-    self->out_align = (int)dst_bytes;
-    /* the per-worker scratch (linear.c's scratch_layout) must be a sane size */
-    int taps = (row->kind == AXIS_BLEND ? 2 : 1) * (block_blend ? 2 : 1);
-    int64_t per_element = (int64_t)linear_scratch_per_element(taps, n_interp, 1, 1);
-    if (!mul_ok(segment, block, &segment_elements) || segment_elements > ((int64_t)1 << 40)
-        || !mul_ok(segment_elements, per_element, &scratch) || scratch > ((int64_t)1 << 40)) {
-        bad("scratch size");
-        goto fail;
-    }
-    job->src = src;
-    job->dst = dst;
-    job->acc_double = src >= T_FIRST_DOUBLE;
-    job->rows = rows;
-    job->row_len = row->n_out;
-    job->block = block;
-    job->block_in = block_in;
-    job->n_outer = n;
-    job->n_interp = n_interp;
-    job->axes = self->axes;
-    job->row_blend = row->kind == AXIS_BLEND;
-    job->block_blend = block_blend != 0;
-    /* a repeat factor must be the row rule's own (rule_repeat); 0 gathers instead */
-    job->row_repeat = 0;
-    if (row_repeat != 0) {
-        if (!job->row_blend || block_blend || rule_repeat(row) != row_repeat
-            || segment % row_repeat) {
-            bad("row repeat");
-            goto fail;
-        }
-        job->row_repeat = row_repeat;
-    }
-    job->n_blocks = n_blocks;
-    job->n_segments = n_segments;
-    job->segment = segment;
-    job->low_bound = low_bound;
-    job->high_bound = high_bound;
-    job->isa = isa == 1 && cpu_has_avx2() ? 1 : 0;
-    self->is_linear = 1;
-    return (PyObject *)self;
-fail:
-    Py_DECREF(self);
-    return NULL;
-}
 
 /* repeat_factor(axis, scale): rule_repeat of one axis description (see axis_rule.h), so that
  * the layout can align its row segments to the factor the kernels will use. */
@@ -403,12 +285,8 @@ PyObject *repeat_factor(PyObject *module, PyObject *args)
     if (v != NULL && n_values != AXIS_FIELDS) {
         bad("axis fields");
     } else if (v != NULL) {
-        AxisRule a = {.kind = (int)v[0], .n_out = v[1], .in_len = v[2], .n_in = v[3],
-                      .out_first = v[4], .in_first = v[5], .scale = scale, .num = v[6],
-                      .den = v[7]};
-        if (v[0] < AXIS_COPY || v[0] > AXIS_BLEND)
-            bad("axis kind");
-        else if (check_rule(&a) == 0)
+        AxisRule a = {0};
+        if (rule_from_fields(v, scale, &a) == 0 && check_rule(&a) == 0)
             result = PyLong_FromLongLong(rule_repeat(&a));
     }
     Py_DECREF(holder);

@@ -1,6 +1,6 @@
 /* The Kernel object of the binding: one prepared Upsample call (see module.c). Its
- * constructors (describe.c) check a call's description completely, once; the call
- * (module.c) then only checks the buffers it is given against it. */
+ * constructors (describe.c, describe_linear.c) check a call's description completely, once;
+ * the call (module.c) then only checks the buffers it is given against it. */
 #ifndef ONNX_UPSAMPLE_KERNEL_OBJECT_H
 #define ONNX_UPSAMPLE_KERNEL_OBJECT_H
 
@@ -38,9 +38,11 @@ extern PyTypeObject *KernelType;
 /* A new, zero-filled Kernel for the constructors to fill; NULL with an exception set. */
 Kernel *kernel_new(void);
 
-/* nearest_kernel(...) and linear_kernel(...): see describe.c. */
+/* nearest_kernel(...) (describe.c) and linear_kernel(...) (describe_linear.c). */
 PyObject *nearest_kernel(PyObject *module, PyObject *args, PyObject *kwargs);
 PyObject *linear_kernel(PyObject *module, PyObject *args, PyObject *kwargs);
 PyObject *repeat_factor(PyObject *module, PyObject *args);
+/* The names of an axis' fields in a description, in their order (a tuple). */
+PyObject *axis_fields(void);
 
 #endif

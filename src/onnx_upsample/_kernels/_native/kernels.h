@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "axis_rule.h"
+#include "linear_types.h"
 
 /* The first of `total` rows that block b of n_blocks starts at: rows split as evenly as
  * possible, with no product that could overflow (b * total could, for a caller's numbers). */
@@ -51,25 +52,12 @@ typedef struct {
 
 int nearest_item(void *job, int64_t item, int worker);
 
-/* Element types the linear kernel reads (`T_HALF`: 16-bit patterns through `lut`) and
- * writes; the accumulation type follows docs/semantics.md: float for the first group, double
- * for the second. */
-enum {
-    T_INT8, T_UINT8, T_INT16, T_UINT16, T_INT32, T_FLOAT32, T_HALF, /* float accumulation */
-    T_INT64, T_UINT64, T_UINT32, T_FLOAT64,                         /* double accumulation */
-    T_COUNT
-};
-/* The first element code that accumulates in double. */
-#define T_FIRST_DOUBLE T_INT64
-/* Bytes of one element of each code (T_HALF: its 16-bit pattern); defined in linear.c. */
-extern const size_t linear_element_size[T_COUNT];
-
 typedef struct {
     const char *x;
     char *out;                /* rows [row_base, row_base + out_rows) of the output, row
                                * positions [col_first, col_first + out_row_len) of each */
-    int src, dst;             /* element type codes */
-    int acc_double;
+    int src, dst;             /* element type codes (linear_types.h) */
+    int acc_double;           /* src accumulates in double (linear_types[src].acc_bytes) */
     const float *lut;         /* float32 value of each 16-bit pattern (T_HALF) */
     int64_t rows, row_len, block, row_base, out_rows, col_first, out_row_len;
     int64_t block_in;         /* input elements per row position */

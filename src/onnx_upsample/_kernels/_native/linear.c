@@ -1,10 +1,15 @@
 /* Linear-mode blend (see kernels.h and docs/semantics.md, linear rules).
  *
- * Per work item (a range of rows times a segment of the row axis): the row and block taps
- * of the segment are laid out once as flat per-element tables (offset into an input row,
- * float32 weight); each output row then blends the 2**n input rows of its outer corners.
- * Input rows are gathered at the taps and converted to the accumulation type once, into a
- * small per-worker cache, and reused by the following output rows that read them.
+ * A work item is a range of output rows times a segment of the row axis, made in three
+ * steps, each with its own state:
+ * - the segment (Segment): the row and block taps of its positions, laid out once as flat
+ *   per-element tables (offset into an input row, float32 weight);
+ * - the corner rows (CornerCache, linear_cache.h): each output row blends the 2**n input rows
+ *   of its outer corners; input rows are gathered at the taps and converted to the
+ *   accumulation type once, into a small per-worker cache, and reused by the following
+ *   output rows that read them;
+ * - the blend (Blend, blend_row): the weighted sum of the corner rows (linear_sum.h, or the
+ *   float32 intrinsics of linear_avx2.h), converted to the output type and written.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +28,11 @@
 #pragma STDC FP_CONTRACT OFF
 #endif
 
+#define LINEAR_TYPE_ROW(name, stored, acc, out) \
+    [T_##name] = {#name, sizeof(stored), sizeof(acc), T_##out},
+const LinearType linear_types[T_COUNT] = {LINEAR_TYPES(LINEAR_TYPE_ROW)};
+#undef LINEAR_TYPE_ROW
+
 typedef void (*expand_fn)(const char *row, const int64_t *off, int64_t width, void *into,
                           const float *lut);
 typedef void (*repeat_fn)(const char *row, int64_t n, int64_t k, int64_t block, void *into,
@@ -32,10 +42,11 @@ typedef void (*store_fn)(const void *acc, char *out, int64_t width, double low_b
 typedef void (*sum_fn)(int64_t width, int n_interp, int taps, const float *const *weights,
                        const float *factors, void *const *expanded, void *acc);
 
+/* The loops of one instruction set, indexed by the source's element code. */
 typedef struct {
     expand_fn expand[T_COUNT];
     repeat_fn repeat[T_COUNT];
-    store_fn store[T_COUNT];
+    store_fn store[T_COUNT];  /* writes the code's results (linear_types[code].out) */
     sum_fn sum_float, sum_double;
 } LinearOps;
 
@@ -64,7 +75,6 @@ static const LinearOps *ops_for(int isa)
     return &linear_ops_base;
 }
 
-const size_t linear_element_size[T_COUNT] = {1, 1, 2, 2, 4, 4, 2, 8, 8, 4, 8};
 #define ALIGN 64
 
 static size_t round_up(size_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
@@ -80,7 +90,7 @@ static int taps_of(const LinearJob *job)
 }
 
 /* Scratch bytes per element of a segment, table by table: the one formula, laid out in
- * scratch_layout below, bounded by describe.c and used by Python to size segments. Per tap:
+ * scratch_layout below, bounded by describe_linear.c and used by Python to size segments. Per tap:
  * an offset and a weight; per tap and cached row slot: an accumulator value; then the
  * accumulator itself, and a staged result for streaming stores. */
 typedef struct {
@@ -127,15 +137,30 @@ static ScratchLayout scratch_layout(const LinearJob *job)
 
 size_t linear_scratch_bytes(const LinearJob *job) { return scratch_layout(job).total; }
 
-/* The row and block taps of row positions [j0, j1) as flat per-element tables. */
-static void flat_taps(const LinearJob *job, int64_t j0, int64_t j1, int64_t *off,
-                      float *weights, int64_t width)
+/* Step 1: one item's segment of the row axis, positions [j0, j1), and its taps. */
+typedef struct {
+    int64_t j0, j1;
+    int64_t width;            /* elements: (j1 - j0) * block */
+    int64_t stride;           /* elements from one tap's table to the next's: segment * block */
+    int taps;                 /* row taps times block taps: 1, 2 or 4 */
+    int64_t *off;             /* per tap: each element's offset into an input row */
+    const float *weights[4];  /* per tap: each element's float32 weight */
+    /* an integer scale k on the row axis (job->row_repeat, j0 a multiple of k): input rows
+     * are expanded by repeating each position k times instead of a gather */
+    int repeat;
+    int64_t repeat_n;         /* with a repeat: the segment's input positions */
+    size_t repeat_from;       /* with a repeat: the segment's first input byte in a row */
+    size_t tap_offset;        /* elements from one tap's expanded row to the next's */
+} Segment;
+
+/* The row and block taps of the segment's positions as flat per-element tables. */
+static void flat_taps(const LinearJob *job, const Segment *seg, float *weights)
 {
-    const int64_t block = job->block;
+    const int64_t block = job->block, j0 = seg->j0;
     const int block_taps = job->block_blend ? 2 : 1;
     const int row_taps = job->row_blend ? 2 : 1;
     const AxisRule *row_axis = &job->axes[job->n_outer];
-    for (int64_t j = j0; j < j1; j++) {
+    for (int64_t j = j0; j < seg->j1; j++) {
         int64_t positions[2];
         float row_w[2];
         if (job->row_blend) {
@@ -149,8 +174,8 @@ static void flat_taps(const LinearJob *job, int64_t j0, int64_t j1, int64_t *off
             float wr = row_w[tr];
             for (int tb = 0; tb < block_taps; tb++) {
                 int t = tr * block_taps + tb;
-                int64_t *o = off + (size_t)t * (size_t)width;
-                float *w = weights + (size_t)t * (size_t)width;
+                int64_t *o = seg->off + (size_t)t * (size_t)seg->stride;
+                float *w = weights + (size_t)t * (size_t)seg->stride;
                 const int64_t *inner = tb ? job->blk_hi : job->blk_lo;
                 const float *inner_w = tb ? job->blk_w_hi : job->blk_w_lo;
                 for (int64_t c = 0; c < block; c++) {
@@ -169,9 +194,38 @@ static void flat_taps(const LinearJob *job, int64_t j0, int64_t j1, int64_t *off
     }
 }
 
+/* Item `s`'s segment of the row axis; 0 where it is empty. */
+static int segment_bounds(const LinearJob *job, int64_t s, Segment *seg)
+{
+    seg->j0 = s * job->segment;
+    seg->j1 = seg->j0 + job->segment < job->row_len ? seg->j0 + job->segment : job->row_len;
+    return seg->j0 < seg->j1;
+}
+
+/* The segment's taps, into the scratch's tables `off` and `weights`. */
+static void segment_taps(const LinearJob *job, int64_t *off, float *weights, Segment *seg)
+{
+    const int64_t block = job->block, k = job->row_repeat;
+    seg->width = (seg->j1 - seg->j0) * block;
+    seg->stride = job->segment * block;
+    seg->taps = taps_of(job);
+    seg->off = off;
+    for (int t = 0; t < seg->taps; t++)
+        seg->weights[t] = weights + (size_t)t * (size_t)seg->stride;
+    flat_taps(job, seg, weights);
+    seg->repeat = k > 1 && job->row_blend && !job->block_blend && seg->j0 % k == 0
+        && (seg->j1 - seg->j0) % k == 0;
+    /* with a repeat the high taps are the low ones k * block elements on, except the last
+     * k * block */
+    seg->tap_offset = (size_t)(seg->repeat ? k * block : seg->stride);
+    seg->repeat_from = seg->repeat ? (size_t)(seg->j0 / k * job->block_in)
+                                         * linear_types[job->src].bytes : 0;
+    seg->repeat_n = seg->repeat ? (seg->j1 - seg->j0) / k : 0;
+}
+
 #ifdef HAVE_AVX2_VARIANT
 /* The end of the prefix of [0, width) over which every tap's weights repeat every 8
- * elements (w[f] == w[f - 8], bit for bit), for the AVX2 float blend (its only user). */
+ * elements (w[f] == w[f - 8], bit for bit), for the AVX2 float blend. */
 static int64_t periodic_end(const float *const *weight_rows, int taps, int64_t width)
 {
     int64_t end = width;
@@ -190,20 +244,79 @@ static int64_t periodic_end(const float *const *weight_rows, int taps, int64_t w
 }
 #endif
 
+#include "linear_cache.h"
+
+/* Step 3: how an item's output rows are summed and written. */
+typedef struct {
+    int direct;               /* results are the accumulator type: summed into place */
+    int avx2_float;           /* float32 sums by linear_avx2.h, straight into the output */
+    int64_t periodic_end;     /* for avx2_float: see periodic_end */
+    void *acc;                /* the accumulator row, for results that are converted */
+    char *stage;              /* streaming stores: a converted row waiting to be streamed */
+    size_t dst_size;
+} Blend;
+
+static void plan_blend(const LinearJob *job, const Segment *seg, void *acc, char *stage,
+                       Blend *blend)
+{
+    blend->direct = (job->dst == T_FLOAT32 && !job->acc_double)
+        || (job->dst == T_FLOAT64 && job->acc_double);
+    blend->avx2_float = 0;
+    blend->periodic_end = 0;
+#ifdef HAVE_AVX2_VARIANT
+    /* float32 results straight into the output (streamed from the registers when
+     * streaming), where the intrinsics blend has this count of taps and axes */
+    blend->avx2_float = job->isa == 1 && blend->direct && !job->acc_double && seg->taps <= 2
+        && job->n_interp <= 3 && ((uintptr_t)job->out & 3) == 0;
+    if (blend->avx2_float)
+        blend->periodic_end = periodic_end(seg->weights, seg->taps, seg->width);
+#else
+    (void)seg;
+#endif
+    blend->acc = acc;
+    blend->stage = stage;
+    blend->dst_size = linear_types[job->dst].bytes;
+}
+
+/* One output row `o` of the segment from its corner rows and their outer weights. Float
+ * results are summed straight into the output row, others into the accumulator and
+ * converted; with streaming stores both are assembled in the scratch first and then
+ * streamed, so the output is never read. */
+static void blend_row(const LinearJob *job, const LinearOps *ops, const Segment *seg,
+                      const Blend *blend, const float *factors, void *const *corners, char *o)
+{
+    const int64_t width = seg->width;
+#ifdef HAVE_AVX2_VARIANT
+    if (blend->avx2_float
+        && avx2_sum_row_f(width, blend->periodic_end, job->n_interp, seg->taps, seg->weights,
+                          factors, corners, (float *)(void *)o, job->stream))
+        return;
+#endif
+    char *row_out = job->stream ? (blend->direct ? (char *)blend->acc : blend->stage) : o;
+    void *into = blend->direct ? (void *)row_out : blend->acc;
+    if (job->acc_double)
+        ops->sum_double(width, job->n_interp, seg->taps, seg->weights, factors, corners, into);
+    else
+        ops->sum_float(width, job->n_interp, seg->taps, seg->weights, factors, corners, into);
+    if (!blend->direct)
+        ops->store[job->src](blend->acc, row_out, width, job->low_bound, job->high_bound);
+    if (job->stream)
+        stream_copy(o, row_out, (size_t)width * blend->dst_size);
+}
+
 int linear_item(void *context, int64_t item, int worker)
 {
-    LinearJob *job = (LinearJob *)context;
+    /* a copy the loops read: the compiler then knows that no call changes it, and keeps
+     * its fields in registers across the calls of each row */
+    const LinearJob job_copy = *(const LinearJob *)context;
+    const LinearJob *job = &job_copy;
     const LinearOps *ops = ops_for(job->isa);
-    const int64_t block = job->block;
-    int64_t b = item / job->n_segments, s = job->segment_base + item % job->n_segments;
+    int64_t b = item / job->n_segments;
     int64_t r0 = block_start(b, job->out_rows, job->n_blocks);
     int64_t r1 = block_start(b + 1, job->out_rows, job->n_blocks);
-    int64_t j0 = s * job->segment;
-    int64_t j1 = j0 + job->segment < job->row_len ? j0 + job->segment : job->row_len;
-    if (r0 >= r1 || j0 >= j1)
+    Segment seg;
+    if (r0 >= r1 || !segment_bounds(job, job->segment_base + item % job->n_segments, &seg))
         return 0;
-    int64_t width = (j1 - j0) * block;
-    int64_t full_width = job->segment * block; /* stride of the scratch tables */
 
     ScratchLayout layout = scratch_layout(job);
     if (job->scratch[worker] == NULL) {
@@ -212,74 +325,37 @@ int linear_item(void *context, int64_t item, int worker)
             return -1;
     }
     char *scratch = (char *)job->scratch[worker];
-    int64_t *off = (int64_t *)(scratch + layout.off);
-    float *weights = (float *)(scratch + layout.weights);
-    char *cache = scratch + layout.cache;
-    void *acc = scratch + layout.acc;
-    int64_t *keys = (int64_t *)(scratch + layout.keys);
-    int64_t *ages = (int64_t *)(scratch + layout.ages);
-    float *factors = (float *)(scratch + layout.factors);
-
-    const int taps = taps_of(job);
-    const int n_interp = job->n_interp;
-    const int64_t combos = (int64_t)1 << n_interp;
-    const int64_t slots = 2 * combos;
-    const size_t acc_size = job->acc_double ? sizeof(double) : sizeof(float);
-    const size_t slot_bytes = (size_t)taps * (size_t)full_width * acc_size;
-    const size_t src_size = linear_element_size[job->src];
-    const size_t dst_size = linear_element_size[job->dst];
-
-    flat_taps(job, j0, j1, off, weights, full_width);
-    /* an integer scale on the row axis expands rows without a gather (j0 is a multiple) */
-    const int repeat = job->row_repeat > 1 && job->row_blend && !job->block_blend
-        && j0 % job->row_repeat == 0 && (j1 - j0) % job->row_repeat == 0;
-    const int direct = (job->dst == T_FLOAT32 && !job->acc_double)
-        || (job->dst == T_FLOAT64 && job->acc_double);
-    /* elements from one tap's expanded row to the next's in a cache slot: with a repeat,
-     * the high taps are the low ones k * block elements on, except the last k * block */
-    const size_t tap_offset = (size_t)(repeat ? job->row_repeat * block : full_width);
-    /* with a repeat: the segment's first input byte in a row, and its input positions */
-    const size_t repeat_from = repeat ? (size_t)(j0 / job->row_repeat * job->block_in) * src_size
-                                      : 0;
-    const int64_t repeat_n = repeat ? (j1 - j0) / job->row_repeat : 0;
-    const float *weight_rows[4];
-    for (int t = 0; t < taps; t++)
-        weight_rows[t] = weights + (size_t)t * (size_t)full_width;
-#ifdef HAVE_AVX2_VARIANT
-    /* float32 results straight into the output (streamed from the registers when
-     * streaming), where the intrinsics blend has this count of taps and axes */
-    const int avx2_float = job->isa == 1 && direct && !job->acc_double && taps <= 2
-        && job->n_interp <= 3 && ((uintptr_t)job->out & 3) == 0;
-    const int64_t repeat_end = avx2_float ? periodic_end(weight_rows, taps, width) : 0;
-#endif
-
-    for (int64_t t = 0; t < slots; t++) {
-        keys[t] = -1;
-        ages[t] = 0;
+    segment_taps(job, (int64_t *)(void *)(scratch + layout.off),
+                 (float *)(void *)(scratch + layout.weights), &seg);
+    CornerCache cache;
+    cache_init(&cache, job, &seg, scratch, &layout);
+    Blend blend;
+    plan_blend(job, &seg, scratch + layout.acc, scratch + layout.stage, &blend);
+    float *factors = (float *)(void *)(scratch + layout.factors);
+    const int64_t corners = (int64_t)1 << job->n_interp;
+    void *expanded[2 * 4];
+    void **rows = expanded;
+    void **rows_many = NULL;
+    if (corners * seg.taps > 8) {
+        rows_many = (void **)malloc((size_t)(corners * seg.taps) * sizeof(void *));
+        if (rows_many == NULL)
+            return -1;
+        rows = rows_many;
     }
-    int64_t clock = 0;
-    int64_t last_slot[8] = {0};
-    int64_t last_base = 0, last_lo[MAX_INTERP + 1], last_hi[MAX_INTERP + 1];
+
+    /* start position: row r0 + row_base of the whole output, C order */
     const int n = job->n_outer;
     int64_t position[MAX_OUTER];
-    int64_t axis_lo[MAX_INTERP + 1], axis_hi[MAX_INTERP + 1];
-    float axis_w_lo[MAX_INTERP + 1], axis_w_hi[MAX_INTERP + 1];
-    void *expanded[2 * 4];
-    void **expanded_all = expanded;
-    /* start position: row r0 + row_base of the whole output, C order */
     int64_t rest = r0 + job->row_base;
     for (int axis = n - 1; axis >= 0; axis--) {
         position[axis] = rest % job->axes[axis].n_out;
         rest /= job->axes[axis].n_out;
     }
-    void **expanded_many = NULL;
-    if (combos * taps > 8) {
-        expanded_many = (void **)malloc((size_t)(combos * taps) * sizeof(void *));
-        if (expanded_many == NULL)
-            return -1;
-        expanded_all = expanded_many;
-    }
-    const int64_t row_width = job->out_row_len * block;
+    /* this output row's outer taps, and those of the last row that read other input rows */
+    OuterTaps taps[2];
+    OuterTaps *now = &taps[0], *last = &taps[1];
+    const int64_t row_width = job->out_row_len * job->block;
+    const size_t dst_size = blend.dst_size;
     for (int64_t r = r0; r < r1; r++) {
         if (r > r0) {
             int axis = n - 1;
@@ -289,106 +365,21 @@ int linear_item(void *context, int64_t item, int worker)
             }
             position[axis]++;
         }
-        /* outer axes: fixed offsets, and two taps per interpolated axis (p = 0 innermost) */
-        int64_t base = 0;
-        int p = 0;
-        for (int axis = n - 1; axis >= 0; axis--) {
-            const AxisRule *a = &job->axes[axis];
-            if (a->kind == AXIS_BLEND) {
-                axis_taps(a, position[axis], &axis_lo[p], &axis_hi[p], &axis_w_lo[p],
-                          &axis_w_hi[p]);
-                p++;
-            } else {
-                base += axis_offset(a, position[axis]);
-            }
-        }
+        outer_taps(job, position, now);
         /* the same input rows as the previous output row (every other row at x2 on an
          * outer axis): the corners' expanded rows are in place, only their weights change */
-        int same = r > r0 && base == last_base;
-        for (int q = 0; same && q < n_interp; q++)
-            same = axis_lo[q] == last_lo[q] && axis_hi[q] == last_hi[q];
-        if (!same) {
-            last_base = base;
-            for (int q = 0; q < n_interp; q++) { /* a few: memcpy would be a libc call */
-                last_lo[q] = axis_lo[q];
-                last_hi[q] = axis_hi[q];
-            }
+        const int same = r > r0 && same_corners(now, last, job->n_interp);
+        corner_rows(job, ops, &seg, &cache, now, same, factors, rows);
+        if (!same) { /* no copy: the next row's taps go where the older ones were */
+            OuterTaps *older = last;
+            last = now;
+            now = older;
         }
-        for (int64_t combo = 0; combo < combos; combo++) {
-            int64_t offset = base;
-            for (int q = 0; q < n_interp; q++) {
-                if ((combo >> q) & 1) {
-                    offset += axis_hi[q];
-                    factors[combo * n_interp + q] = axis_w_hi[q];
-                } else {
-                    offset += axis_lo[q];
-                    factors[combo * n_interp + q] = axis_w_lo[q];
-                }
-            }
-            if (same)
-                continue;
-            clock++;
-            /* a corner most often reads the row it read for the previous output row */
-            int64_t slot = combo < 8 && keys[last_slot[combo]] == offset ? last_slot[combo] : -1;
-            for (int64_t t = 0; slot < 0 && t < slots; t++) {
-                if (keys[t] == offset)
-                    slot = t;
-            }
-            if (slot < 0) {
-                slot = 0;
-                for (int64_t t = 1; t < slots; t++)
-                    if (ages[t] < ages[slot])
-                        slot = t;
-                keys[slot] = offset;
-                char *into = cache + (size_t)slot * slot_bytes;
-                const char *row = job->x + (size_t)offset * src_size;
-                if (repeat) {
-                    /* low taps: a repeat; high taps: the low ones k positions on, but
-                     * for the segment's last k positions (clamped, or past the segment) */
-                    ops->repeat[job->src](row + repeat_from, repeat_n, job->row_repeat, block,
-                                          into, job->lut);
-                    /* the high taps are read tap_offset elements on, so only the last
-                     * tap_offset need a place of their own, past the low taps (width >=
-                     * tap_offset: the segment holds whole groups of k) */
-                    ops->expand[job->src](row, off + (size_t)(full_width + width) - tap_offset,
-                                          (int64_t)tap_offset, into + (size_t)width * acc_size,
-                                          job->lut);
-                } else {
-                    for (int t = 0; t < taps; t++)
-                        ops->expand[job->src](row, off + (size_t)t * (size_t)full_width, width,
-                                              into + (size_t)t * (size_t)full_width * acc_size,
-                                              job->lut);
-                }
-            }
-            ages[slot] = clock;
-            if (combo < 8)
-                last_slot[combo] = slot;
-            for (int t = 0; t < taps; t++)
-                expanded_all[combo * taps + t] =
-                    cache + (size_t)slot * slot_bytes + (size_t)t * tap_offset * acc_size;
-        }
-        char *o = job->out + (size_t)(r * row_width + (j0 - job->col_first) * block) * dst_size;
-        /* float results are summed straight into the output row, others into the
-         * accumulator and converted; with streaming stores both are assembled in the scratch
-         * first and then streamed, so the output is never read */
-#ifdef HAVE_AVX2_VARIANT
-        if (avx2_float
-            && avx2_sum_row_f(width, repeat_end, n_interp, taps, weight_rows, factors,
-                              expanded_all, (float *)(void *)o, job->stream))
-            continue;
-#endif
-        char *row_out = job->stream ? (direct ? (char *)acc : scratch + layout.stage) : o;
-        void *into = direct ? (void *)row_out : acc;
-        if (job->acc_double)
-            ops->sum_double(width, n_interp, taps, weight_rows, factors, expanded_all, into);
-        else
-            ops->sum_float(width, n_interp, taps, weight_rows, factors, expanded_all, into);
-        if (!direct)
-            ops->store[job->dst](acc, row_out, width, job->low_bound, job->high_bound);
-        if (job->stream)
-            stream_copy(o, row_out, (size_t)width * dst_size);
+        char *o = job->out
+            + (size_t)(r * row_width + (seg.j0 - job->col_first) * job->block) * dst_size;
+        blend_row(job, ops, &seg, &blend, factors, rows, o);
     }
-    free(expanded_many);
+    free(rows_many);
     if (job->stream)
         stream_fence();
     return 0;

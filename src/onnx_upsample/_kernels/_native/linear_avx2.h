@@ -50,6 +50,15 @@ static inline __attribute__((always_inline)) void avx2_put_part(float *to, __m25
         _mm_store_ss(to, part);
 }
 
+/* One output row's blend: its terms' weights and expanded rows, and where it goes. */
+typedef struct {
+    const float *const *W;    /* per tap: the row segment's weights */
+    float *const *E;          /* per term (corner, then tap): the expanded input row */
+    const __m256 *fv;         /* per corner and outer axis: its weight in every lane */
+    int64_t periodic_end;     /* the row weights repeat every 8 up to here (periodic_end) */
+    float *out;
+} Avx2Row;
+
 /* One vector of outputs at f: the terms' weight vectors in `wc` (periodic weights) or, with
  * wc NULL, made here from the row weights and the outer weights `fv`. n < 8: only the first
  * n outputs, read with masked loads (the lanes past them read nothing and are 0). */
@@ -78,12 +87,17 @@ static inline __attribute__((always_inline)) __m256 avx2_vector_f(
 }
 
 /* Outputs [a, b) of one row. `wc`: the weight vectors of the vector at a, valid for every
- * vector that ends by `periodic_end` (NULL: none). With `stream`, out + a is 32-byte
+ * vector that ends by the periodic end (NULL: none). With `stream`, out + a is 32-byte
  * aligned and b - a a multiple of 8. */
 static inline __attribute__((always_inline)) void avx2_blend_f(
-    int64_t a, int64_t b, int64_t periodic_end, const int NI, const int T, const __m256 *wc,
-    const __m256 *fv, const float *const *W, float *const *E, float *out, const int stream)
+    const Avx2Row *row, const __m256 *wc, int64_t a, int64_t b, const int NI, const int T,
+    const int stream)
 {
+    const __m256 *fv = row->fv;
+    const float *const *W = row->W;
+    float *const *E = row->E;
+    float *out = row->out;
+    const int64_t periodic_end = row->periodic_end;
     int64_t f = a;
     if (wc) {
         int64_t end = periodic_end < b ? periodic_end : b;
@@ -122,15 +136,16 @@ static inline __attribute__((always_inline)) void avx2_row_f(
                     w = _mm256_mul_ps(w, fv[c * NI + q]);
                 wc[c * T + t] = w;
             }
+    const Avx2Row row = {W, E, fv, periodic_end, out};
     if (!stream) {
-        avx2_blend_f(0, width, periodic_end, NI, T, periodic ? wc : NULL, fv, W, E, out, 0);
+        avx2_blend_f(&row, periodic ? wc : NULL, 0, width, NI, T, 0);
         return;
     }
     int64_t head = (int64_t)(((64 - ((uintptr_t)out & 63)) & 63) / sizeof(float));
     if (head > width)
         head = width;
     int64_t body = (width - head) / 16 * 16;
-    avx2_blend_f(0, head, periodic_end, NI, T, periodic ? wc : NULL, fv, W, E, out, 0);
+    avx2_blend_f(&row, periodic ? wc : NULL, 0, head, NI, T, 0);
     if (periodic && head % 8) {
         /* lane i of a vector at `head` has the weights of lane (i + head) mod 8 at 0 */
         int r = (int)(head % 8);
@@ -139,10 +154,8 @@ static inline __attribute__((always_inline)) void avx2_row_f(
         for (int k = 0; k < (1 << NI) * T; k++)
             wc[k] = _mm256_permutevar8x32_ps(wc[k], turn);
     }
-    avx2_blend_f(head, head + body, periodic_end, NI, T, periodic ? wc : NULL, fv, W, E, out,
-                 1);
-    avx2_blend_f(head + body, width, periodic_end, NI, T, periodic ? wc : NULL, fv, W, E,
-                 out, 0);
+    avx2_blend_f(&row, periodic ? wc : NULL, head, head + body, NI, T, 1);
+    avx2_blend_f(&row, periodic ? wc : NULL, head + body, width, NI, T, 0);
 }
 
 /* 0 where this blend has no variant here (the caller then uses linear_sum.h). */

@@ -47,37 +47,37 @@ static inline __attribute__((always_inline)) double NAME(first_nan_add_d)(double
 /* Eight loads, then eight stores: a load issued after a store whose address matches it in
  * the low 12 bits (the input and the scratch can sit that way) waits for the store on many
  * cores; loads first leave nothing to wait for. */
-#define DEFINE_EXPAND(S, ACC, SUFFIX)                                                        \
-    static void NAME(expand_##SUFFIX)(const char *row, const int64_t *restrict off,          \
-                                      int64_t width, void *restrict into, const float *lut)  \
+#define DEFINE_EXPAND(T)                                                                     \
+    static void NAME(expand_##T)(const char *row, const int64_t *restrict off, int64_t width, \
+                                 void *restrict into, const float *lut)                      \
     {                                                                                        \
         (void)lut;                                                                           \
-        const S *restrict x = (const S *)row;                                                \
-        ACC *restrict e = (ACC *)into;                                                       \
+        const stored_##T *restrict x = (const stored_##T *)row;                              \
+        acc_##T *restrict e = (acc_##T *)into;                                               \
         int64_t f = 0;                                                                       \
         for (; f + 8 <= width; f += 8) {                                                     \
-            ACC v[8];                                                                        \
+            acc_##T v[8];                                                                    \
             for (int u = 0; u < 8; u++)                                                      \
-                v[u] = (ACC)x[off[f + u]];                                                   \
+                v[u] = (acc_##T)x[off[f + u]];                                               \
             for (int u = 0; u < 8; u++)                                                      \
                 e[f + u] = v[u];                                                             \
         }                                                                                    \
         for (; f < width; f++)                                                               \
-            e[f] = (ACC)x[off[f]];                                                           \
+            e[f] = (acc_##T)x[off[f]];                                                       \
     }
 
 /* An integer scale k on the row axis (no blended block): the low taps are each input
  * position's `block` elements k times over, converted once (no gather). */
-#define DEFINE_EXPAND_REPEAT(S, ACC, SUFFIX)                                                 \
-    static void NAME(repeat_##SUFFIX)(const char *row, int64_t n, int64_t k, int64_t block, \
-                                      void *restrict into, const float *lut)                 \
+#define DEFINE_EXPAND_REPEAT(T)                                                              \
+    static void NAME(repeat_##T)(const char *row, int64_t n, int64_t k, int64_t block,       \
+                                 void *restrict into, const float *lut)                      \
     {                                                                                        \
         (void)lut;                                                                           \
-        const S *restrict x = (const S *)row;                                                \
-        ACC *restrict e = (ACC *)into;                                                       \
+        const stored_##T *restrict x = (const stored_##T *)row;                              \
+        acc_##T *restrict e = (acc_##T *)into;                                               \
         if (k == 2 && block == 1) {                                                          \
             for (int64_t i = 0; i < n; i++) {                                                \
-                ACC v = (ACC)x[i];                                                           \
+                acc_##T v = (acc_##T)x[i];                                                   \
                 e[2 * i] = v;                                                                \
                 e[2 * i + 1] = v;                                                            \
             }                                                                                \
@@ -85,52 +85,53 @@ static inline __attribute__((always_inline)) double NAME(first_nan_add_d)(double
         }                                                                                    \
         for (int64_t i = 0; i < n; i++)                                                      \
             for (int64_t c = 0; c < block; c++) {                                            \
-                ACC v = (ACC)x[i * block + c];                                               \
+                acc_##T v = (acc_##T)x[i * block + c];                                       \
                 for (int64_t t = 0; t < k; t++)                                              \
                     e[(i * k + t) * block + c] = v;                                          \
             }                                                                                \
     }
 
-DEFINE_EXPAND_REPEAT(int8_t, float, i8)
-DEFINE_EXPAND_REPEAT(uint8_t, float, u8)
-DEFINE_EXPAND_REPEAT(int16_t, float, i16)
-DEFINE_EXPAND_REPEAT(uint16_t, float, u16)
-DEFINE_EXPAND_REPEAT(int32_t, float, i32)
-DEFINE_EXPAND_REPEAT(float, float, f32)
-DEFINE_EXPAND_REPEAT(int64_t, double, i64)
-DEFINE_EXPAND_REPEAT(uint64_t, double, u64)
-DEFINE_EXPAND_REPEAT(uint32_t, double, u32)
-DEFINE_EXPAND_REPEAT(double, double, f64)
+DEFINE_EXPAND_REPEAT(INT8)
+DEFINE_EXPAND_REPEAT(UINT8)
+DEFINE_EXPAND_REPEAT(INT16)
+DEFINE_EXPAND_REPEAT(UINT16)
+DEFINE_EXPAND_REPEAT(INT32)
+DEFINE_EXPAND_REPEAT(FLOAT32)
+DEFINE_EXPAND_REPEAT(INT64)
+DEFINE_EXPAND_REPEAT(UINT64)
+DEFINE_EXPAND_REPEAT(UINT32)
+DEFINE_EXPAND_REPEAT(FLOAT64)
 
-static void NAME(repeat_half)(const char *row, int64_t n, int64_t k, int64_t block,
+/* 16-bit floats: each pattern's value from the job's float32 table */
+static void NAME(repeat_HALF)(const char *row, int64_t n, int64_t k, int64_t block,
                               void *restrict into, const float *lut)
 {
-    const uint16_t *restrict x = (const uint16_t *)row;
-    float *restrict e = (float *)into;
+    const stored_HALF *restrict x = (const stored_HALF *)row;
+    acc_HALF *restrict e = (acc_HALF *)into;
     for (int64_t i = 0; i < n; i++)
         for (int64_t c = 0; c < block; c++) {
-            float v = lut[x[i * block + c]];
+            acc_HALF v = lut[x[i * block + c]];
             for (int64_t t = 0; t < k; t++)
                 e[(i * k + t) * block + c] = v;
         }
 }
 
-DEFINE_EXPAND(int8_t, float, i8)
-DEFINE_EXPAND(uint8_t, float, u8)
-DEFINE_EXPAND(int16_t, float, i16)
-DEFINE_EXPAND(uint16_t, float, u16)
-DEFINE_EXPAND(int32_t, float, i32)
-DEFINE_EXPAND(float, float, f32)
-DEFINE_EXPAND(int64_t, double, i64)
-DEFINE_EXPAND(uint64_t, double, u64)
-DEFINE_EXPAND(uint32_t, double, u32)
-DEFINE_EXPAND(double, double, f64)
+DEFINE_EXPAND(INT8)
+DEFINE_EXPAND(UINT8)
+DEFINE_EXPAND(INT16)
+DEFINE_EXPAND(UINT16)
+DEFINE_EXPAND(INT32)
+DEFINE_EXPAND(FLOAT32)
+DEFINE_EXPAND(INT64)
+DEFINE_EXPAND(UINT64)
+DEFINE_EXPAND(UINT32)
+DEFINE_EXPAND(FLOAT64)
 
-static void NAME(expand_half)(const char *row, const int64_t *restrict off, int64_t width,
+static void NAME(expand_HALF)(const char *row, const int64_t *restrict off, int64_t width,
                               void *restrict into, const float *lut)
 {
-    const uint16_t *restrict x = (const uint16_t *)row;
-    float *restrict e = (float *)into;
+    const stored_HALF *restrict x = (const stored_HALF *)row;
+    acc_HALF *restrict e = (acc_HALF *)into;
     for (int64_t f = 0; f < width; f++)
         e[f] = lut[x[off[f]]];
 }
@@ -138,82 +139,81 @@ static void NAME(expand_half)(const char *row, const int64_t *restrict off, int6
 /* Integers: truncate toward zero, then saturate; the bounds are compared before the
  * conversion, so no out-of-range float is ever converted (undefined behaviour in C). NaN
  * cannot reach an integer result (finite inputs, finite weights) and goes to the minimum. */
-#define DEFINE_STORE_INT(D, ACC, SUFFIX)                                                     \
-    static void NAME(store_##SUFFIX)(const void *restrict from, char *restrict to,           \
-                                     int64_t width, double low_bound, double high_bound)     \
+#define DEFINE_STORE_INT(T)                                                                  \
+    static void NAME(store_##T)(const void *restrict from, char *restrict to, int64_t width, \
+                                double low_bound, double high_bound)                         \
     {                                                                                        \
-        const ACC *restrict acc = (const ACC *)from;                                         \
-        D *restrict o = (D *)to;                                                             \
-        const ACC low = (ACC)low_bound, high = (ACC)high_bound;                              \
-        const D low_value = (D)low_bound;                                                    \
-        const D high_value = (D)(high_bound - 1.0);                                          \
+        const acc_##T *restrict acc = (const acc_##T *)from;                                 \
+        stored_##T *restrict o = (stored_##T *)to;                                           \
+        const acc_##T low = (acc_##T)low_bound, high = (acc_##T)high_bound;                  \
+        const stored_##T low_value = (stored_##T)low_bound;                                  \
+        const stored_##T high_value = (stored_##T)(high_bound - 1.0);                        \
         for (int64_t f = 0; f < width; f++) {                                                \
-            ACC v = acc[f];                                                                  \
-            o[f] = v >= high ? high_value : (v >= low ? (D)v : low_value);                   \
+            acc_##T v = acc[f];                                                              \
+            o[f] = v >= high ? high_value : (v >= low ? (stored_##T)v : low_value);          \
         }                                                                                    \
     }
 
 /* 8- and 16-bit integers: their bounds are floats exactly, and truncation commutes with
  * clamping to integer bounds, so clamp to [min, max] first, then convert (the same values
  * in fewer vector operations; NaN, which integer inputs cannot produce, goes to min). */
-#define DEFINE_STORE_SMALL(D, SUFFIX)                                                        \
-    static void NAME(store_##SUFFIX)(const void *restrict from, char *restrict to,           \
-                                     int64_t width, double low_bound, double high_bound)     \
+#define DEFINE_STORE_SMALL(T)                                                                \
+    static void NAME(store_##T)(const void *restrict from, char *restrict to, int64_t width, \
+                                double low_bound, double high_bound)                         \
     {                                                                                        \
-        const float *restrict acc = (const float *)from;                                     \
-        D *restrict o = (D *)to;                                                             \
-        const float low = (float)low_bound, top = (float)(high_bound - 1.0);                 \
+        const acc_##T *restrict acc = (const acc_##T *)from;                                 \
+        stored_##T *restrict o = (stored_##T *)to;                                           \
+        const acc_##T low = (acc_##T)low_bound, top = (acc_##T)(high_bound - 1.0);           \
         for (int64_t f = 0; f < width; f++) {                                                \
-            float v = acc[f];                                                                \
+            acc_##T v = acc[f];                                                              \
             v = v >= low ? v : low;                                                          \
             v = v <= top ? v : top;                                                          \
-            o[f] = (D)(int32_t)v;                                                            \
+            o[f] = (stored_##T)(int32_t)v;                                                   \
         }                                                                                    \
     }
 
-DEFINE_STORE_SMALL(int8_t, i8)
-DEFINE_STORE_SMALL(uint8_t, u8)
-DEFINE_STORE_SMALL(int16_t, i16)
-DEFINE_STORE_SMALL(uint16_t, u16)
-DEFINE_STORE_INT(int32_t, float, i32)
-DEFINE_STORE_INT(uint32_t, double, u32)
+DEFINE_STORE_SMALL(INT8)
+DEFINE_STORE_SMALL(UINT8)
+DEFINE_STORE_SMALL(INT16)
+DEFINE_STORE_SMALL(UINT16)
+DEFINE_STORE_INT(INT32)
+DEFINE_STORE_INT(UINT32)
 
 /* int64 and uint64: their largest value is not a double, so the top is set directly. */
-static void NAME(store_i64)(const void *restrict from, char *restrict to, int64_t width,
-                            double low_bound, double high_bound)
+static void NAME(store_INT64)(const void *restrict from, char *restrict to, int64_t width,
+                              double low_bound, double high_bound)
 {
-    const double *restrict acc = (const double *)from;
-    int64_t *restrict o = (int64_t *)to;
+    const acc_INT64 *restrict acc = (const acc_INT64 *)from;
+    stored_INT64 *restrict o = (stored_INT64 *)to;
     for (int64_t f = 0; f < width; f++) {
-        double v = acc[f];
+        acc_INT64 v = acc[f];
         o[f] = v >= high_bound ? INT64_MAX : (v >= low_bound ? (int64_t)v : INT64_MIN);
     }
 }
 
-static void NAME(store_u64)(const void *restrict from, char *restrict to, int64_t width,
-                            double low_bound, double high_bound)
+static void NAME(store_UINT64)(const void *restrict from, char *restrict to, int64_t width,
+                               double low_bound, double high_bound)
 {
-    const double *restrict acc = (const double *)from;
-    uint64_t *restrict o = (uint64_t *)to;
+    const acc_UINT64 *restrict acc = (const acc_UINT64 *)from;
+    stored_UINT64 *restrict o = (stored_UINT64 *)to;
     for (int64_t f = 0; f < width; f++) {
-        double v = acc[f];
+        acc_UINT64 v = acc[f];
         o[f] = v >= high_bound ? UINT64_MAX : (v >= low_bound ? (uint64_t)v : 0);
     }
 }
 
-static void NAME(store_f32)(const void *restrict from, char *restrict to, int64_t width,
-                            double low_bound, double high_bound)
-{
-    (void)low_bound, (void)high_bound;
-    memcpy(to, from, (size_t)width * sizeof(float));
-}
+/* Floats: the accumulator is the stored type (linear.c sums these straight into the output
+ * where it can; this copy serves the others). */
+#define DEFINE_STORE_COPY(T)                                                                 \
+    static void NAME(store_##T)(const void *restrict from, char *restrict to, int64_t width, \
+                                double low_bound, double high_bound)                         \
+    {                                                                                        \
+        (void)low_bound, (void)high_bound;                                                   \
+        memcpy(to, from, (size_t)width * sizeof(stored_##T));                                \
+    }
 
-static void NAME(store_f64)(const void *restrict from, char *restrict to, int64_t width,
-                            double low_bound, double high_bound)
-{
-    (void)low_bound, (void)high_bound;
-    memcpy(to, from, (size_t)width * sizeof(double));
-}
+DEFINE_STORE_COPY(FLOAT32)
+DEFINE_STORE_COPY(FLOAT64)
 
 #define ACC float
 #define SUFFIX f
@@ -226,24 +226,27 @@ static void NAME(store_f64)(const void *restrict from, char *restrict to, int64_
 #undef ACC
 #undef SUFFIX
 
+/* Every code has its loops, by name: a code without them does not compile. A code's store
+ * writes the code its results are written as (T_HALF: float32). */
+#define OPS_EXPAND(T, stored, acc, out) [T_##T] = NAME(expand_##T),
+#define OPS_REPEAT(T, stored, acc, out) [T_##T] = NAME(repeat_##T),
+#define OPS_STORE(T, stored, acc, out) [T_##T] = NAME(store_##out),
 static const LinearOps NAME(linear_ops) = {
-    {NAME(expand_i8), NAME(expand_u8), NAME(expand_i16), NAME(expand_u16), NAME(expand_i32),
-     NAME(expand_f32), NAME(expand_half), NAME(expand_i64), NAME(expand_u64),
-     NAME(expand_u32), NAME(expand_f64)},
-    {NAME(repeat_i8), NAME(repeat_u8), NAME(repeat_i16), NAME(repeat_u16), NAME(repeat_i32),
-     NAME(repeat_f32), NAME(repeat_half), NAME(repeat_i64), NAME(repeat_u64),
-     NAME(repeat_u32), NAME(repeat_f64)},
-    {NAME(store_i8), NAME(store_u8), NAME(store_i16), NAME(store_u16), NAME(store_i32),
-     NAME(store_f32), NAME(store_f32), NAME(store_i64), NAME(store_u64), NAME(store_u32),
-     NAME(store_f64)},
-    NAME(sum_f),
-    NAME(sum_d),
+    .expand = {LINEAR_TYPES(OPS_EXPAND)},
+    .repeat = {LINEAR_TYPES(OPS_REPEAT)},
+    .store = {LINEAR_TYPES(OPS_STORE)},
+    .sum_float = NAME(sum_f),
+    .sum_double = NAME(sum_d),
 };
+#undef OPS_EXPAND
+#undef OPS_REPEAT
+#undef OPS_STORE
 
 #undef DEFINE_EXPAND
 #undef DEFINE_EXPAND_REPEAT
 #undef DEFINE_STORE_INT
 #undef DEFINE_STORE_SMALL
+#undef DEFINE_STORE_COPY
 #undef IVDEP
 #undef NAME
 #undef CAT

@@ -1,6 +1,7 @@
 /* onnx_upsample._kernels._native: the compiled Upsample kernels, behind a thin binding.
  *
- * nearest_kernel(...) and linear_kernel(...) (describe.c) take a call's canonical form, built
+ * nearest_kernel(...) and linear_kernel(...) (describe.c, describe_linear.c) take a call's
+ * canonical form, built
  * by onnx_upsample._kernels._compiled, check it once and return a Kernel; kernel(x, out,
  * threads[, row_base]) then fills `out` with the GIL released, on the pool of pool.c, looking
  * for signals (Ctrl-C) between work items.
@@ -156,7 +157,7 @@ done:
 }
 
 /* Created from a spec (the limited API has no static types); instances are made only by the
- * constructors of describe.c, never by calling the type. */
+ * constructors of describe.c and describe_linear.c, never by calling the type. */
 PyTypeObject *KernelType = NULL;
 
 static PyType_Slot kernel_slots[] = {
@@ -211,7 +212,7 @@ static PyMethodDef methods[] = {
     {"nearest_kernel", (PyCFunction)(void (*)(void))nearest_kernel,
      METH_VARARGS | METH_KEYWORDS, "Prepare a nearest gather (see describe.c)."},
     {"linear_kernel", (PyCFunction)(void (*)(void))linear_kernel,
-     METH_VARARGS | METH_KEYWORDS, "Prepare a linear blend (see describe.c)."},
+     METH_VARARGS | METH_KEYWORDS, "Prepare a linear blend (see describe_linear.c)."},
     {"linear_scratch_per_element", py_linear_scratch_per_element, METH_VARARGS,
      "Scratch bytes per segment element of a linear kernel (taps, n_interp, acc_double, "
      "stream)."},
@@ -228,6 +229,63 @@ static struct PyModuleDef module_def = {
     NULL, NULL, NULL, NULL,
 };
 
+/* LINEAR_TYPES: each element code's name (without T_) -> (code, bytes of one stored element,
+ * bytes of its accumulator, the code its results are written as), from linear_types.h. */
+static PyObject *linear_types_dict(void)
+{
+    PyObject *types = PyDict_New();
+    for (int code = 0; types != NULL && code < T_COUNT; code++) {
+        const LinearType *t = &linear_types[code];
+        PyObject *row = Py_BuildValue("(inni)", code, (Py_ssize_t)t->bytes,
+                                      (Py_ssize_t)t->acc_bytes, t->out);
+        if (row == NULL || PyDict_SetItemString(types, t->name, row) < 0)
+            Py_CLEAR(types);
+        Py_XDECREF(row);
+    }
+    return types;
+}
+
+/* The constants Python reads by name: limits, axis and row kinds, element codes. */
+static int add_constants(PyObject *module)
+{
+    const struct {
+        const char *name;
+        long long value;
+    } constants[] = {
+        {"MAX_THREADS", pool_max_threads()},
+        {"MAX_OUTER", MAX_OUTER},
+        {"MAX_INTERP", MAX_INTERP},
+        {"MAX_AXIS_INPUT", MAX_AXIS_INPUT},
+        {"F32_EXACT_LIMIT", F32_EXACT_LIMIT},
+        {"AXIS_COPY", AXIS_COPY},
+        {"AXIS_GATHER", AXIS_GATHER},
+        {"AXIS_BLEND", AXIS_BLEND},
+        {"ROW_COPY", ROW_COPY},
+        {"ROW_REPEAT", ROW_REPEAT},
+        {"ROW_GATHER", ROW_GATHER},
+    };
+    for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++) {
+        PyObject *value = PyLong_FromLongLong(constants[i].value);
+        int status = value ? PyModule_AddObjectRef(module, constants[i].name, value) : -1;
+        Py_XDECREF(value);
+        if (status < 0)
+            return -1;
+    }
+    char name[32];
+    for (int code = 0; code < T_COUNT; code++) {
+        PyOS_snprintf(name, sizeof name, "T_%s", linear_types[code].name);
+        if (PyModule_AddIntConstant(module, name, code) < 0)
+            return -1;
+    }
+    PyObject *types = linear_types_dict();
+    int status = types ? PyModule_AddObjectRef(module, "LINEAR_TYPES", types) : -1;
+    Py_XDECREF(types);
+    PyObject *fields = status == 0 ? axis_fields() : NULL;
+    status = fields ? PyModule_AddObjectRef(module, "AXIS_FIELDS", fields) : -1;
+    Py_XDECREF(fields);
+    return status;
+}
+
 PyMODINIT_FUNC PyInit__native(void)
 {
     PyObject *module = PyModule_Create(&module_def);
@@ -236,26 +294,7 @@ PyMODINIT_FUNC PyInit__native(void)
     if (KernelType == NULL)
         KernelType = (PyTypeObject *)PyType_FromSpec(&kernel_spec);
     if (KernelType == NULL || PyModule_AddObjectRef(module, "Kernel", (PyObject *)KernelType) < 0
-        || PyModule_AddIntConstant(module, "MAX_THREADS", pool_max_threads()) < 0
-        || PyModule_AddIntConstant(module, "MAX_OUTER", MAX_OUTER) < 0
-        || PyModule_AddIntConstant(module, "MAX_INTERP", MAX_INTERP) < 0
-        || PyModule_AddIntConstant(module, "AXIS_COPY", AXIS_COPY) < 0
-        || PyModule_AddIntConstant(module, "AXIS_GATHER", AXIS_GATHER) < 0
-        || PyModule_AddIntConstant(module, "AXIS_BLEND", AXIS_BLEND) < 0
-        || PyModule_AddIntConstant(module, "ROW_COPY", ROW_COPY) < 0
-        || PyModule_AddIntConstant(module, "ROW_REPEAT", ROW_REPEAT) < 0
-        || PyModule_AddIntConstant(module, "ROW_GATHER", ROW_GATHER) < 0
-        || PyModule_AddIntConstant(module, "T_INT8", T_INT8) < 0
-        || PyModule_AddIntConstant(module, "T_UINT8", T_UINT8) < 0
-        || PyModule_AddIntConstant(module, "T_INT16", T_INT16) < 0
-        || PyModule_AddIntConstant(module, "T_UINT16", T_UINT16) < 0
-        || PyModule_AddIntConstant(module, "T_INT32", T_INT32) < 0
-        || PyModule_AddIntConstant(module, "T_FLOAT32", T_FLOAT32) < 0
-        || PyModule_AddIntConstant(module, "T_HALF", T_HALF) < 0
-        || PyModule_AddIntConstant(module, "T_INT64", T_INT64) < 0
-        || PyModule_AddIntConstant(module, "T_UINT64", T_UINT64) < 0
-        || PyModule_AddIntConstant(module, "T_UINT32", T_UINT32) < 0
-        || PyModule_AddIntConstant(module, "T_FLOAT64", T_FLOAT64) < 0) {
+        || add_constants(module) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -36,231 +36,109 @@ static int64_t outer_offset(int n, const int64_t *index, const AxisRule *axes)
     return offset;
 }
 
-#include "nearest_scalar.h"
+#include "nearest_rows.h"
 
-/* Vector row loops (nearest_isa.h): the repeat by 2 in SSE2, the x86-64 baseline, and in
- * AVX2, which also has the chunked gather and the RGB repeat; chosen at run time like the
- * linear kernel's. */
-#if defined(__SSE2__) || defined(_M_X64)
-#include <emmintrin.h>
-#define HAVE_VECTOR_ROWS 1
-#define ISA base
-#define WIDE 0
-#include "nearest_isa.h"
-#undef WIDE
-#undef ISA
-#ifdef HAVE_AVX2_TARGET
-#define HAVE_AVX2_ROWS 1
-#include <immintrin.h>
-AVX2_TARGET_BEGIN
-#define ISA avx2
-#define WIDE 1
-#include "nearest_isa.h"
-#undef WIDE
-#undef ISA
-AVX2_TARGET_END
-#endif
-#endif
-
-typedef void (*twice_fn)(const char *restrict x, char *restrict a, char *restrict b,
-                         size_t n, int unit);
-
-typedef void (*twice_rows_fn)(const char *x, size_t step, char *out, size_t row,
-                              int64_t pairs, size_t n, int unit);
-typedef void (*chunks_fn)(const char *x, char *out, const int64_t *start,
-                          const int32_t *dwords, int64_t chunks, size_t w);
-
+/* One work item's segment of the row axis, positions [j0, j1), and how its rows are made. */
 typedef struct {
-    twice_fn twice;         /* NULL: the scalar loops (no SSE2) */
-    twice_rows_fn twice_rows;
-    chunks_fn chunks;       /* NULL: gathers go through the table (no AVX2) */
-    void (*rgb_twice)(const char *x, char *out, int64_t n); /* 3-byte items, n >= 16 */
-} RowOps;
+    const NearestJob *job;
+    RowOps ops;               /* the job's vector row loops */
+    /* Pointers, not members: the row loops are given these, and a segment whose own address
+     * they were given would be reread from memory after each of their calls. */
+    const RowOps *streamed;   /* the row loops for rows assembled to be streamed */
+    ChunkPlan *plan;          /* ROW_GATHER: the segment as 32-byte chunks (run NULL: none) */
+    int64_t *table;           /* ROW_GATHER: the segment's input positions */
+    char *buffer;             /* streaming: where a piece of a row is assembled */
+    int64_t j0, j1;
+    int64_t f0;               /* the segment's first element in a row */
+    size_t position_bytes, width_bytes;
+    int stream;               /* rows are written with streaming stores */
+    int64_t piece;            /* streaming: positions assembled at a time */
+    int one_piece;            /* streaming: the buffer holds the whole segment */
+} NearestSegment;
 
-/* The vector row loops of the job's instruction set. */
-static RowOps row_ops(int isa)
+/* Item `s`'s segment; 0 where it is empty. */
+static int segment_bounds(const NearestJob *job, int64_t s, NearestSegment *seg)
 {
-    RowOps ops = {NULL, NULL, NULL, NULL};
-#ifdef HAVE_AVX2_ROWS
-    if (isa == 1) {
-        ops.twice = repeat_twice_avx2;
-        ops.twice_rows = repeat_twice_rows_avx2;
-        ops.chunks = gather_chunks_avx2;
-        ops.rgb_twice = rgb_twice_avx2;
-        return ops;
-    }
-#endif
-    (void)isa;
-#ifdef HAVE_VECTOR_ROWS
-    ops.twice = repeat_twice_base;
-    ops.twice_rows = repeat_twice_rows_base;
-#endif
-    return ops;
+    seg->j0 = s * job->segment;
+    seg->j1 = seg->j0 + job->segment < job->row_len ? seg->j0 + job->segment : job->row_len;
+    return seg->j0 < seg->j1;
 }
 
-/* A segment's gather as 32-byte chunks (gather_chunks): chunk c makes positions
- * [c * per, c * per + per) from the input positions start[c] + dwords / (w / 4); a last
- * chunk, when the segment is not a whole number of them, ends on its last position. */
-typedef struct {
-    chunks_fn run;          /* NULL: gather through the table */
-    int64_t *start;
-    int32_t *dwords;
-    int64_t per;            /* positions per chunk: 32 / w */
-    size_t w;               /* bytes per position: 4 or 8 */
-} ChunkPlan;
-
-/* Scratch bytes of a plan for segments of up to `segment` positions. */
-static size_t chunk_plan_bytes(int64_t segment)
+/* How the segment's rows are made (into `streamed` and `plan`, which the segment points
+ * to), and its scratch: the gathered row's input positions (computed once per item: every
+ * row of the item reuses them) and their chunked plan, and the streaming buffer. -1 where
+ * the scratch cannot be had. */
+static int segment_plan(const NearestJob *job, int worker, NearestSegment *seg,
+                        RowOps *streamed, ChunkPlan *plan)
 {
-    return ((size_t)(segment / 4 + 1) * (sizeof(int64_t) + 8 * sizeof(int32_t)) + 63) / 64 * 64;
-}
-
-/* Fill the plan for a segment of n positions reading `table` (input positions below
- * `limit`, the row's input length); 0 (and no plan) where some chunk's positions do not
- * fit in one 32-byte load (a scale >= 1 reads at most `per` inputs for `per` outputs: only
- * a rounding of the rule that skips an input could). */
-static int plan_chunks(ChunkPlan *plan, const int64_t *table, int64_t n, int64_t limit)
-{
-    const int64_t per = plan->per, words = (int64_t)plan->w / 4;
-    if (n < per || limit < per)
-        return 0;
-    for (int64_t c = 0; c * per < n; c++) {
-        int64_t j = c * per < n - per ? c * per : n - per;
-        int64_t first = table[j] < limit - per ? table[j] : limit - per;
-        for (int64_t k = 0; k < per; k++) {
-            int64_t t = table[j + k] - first;
-            if (t < 0 || t >= per)
-                return 0;
-            for (int64_t d = 0; d < words; d++)
-                plan->dwords[8 * c + k * words + d] = (int32_t)(t * words + d);
+    const int64_t j0 = seg->j0, j1 = seg->j1;
+    seg->job = job;
+    seg->ops = row_ops(job->isa);
+    /* a streamed row is made from input that comes from memory, into a buffer in L1: the
+     * compiler's loops for a repeat by 2 keep up with memory there, and the vector ones
+     * measured up to 1.3x slower for 8-byte positions (float64, complex64) */
+    *streamed = seg->ops;
+    streamed->twice = NULL;
+    seg->streamed = streamed;
+    seg->plan = plan;
+    seg->position_bytes = (size_t)(job->block * job->unit);
+    seg->f0 = j0 * job->block;
+    seg->width_bytes = (size_t)((j1 - j0) * job->block * job->unit);
+    /* streaming stores: rows are assembled `piece` positions at a time in a small buffer
+     * (a whole number of repeat groups), then streamed out; copied rows stream directly */
+    seg->piece = (int64_t)(STREAM_BUFFER_BYTES / seg->position_bytes);
+    if (job->row_kind == ROW_REPEAT)
+        seg->piece -= seg->piece % job->repeat;
+    seg->stream = job->stream && (job->row_kind == ROW_COPY || seg->piece >= 1);
+    seg->one_piece = seg->stream && j1 - j0 <= seg->piece;
+    *plan = (ChunkPlan){NULL, NULL, NULL, 0, seg->position_bytes};
+    const int chunked = job->row_kind == ROW_GATHER && seg->ops.chunks
+        && (seg->position_bytes == 4 || seg->position_bytes == 8);
+    const size_t plan_bytes = chunked ? chunk_plan_bytes(job->segment) : 0;
+    const size_t table_bytes = job->row_kind == ROW_GATHER
+        ? ((size_t)job->segment * sizeof(int64_t) + 63) / 64 * 64 + plan_bytes : 0;
+    seg->table = NULL;
+    seg->buffer = NULL;
+    if (table_bytes || (seg->stream && job->row_kind != ROW_COPY)) {
+        if (job->scratch[worker] == NULL) {
+            job->scratch[worker] = malloc(table_bytes + (job->stream ? STREAM_BUFFER_BYTES : 0));
+            if (job->scratch[worker] == NULL)
+                return -1;
         }
-        plan->start[c] = first;
+        seg->table = (int64_t *)job->scratch[worker];
+        seg->buffer = (char *)job->scratch[worker] + table_bytes;
     }
-    return 1;
-}
-
-/* Two output rows `stride` bytes apart from one input row of n elements, each twice. */
-static void repeat_two_rows(twice_fn twice, const char *x, char *out, size_t stride,
-                            int64_t n, int unit)
-{
-    char *second = out + stride;
-    if (twice && (size_t)n * (size_t)unit >= 8) {
-        twice(x, out, second, (size_t)n * (size_t)unit, unit);
-        return;
-    }
-    switch (unit) {
-    case 1: repeat_two_rows_uint8_t(x, out, second, n); return;
-    case 2: repeat_two_rows_uint16_t(x, out, second, n); return;
-    case 4: repeat_two_rows_uint32_t(x, out, second, n); return;
-    default: repeat_two_rows_uint64_t(x, out, second, n); return;
-    }
-}
-
-
-static void repeat_row(const RowOps *ops, const char *x, char *out, int64_t n, int64_t k,
-                       int64_t block, int unit)
-{
-    const int64_t size = block * unit; /* bytes of one position, repeated as one word */
-    if (k == 2 && ops->twice && (size == 1 || size == 2 || size == 4 || size == 8)
-        && n * size >= 8) {
-        ops->twice(x, out, NULL, (size_t)(n * size), (int)size);
-        return;
-    }
-    if (block == 1) {
-        switch (unit) {
-        case 1: repeat_uint8_t(x, out, n, k); return;
-        case 2: repeat_uint16_t(x, out, n, k); return;
-        case 4: repeat_uint32_t(x, out, n, k); return;
-        default: repeat_uint64_t(x, out, n, k); return;
+    if (job->row_kind == ROW_GATHER) {
+        const AxisRule *row_axis = &job->axes[job->n_outer];
+        for (int64_t j = j0; j < j1; j++)
+            seg->table[j - j0] = rule_nearest(row_axis, j);
+        if (chunked) {
+            char *at = (char *)seg->table + table_bytes - plan_bytes;
+            plan->start = (int64_t *)(void *)at;
+            plan->dwords = (int32_t *)(void *)(at + (size_t)(job->segment / 4 + 1)
+                                               * sizeof(int64_t));
+            plan->per = (int64_t)(32 / seg->position_bytes);
+            if (plan_chunks(plan, seg->table, j1 - j0, row_axis->in_len))
+                plan->run = seg->ops.chunks;
         }
     }
-    size_t bytes = (size_t)(block * unit);
-    switch (bytes) {
-    case 2: repeat_block_2(x, out, n, k); return;
-    case 3:
-        if (k == 2 && ops->rgb_twice && n >= 16)
-            ops->rgb_twice(x, out, n);
-        else if (k == 2)
-            repeat_rgb_twice(x, out, n);
-        else
-            repeat_block_3(x, out, n, k);
-        return;
-    case 4: repeat_block_4(x, out, n, k); return;
-    case 6: repeat_block_6(x, out, n, k); return;
-    case 8: repeat_block_8(x, out, n, k); return;
-    case 12: repeat_block_12(x, out, n, k); return;
-    case 16: repeat_block_16(x, out, n, k); return;
-    default: break;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const char *src = x + (size_t)i * bytes;
-        char *dst = out + (size_t)(i * k) * bytes;
-        for (int64_t t = 0; t < k; t++)
-            memcpy(dst + (size_t)t * bytes, src, bytes);
-    }
+    return 0;
 }
 
-static void gather_row(const char *x, char *out, const int64_t *table, int64_t n,
-                       int64_t block, int unit)
+/* Positions [p, q) of the output row that reads the input row at `offset`, into the
+ * streaming buffer: a repeat (p a multiple of the factor) or a gather through the
+ * segment's table. */
+static inline void produce_piece(const NearestSegment *seg, int64_t offset, int64_t p, int64_t q)
 {
-    if (block == 1) {
-        switch (unit) {
-        case 1: gather_uint8_t(x, out, table, n); return;
-        case 2: gather_uint16_t(x, out, table, n); return;
-        case 4: gather_uint32_t(x, out, table, n); return;
-        default: gather_uint64_t(x, out, table, n); return;
-        }
-    }
-    size_t bytes = (size_t)(block * unit);
-    switch (bytes) {
-    case 2: gather_block_2(x, out, table, n); return;
-    case 3: gather_block_3(x, out, table, n); return;
-    case 4: gather_block_4(x, out, table, n); return;
-    case 6: gather_block_6(x, out, table, n); return;
-    case 8: gather_block_8(x, out, table, n); return;
-    case 12: gather_block_12(x, out, table, n); return;
-    case 16: gather_block_16(x, out, table, n); return;
-    default: break;
-    }
-    for (int64_t j = 0; j < n; j++)
-        memcpy(out + (size_t)j * bytes, x + (size_t)table[j] * bytes, bytes);
-}
-
-/* Positions [p, q) of a segment of n (p a multiple of the plan's chunk) gathered from the
- * input row x into `out`: whole chunks by vector moves where the plan exists, the last one
- * overlapping the one before where the piece ends the segment, the rest through `table`. */
-static void gather_piece(const ChunkPlan *plan, const char *x, char *out, const int64_t *table,
-                         int64_t p, int64_t q, int64_t n, int64_t block, int unit)
-{
-    int64_t done = p;
-    if (plan->run && q - p >= plan->per) {
-        const int64_t per = plan->per, c0 = p / per, c1 = q / per;
-        plan->run(x, out, plan->start + c0, plan->dwords + 8 * c0, c1 - c0, plan->w);
-        done = c1 * per;
-        if (done < q && q == n) {
-            plan->run(x, out + (size_t)(n - per - p) * plan->w, plan->start + c1,
-                      plan->dwords + 8 * c1, 1, plan->w);
-            done = q;
-        }
-    }
-    if (done < q)
-        gather_row(x, out + (size_t)(done - p) * (size_t)(block * unit), table + done, q - done,
-                   block, unit);
-}
-
-/* Positions [p, q) of one output row into `into`: a repeat (p a multiple of the factor)
- * or a gather through `table` (the segment's table, from position j0). */
-static void produce_piece(const NearestJob *job, const RowOps *ops, const ChunkPlan *plan,
-                          int64_t offset, int64_t p, int64_t q, const int64_t *table,
-                          int64_t j0, int64_t j1, char *into)
-{
+    const NearestJob *job = seg->job;
     const int unit = job->unit;
     if (job->row_kind == ROW_REPEAT) {
         const char *src = job->x + (size_t)(offset + (p / job->repeat) * job->block) * (size_t)unit;
-        repeat_row(ops, src, into, (q - p) / job->repeat, job->repeat, job->block, unit);
+        repeat_row(seg->streamed, src, seg->buffer, (q - p) / job->repeat, job->repeat,
+                   job->block, unit);
     } else {
-        gather_piece(plan, job->x + (size_t)offset * (size_t)unit, into, table, p - j0, q - j0,
-                     j1 - j0, job->block, unit);
+        gather_piece(seg->plan, job->x + (size_t)offset * (size_t)unit, seg->buffer,
+                     seg->table, p - seg->j0, q - seg->j0, seg->j1 - seg->j0, job->block, unit);
     }
 }
 
@@ -268,61 +146,28 @@ int nearest_item(void *context, int64_t item, int worker)
 {
     const NearestJob *job = (const NearestJob *)context;
     const int64_t unit = job->unit, block = job->block;
-    int64_t b = item / job->n_segments, s = item % job->n_segments;
+    int64_t b = item / job->n_segments;
     int64_t r0 = block_start(b, job->rows, job->n_blocks);
     int64_t r1 = block_start(b + 1, job->rows, job->n_blocks);
-    int64_t j0 = s * job->segment;
-    int64_t j1 = j0 + job->segment < job->row_len ? j0 + job->segment : job->row_len;
-    if (r0 >= r1 || j0 >= j1)
+    NearestSegment planned;
+    if (r0 >= r1 || !segment_bounds(job, item % job->n_segments, &planned))
         return 0;
+    RowOps streamed;
+    ChunkPlan plan;
+    if (segment_plan(job, worker, &planned, &streamed, &plan) != 0)
+        return -1;
+    /* a copy whose address no call is given: its fields can stay in registers */
+    const NearestSegment seg = planned;
+    const int64_t j0 = seg.j0, j1 = seg.j1;
     const int n = job->n_outer;
-    const RowOps ops = row_ops(job->isa);
+    const RowOps ops = seg.ops;
     const twice_fn twice = ops.twice;
-    /* a streamed row is made from input that comes from memory, into a buffer in L1: the
-     * compiler's loops for a repeat by 2 keep up with memory there, and the vector ones
-     * measured up to 1.3x slower for 8-byte positions (float64, complex64) */
-    RowOps streamed = ops;
-    streamed.twice = NULL;
-    const AxisRule *row_axis = &job->axes[n], *inner = &job->axes[n - 1];
-    const size_t position_bytes = (size_t)(block * unit);
-    /* streaming stores: rows are assembled `piece` positions at a time in a small buffer
-     * (a whole number of repeat groups), then streamed out; copied rows stream directly */
-    int64_t piece = (int64_t)(STREAM_BUFFER_BYTES / position_bytes);
-    if (job->row_kind == ROW_REPEAT)
-        piece -= piece % job->repeat;
-    const int stream = job->stream && (job->row_kind == ROW_COPY || piece >= 1);
-    ChunkPlan plan = {NULL, NULL, NULL, 0, position_bytes};
-    const int chunked = job->row_kind == ROW_GATHER && ops.chunks
-        && (position_bytes == 4 || position_bytes == 8);
-    const size_t plan_bytes = chunked ? chunk_plan_bytes(job->segment) : 0;
-    const size_t table_bytes = job->row_kind == ROW_GATHER
-        ? ((size_t)job->segment * sizeof(int64_t) + 63) / 64 * 64 + plan_bytes : 0;
-    int64_t *row_table = NULL;
-    char *buffer = NULL;
-    if (table_bytes || (stream && job->row_kind != ROW_COPY)) {
-        if (job->scratch[worker] == NULL) {
-            job->scratch[worker] = malloc(table_bytes + (job->stream ? STREAM_BUFFER_BYTES : 0));
-            if (job->scratch[worker] == NULL)
-                return -1;
-        }
-        row_table = (int64_t *)job->scratch[worker];
-        buffer = (char *)job->scratch[worker] + table_bytes;
-    }
-    if (job->row_kind == ROW_GATHER) {
-        /* the segment's input positions, once per item: every row of the item reuses them */
-        for (int64_t j = j0; j < j1; j++)
-            row_table[j - j0] = rule_nearest(row_axis, j);
-        if (chunked) {
-            char *at = (char *)row_table + table_bytes - plan_bytes;
-            plan.start = (int64_t *)(void *)at;
-            plan.dwords = (int32_t *)(void *)(at + (size_t)(job->segment / 4 + 1) * sizeof(int64_t));
-            plan.per = (int64_t)(32 / position_bytes);
-            if (plan_chunks(&plan, row_table, j1 - j0, row_axis->in_len))
-                plan.run = ops.chunks;
-        }
-    }
+    const AxisRule *inner = &job->axes[n - 1];
+    const int stream = seg.stream, one_piece = seg.one_piece;
+    const int64_t piece = seg.piece;
+    const size_t position_bytes = seg.position_bytes;
     int64_t row_width = job->row_len * block; /* elements */
-    int64_t f0 = j0 * block, width = (j1 - j0) * block;
+    int64_t f0 = seg.f0;
     int64_t position[MAX_OUTER];
     start_index(r0, n, job->axes, position);
     int64_t base = outer_offset(n, position, job->axes);
@@ -330,10 +175,9 @@ int nearest_item(void *context, int64_t item, int worker)
     /* integer divisions cost tens of cycles: none inside the row loop */
     const int64_t repeat_start = (j0 / job->repeat) * block;
     const int64_t repeat_count = (j1 - j0) / job->repeat;
-    const size_t row_bytes = (size_t)(row_width * unit), width_bytes = (size_t)(width * unit);
+    const size_t row_bytes = (size_t)(row_width * unit), width_bytes = seg.width_bytes;
     const int pair_rows = !stream && job->row_kind == ROW_REPEAT && block == 1
         && job->repeat == 2;
-    const int one_piece = stream && j1 - j0 <= piece; /* the buffer holds the whole segment */
     /* x2 on the row and on the axis above it (output row p reads input row p / 2): the
      * rows of one outer prefix are a plane, expanded by one loop over its input rows */
     const int plane = pair_rows && ops.twice_rows && rule_repeat(inner) == 2
@@ -367,19 +211,18 @@ int nearest_item(void *context, int64_t item, int worker)
         for (; p < last; p++, dst += row_bytes) {
             const int64_t inner_offset = inner_table ? inner_table[p] : axis_offset(inner, p);
             const int64_t offset = base + inner_offset;
-            if (stream) {
+            if (stream) { /* written inline: a helper here costs the row loop registers */
                 if (job->row_kind == ROW_COPY) {
                     stream_copy(dst, job->x + (size_t)(offset + f0) * (size_t)unit, width_bytes);
                 } else if (one_piece) {
                     if (offset != previous)
-                        produce_piece(job, &streamed, &plan, offset, j0, j1, row_table, j0, j1,
-                                      buffer);
-                    stream_copy(dst, buffer, width_bytes);
+                        produce_piece(&seg, offset, j0, j1);
+                    stream_copy(dst, seg.buffer, width_bytes);
                 } else {
                     for (int64_t c = j0; c < j1; c += piece) {
                         int64_t e = c + piece < j1 ? c + piece : j1;
-                        produce_piece(job, &streamed, &plan, offset, c, e, row_table, j0, j1, buffer);
-                        stream_copy(dst + (size_t)(c - j0) * position_bytes, buffer,
+                        produce_piece(&seg, offset, c, e);
+                        stream_copy(dst + (size_t)(c - j0) * position_bytes, seg.buffer,
                                     (size_t)(e - c) * position_bytes);
                     }
                 }
@@ -402,8 +245,8 @@ int nearest_item(void *context, int64_t item, int worker)
                 const char *src = job->x + (size_t)(offset + repeat_start) * (size_t)unit;
                 repeat_row(&ops, src, dst, repeat_count, job->repeat, block, (int)unit);
             } else {
-                gather_piece(&plan, job->x + (size_t)offset * (size_t)unit, dst, row_table, 0,
-                             j1 - j0, j1 - j0, block, (int)unit);
+                gather_piece(&plan, job->x + (size_t)offset * (size_t)unit, dst, seg.table,
+                             0, j1 - j0, j1 - j0, block, (int)unit);
             }
             previous = offset;
         }

@@ -1,0 +1,157 @@
+/* Step 2 of a linear work item (see linear.c): the corners an output row blends, and the
+ * cache of expanded input rows they read.
+ *
+ * An output row blends the input rows of its 2**n outer corners (n interpolated outer axes),
+ * each gathered at the segment's taps and converted to the accumulation type: an "expanded"
+ * row of `taps` tables. Neighbouring output rows mostly read the same input rows (a scale of
+ * 2 reads each twice), so expanded rows live in 2 * 2**n slots of the worker's scratch,
+ * found by their input offset and replaced least recently used first. Included once, by
+ * linear.c, after its LinearOps and Segment.
+ */
+
+/* The outer axes' part of one output row: the input offset of its copied axes, and the two
+ * taps (input offsets) and weights of each interpolated one, q = 0 innermost. */
+typedef struct {
+    int64_t base;
+    int64_t lo[MAX_INTERP + 1], hi[MAX_INTERP + 1];
+    float w_lo[MAX_INTERP + 1], w_hi[MAX_INTERP + 1];
+} OuterTaps;
+
+static inline void outer_taps(const LinearJob *job, const int64_t *position, OuterTaps *t)
+{
+    /* a local sum: a store to *t could, for the compiler, change the axes' tables */
+    int64_t base = 0;
+    int p = 0;
+    for (int axis = job->n_outer - 1; axis >= 0; axis--) {
+        const AxisRule *a = &job->axes[axis];
+        if (a->kind == AXIS_BLEND) {
+            axis_taps(a, position[axis], &t->lo[p], &t->hi[p], &t->w_lo[p], &t->w_hi[p]);
+            p++;
+        } else {
+            base += axis_offset(a, position[axis]);
+        }
+    }
+    t->base = base;
+}
+
+/* The corners of `now` read the input rows of `last`'s (their weights may differ). */
+static inline int same_corners(const OuterTaps *now, const OuterTaps *last, int n_interp)
+{
+    int same = now->base == last->base;
+    for (int q = 0; same && q < n_interp; q++)
+        same = now->lo[q] == last->lo[q] && now->hi[q] == last->hi[q];
+    return same;
+}
+
+typedef struct {
+    char *rows;               /* the slots' expanded rows, slot_bytes each */
+    int64_t *keys;            /* the input offset of the row each slot holds; -1: none */
+    int64_t *ages;            /* when each slot was last read (the clock) */
+    int64_t slots, clock;
+    size_t slot_bytes, acc_size;
+    int64_t last_slot[8];     /* corner c's slot for the previous output row (c < 8) */
+} CornerCache;
+
+static void cache_init(CornerCache *cache, const LinearJob *job, const Segment *seg,
+                       char *scratch, const ScratchLayout *layout)
+{
+    cache->rows = scratch + layout->cache;
+    cache->keys = (int64_t *)(void *)(scratch + layout->keys);
+    cache->ages = (int64_t *)(void *)(scratch + layout->ages);
+    cache->slots = (int64_t)2 << job->n_interp;
+    cache->clock = 0;
+    cache->acc_size = linear_types[job->src].acc_bytes;
+    cache->slot_bytes = (size_t)seg->taps * (size_t)seg->stride * cache->acc_size;
+    for (int64_t t = 0; t < cache->slots; t++) {
+        cache->keys[t] = -1;
+        cache->ages[t] = 0;
+    }
+    for (int c = 0; c < 8; c++)
+        cache->last_slot[c] = 0;
+}
+
+/* The input row at `offset` gathered at the segment's taps into `into`. */
+static void expand_row(const LinearJob *job, const LinearOps *ops, const Segment *seg,
+                       int64_t offset, char *into, size_t acc_size)
+{
+    const char *row = job->x + (size_t)offset * linear_types[job->src].bytes;
+    if (seg->repeat) {
+        /* low taps: a repeat; high taps: the low ones k positions on, but for the
+         * segment's last k positions (clamped, or past the segment), which alone need a
+         * place of their own, past the low taps (width >= tap_offset: the segment holds
+         * whole groups of k) */
+        ops->repeat[job->src](row + seg->repeat_from, seg->repeat_n, job->row_repeat,
+                              job->block, into, job->lut);
+        ops->expand[job->src](row, seg->off + (size_t)(seg->stride + seg->width)
+                                  - seg->tap_offset,
+                              (int64_t)seg->tap_offset, into + (size_t)seg->width * acc_size,
+                              job->lut);
+    } else {
+        for (int t = 0; t < seg->taps; t++)
+            ops->expand[job->src](row, seg->off + (size_t)t * (size_t)seg->stride, seg->width,
+                                  into + (size_t)t * (size_t)seg->stride * acc_size, job->lut);
+    }
+}
+
+/* The slot holding corner `corner`'s input row at `offset`, expanded there if no slot
+ * holds it yet. */
+static inline char *corner_row(const LinearJob *job, const LinearOps *ops, const Segment *seg,
+                               CornerCache *cache, int64_t corner, int64_t offset)
+{
+    /* locals: the stores to the keys and ages below could, for the compiler, change the
+     * cache's fields */
+    int64_t *keys = cache->keys, *ages = cache->ages;
+    const int64_t slots = cache->slots, clock = ++cache->clock;
+    /* a corner most often reads the row it read for the previous output row */
+    int64_t slot = corner < 8 && keys[cache->last_slot[corner]] == offset
+        ? cache->last_slot[corner] : -1;
+    for (int64_t t = 0; slot < 0 && t < slots; t++) {
+        if (keys[t] == offset)
+            slot = t;
+    }
+    char *row;
+    if (slot < 0) {
+        slot = 0;
+        for (int64_t t = 1; t < slots; t++)
+            if (ages[t] < ages[slot])
+                slot = t;
+        keys[slot] = offset;
+        row = cache->rows + (size_t)slot * cache->slot_bytes;
+        expand_row(job, ops, seg, offset, row, cache->acc_size);
+    } else {
+        row = cache->rows + (size_t)slot * cache->slot_bytes;
+    }
+    ages[slot] = clock;
+    if (corner < 8)
+        cache->last_slot[corner] = slot;
+    return row;
+}
+
+/* Each corner's outer weights into `factors` (corner c's at c * n_interp) and, unless it
+ * reads the rows of the previous output row (`same`), its expanded rows' tap tables into
+ * `rows` (corner c's tap t at c * taps + t). */
+static inline void corner_rows(const LinearJob *job, const LinearOps *ops, const Segment *seg,
+                               CornerCache *cache, const OuterTaps *outer, int same,
+                               float *factors, void **rows)
+{
+    const int n_interp = job->n_interp, taps = seg->taps;
+    const int64_t corners = (int64_t)1 << n_interp;
+    const size_t tap_bytes = seg->tap_offset * cache->acc_size;
+    for (int64_t corner = 0; corner < corners; corner++) {
+        int64_t offset = outer->base;
+        for (int q = 0; q < n_interp; q++) {
+            if ((corner >> q) & 1) {
+                offset += outer->hi[q];
+                factors[corner * n_interp + q] = outer->w_hi[q];
+            } else {
+                offset += outer->lo[q];
+                factors[corner * n_interp + q] = outer->w_lo[q];
+            }
+        }
+        if (same)
+            continue;
+        char *row = corner_row(job, ops, seg, cache, corner, offset);
+        for (int t = 0; t < taps; t++)
+            rows[corner * taps + t] = row + (size_t)t * tap_bytes;
+    }
+}
