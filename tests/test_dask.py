@@ -141,11 +141,13 @@ def _check_case(case, mode: str) -> None:
     _assert_same(lazy, expected)
 
 
+@pytest.mark.slow
 @given(_case(NUMERIC + NEAREST_ONLY + ["bfloat16"]))
 def test_random_chunkings_nearest(case) -> None:
     _check_case(case, "nearest")
 
 
+@pytest.mark.slow
 @given(_case([*NUMERIC, "bfloat16"]))
 def test_random_chunkings_linear(case) -> None:
     _check_case(case, "linear")
@@ -190,6 +192,7 @@ def test_rank_zero_and_empty() -> None:
     _assert_same(lazy, upsample(empty, [2, 2]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["nearest", "linear"])
 def test_axes_beyond_2_24(mode: str) -> None:
     """Indices at and past 2**24 use the exact rule; windows that straddle it agree too."""

@@ -81,6 +81,7 @@ def test_failed_rewrite_keeps_the_previous_store(tmp_path: Path,
     only(tmp_path, "in.npy", "out.zarr")
 
 
+@pytest.mark.slow
 def test_ctrl_c_of_a_running_process(tmp_path: Path) -> None:
     """SIGINT during a real chunked write: exit 130, no output, no temporary store left."""
     source = tmp_path / "in.zarr"
@@ -135,6 +136,7 @@ def _fenced_blocks(section: str) -> list[tuple[str, list[str]]]:
     return blocks
 
 
+@pytest.mark.slow
 def test_readme_apply_examples_run_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     """Every line of the README's apply block runs from a checkout (its heredoc makes the

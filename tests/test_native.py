@@ -143,6 +143,7 @@ print("recovered", bool((y == 1).all()), flush=True)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("threads", [1, 2])
 def test_ctrl_c_interrupts_a_long_call(threads: int) -> None:
     if threads > len(os.sched_getaffinity(0)):
@@ -361,6 +362,7 @@ def _isa_run(variant: str | None) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
 
 
+@pytest.mark.slow
 def test_instruction_set_variants_equal_the_reference_and_each_other() -> None:
     variants: dict[str | None, int] = {"baseline": 0, None: int(_native.cpu_has_avx2())}
     if _native.cpu_has_avx2():
