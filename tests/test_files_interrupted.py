@@ -193,7 +193,7 @@ def test_a_failed_compute_stops_its_tasks_before_the_clean_up(
     import dask
 
     from onnx_upsample import _threads
-    from onnx_upsample.io.formats import computing
+    from onnx_upsample.io.chunked import computing
 
     monkeypatch.setattr(_threads, "available_cores", lambda: 2)  # both tasks at once
     started, finished = [], []
