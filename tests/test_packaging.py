@@ -77,7 +77,8 @@ def test_each_cap_is_a_breaking_release_beyond_the_one_installed(
     try:
         installed = Version(importlib.metadata.version(requirement.name))
     except importlib.metadata.PackageNotFoundError:
-        return
+        pytest.skip(f"{requirement.name} is not installed here (an extra make test does not "
+                    "install)")
     _, cap = _ends(requirement)
     assert cap is not None
     assert requirement.specifier.contains(installed, prereleases=True), (
