@@ -105,6 +105,8 @@ def parse_shapes(items: Sequence[str]) -> dict[str, list[int]]:
         if not sep or not name or any(d < 0 or d >= 2**63 for d in dims):
             raise UpsampleError(f"--input-shape {item!r}: expected NAME=D0,D1,... with "
                                  "whole numbers >= 0 and below 2**63")
+        if name in shapes:
+            raise UpsampleError(f"--input-shape gives {name!r} twice")
         shapes[name] = dims
     return shapes
 

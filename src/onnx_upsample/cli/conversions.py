@@ -131,13 +131,23 @@ def _conversion_line(args: argparse.Namespace, model: ModelProto, converted: Mod
 # --------------------------------------------------------------------------- upgrade
 
 
+def _verify_inputs(args: argparse.Namespace, model: ModelProto) -> None:
+    """Read and check the inputs of ``--verify`` (kept as ``args.verify_inputs``) before the
+    conversion: a bad one is refused before anything is said or written."""
+    from ..onnx._feeds import checked_inputs, graph_inputs
+
+    args.verify_inputs = checked_inputs(graph_inputs(model), read_inputs(args.input),
+                                        parse_shapes(args.input_shape), args.seed)
+
+
 def _verify(args: argparse.Namespace, original: ModelProto, upgraded: ModelProto) -> int:
     """Print onnx_upsample.onnx.verify's verification of the upgrade (kept as
     ``args.verification`` for ``--json``); EXIT_OK if verified, else EXIT_FINDINGS."""
     from ..onnx.verify import verify_upgrade
 
-    verification = verify_upgrade(original, upgraded, inputs=read_inputs(args.input),
-                                  input_shapes=parse_shapes(args.input_shape), seed=args.seed)
+    inputs, shapes, seed = args.verify_inputs
+    verification = verify_upgrade(original, upgraded, inputs=inputs, input_shapes=shapes,
+                                  seed=seed)
     for kind, text in verification.lines(options=True):
         if kind == "note":
             note(args, text)
@@ -159,6 +169,8 @@ def _cmd_upgrade(args: argparse.Namespace) -> int:
         if given and not args.verify:
             raise UpsampleError(f"{option} is used with --verify only")
     model = load_model(args.model)
+    if args.verify:
+        _verify_inputs(args, model)
     with caught_warnings() as caught:
         upgraded = upgrade(model, opset=args.opset, allow_downscale=args.allow_downscale)
     warn_all(args, [item.message for item in caught])

@@ -13,7 +13,7 @@ import argparse
 from typing import Any
 
 from ._common import EXIT_FINDINGS, EXIT_OK, add_output_options, note, print_json, warn
-from ._models_io import load_model, parse_shapes, read_inputs
+from ._models_io import hinted, load_model, parse_shapes, read_inputs
 
 __all__ = ["register"]
 
@@ -50,7 +50,7 @@ def register(subparsers: Any) -> None:
                       help="seconds one run may take in a runtime (default 300)")
     add_output_options(diff, json_help="print the comparison (nodes, outputs, explanations) "
                        "as one JSON object")
-    diff.set_defaults(handler=_cmd_diff)
+    diff.set_defaults(handler=hinted(_cmd_diff))
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:

@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -28,10 +27,11 @@ import onnx
 
 from .._errors import UpsampleError
 from ..onnx._compare import difference
-from ..onnx._exercise import check_shapes, inputs_behind, shape_candidates, shape_hint
+from ..onnx._exercise import inputs_behind, shape_candidates, shape_hint
 from ..onnx._feeds import (
     check_feeds,
     check_tensor_sizes,
+    checked_inputs,
     graph_inputs,
     random_feeds,
     scales_inputs,
@@ -42,7 +42,7 @@ from ..onnx._verification import InputUsed
 from ._diff_nodes import ComparedNode, compared_nodes, run_scales
 from ._diff_result import ModelDiff, NodeDiff
 from ._diff_why import explain_side
-from ._runner import _Worker
+from ._runner import _Worker, check_timeout
 
 __all__ = ["diff"]
 
@@ -226,9 +226,7 @@ def diff(model: ModelLike, ours: str = "onnxruntime", theirs: str = "onnx-refere
                             "'onnxruntime'")
     if ours == theirs:
         raise UpsampleError(f"both runtimes are {ours!r}; give two different backends")
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not (
-            math.isfinite(timeout) and timeout > 0):
-        raise UpsampleError(f"timeout is {timeout!r}; expected a finite number of seconds > 0")
+    timeout = check_timeout(timeout)
     label = os.fspath(model) if isinstance(model, str | os.PathLike) else "model"
     loaded = model_of(model, "all")
     nodes = compared_nodes(loaded)
@@ -238,10 +236,7 @@ def diff(model: ModelLike, ours: str = "onnxruntime", theirs: str = "onnx-refere
     names = [value.name for value in loaded.graph.output] + [
         name for node in shown for name in node.reads if name in produced]
     names = list(dict.fromkeys(names))
-    given = {name: np.asarray(value) for name, value in (inputs or {}).items()}
-    shapes = {name: [int(n) for n in dims] for name, dims in (input_shapes or {}).items()}
-    declared = graph_inputs(loaded)
-    check_shapes(declared, shapes, given)
+    given, shapes, seed = checked_inputs(graph_inputs(loaded), inputs, input_shapes, seed)
     fixed = {**{name: list(value.shape) for name, value in given.items()}, **shapes}
     with tempfile.TemporaryDirectory(prefix="onnx-upsample-diff-") as folder:
         sides: list[_Side] = []

@@ -17,10 +17,9 @@ from collections.abc import Mapping, Sequence
 import onnx
 from onnx import ValueInfoProto
 
-from .._errors import UpsampleError
 from ._feeds import FREE_DIMENSION
 
-__all__ = ["check_shapes", "declared_dims", "inputs_behind", "shape_candidates", "shape_hint"]
+__all__ = ["declared_dims", "inputs_behind", "shape_candidates", "shape_hint"]
 
 # The largest size a pattern gives a symbolic dimension (2**6): enough to enlarge, small
 # enough to run a real network in a verification.
@@ -79,25 +78,6 @@ def shape_candidates(inputs: Sequence[ValueInfoProto],
         if shapes not in candidates:
             candidates.append(shapes)
     return candidates
-
-
-def check_shapes(inputs: Sequence[ValueInfoProto], shapes: Mapping[str, Sequence[int]],
-                 given: Mapping[str, object]) -> None:
-    """Refuse shapes asked for an input that is not one, or is given as an array too, and
-    arrays given for an input that is not one."""
-    names = {value.name for value in inputs}
-    unknown = sorted(set(shapes) - names)
-    if unknown:
-        raise UpsampleError(f"input shapes are given for {unknown}, which are not inputs of the "
-                            f"model; its inputs are {sorted(names)}")
-    both = sorted(set(shapes) & set(given))
-    if both:
-        raise UpsampleError(f"input(s) {both} are given both as arrays and as shapes; give "
-                            "each one way")
-    unknown = sorted(set(given) - names)
-    if unknown:
-        raise UpsampleError(f"inputs are given for {unknown}, which are not inputs of the "
-                            f"model; its inputs are {[value.name for value in inputs]}")
 
 
 def inputs_behind(model: onnx.ModelProto, name: str) -> list[str]:

@@ -40,8 +40,15 @@ from ._alone import (
     run_upsample,
 )
 from ._compare import Difference, difference
-from ._exercise import check_shapes, inputs_behind, shape_candidates, shape_hint
-from ._feeds import check_feeds, check_tensor_sizes, graph_inputs, random_feeds, scales_inputs
+from ._exercise import inputs_behind, shape_candidates, shape_hint
+from ._feeds import (
+    check_feeds,
+    check_tensor_sizes,
+    checked_inputs,
+    graph_inputs,
+    random_feeds,
+    scales_inputs,
+)
 from ._graphs import ModelLike, is_upsample
 from ._original import UpsampleAt, runnable_original, upsample_nodes
 from ._probe import run_pieces
@@ -263,6 +270,7 @@ def verify_upgrade(original: ModelLike, upgraded: ModelLike, *,
     """
     import_onnxruntime()
     before, after = _model(original), _model(upgraded)
+    given, shapes, seed = checked_inputs(graph_inputs(before), inputs, input_shapes, seed)
     runnable = runnable_original(before)
     nodes = upsample_nodes(before, runnable.model)
     labels = {node.output: node.label for node in nodes}
@@ -275,10 +283,7 @@ def verify_upgrade(original: ModelLike, upgraded: ModelLike, *,
                  if name and not (name == node.scales and node.constant is not None)],
               [value.name for value in after.graph.output]
               + [node.output for node in shown if node.output in written])
-    given = {name: np.asarray(value) for name, value in (inputs or {}).items()}
-    shapes = {name: [int(n) for n in dims] for name, dims in (input_shapes or {}).items()}
     declared = graph_inputs(runnable.model)
-    check_shapes(declared, shapes, given)
     scales = {**scales_inputs(before), **scales_inputs(runnable.model)}
     fixed = {**{name: list(value.shape) for name, value in given.items()}, **shapes}
     feeds, values, tried = _exercising(sides[0], wanted[0], shown, declared, given, fixed,
