@@ -27,15 +27,8 @@ import onnx
 
 from .._errors import UpsampleError
 from ..onnx._compare import difference
-from ..onnx._exercise import inputs_behind, shape_candidates, shape_hint
-from ..onnx._feeds import (
-    check_feeds,
-    check_tensor_sizes,
-    checked_inputs,
-    graph_inputs,
-    random_feeds,
-    scales_inputs,
-)
+from ..onnx._exercise import Probe, exercised, inputs_behind, search, shape_candidates, shape_hint
+from ..onnx._feeds import checked_inputs, graph_inputs, scales_inputs
 from ..onnx._graphs import ModelLike, model_of
 from ..onnx._probe import expose, node_model, run_pieces
 from ..onnx._verification import InputUsed
@@ -123,52 +116,31 @@ def _cut(side: _Side, other: _Side, model: onnx.ModelProto, feeds: Values,
                             f"and Resize: {not_run.words}") from None
 
 
-def _resizes(node: ComparedNode, values: Values) -> bool:
-    return np.shape(values[node.x]) != np.shape(values[node.output])
-
-
-def _copies(node: ComparedNode) -> bool:
-    return node.constant_scales is not None and all(s == 1 for s in node.constant_scales)
-
-
 def _search(sides: tuple[_Side, _Side], model: onnx.ModelProto, names: Sequence[str],
             shown: Sequence[ComparedNode], given: Values,
             fixed: Mapping[str, Sequence[int]],
             seed: int) -> tuple[Values, list[Values | _NotRunError], int]:
-    """The inputs under which the most nodes resize X (the first set under which all do),
-    each runtime's whole run on them (or why it did not run), and how many sets were
-    tried."""
+    """The inputs under which the most nodes resize X (``onnx._exercise.search``), each
+    runtime's whole run on them (or why it did not run; the second only where the first did
+    not run), and how many sets were tried."""
     declared = graph_inputs(model)
-    scales = scales_inputs(model)
-    candidates = shape_candidates([v for v in declared if v.name not in given], fixed)
-    best: tuple[Values, list[Values | _NotRunError], int] | None = None
-    first: tuple[Values, list[Values | _NotRunError]] | None = None
-    tried = 0
-    for candidate in candidates:
-        feeds = random_feeds(declared, given, scales, seed, candidate)
-        check_feeds(declared, feeds)
-        check_tensor_sizes(model, feeds)
-        tried += 1
+    several = len(shape_candidates([v for v in declared if v.name not in given], fixed)) > 1
+
+    def attempt(feeds: Values) -> tuple[list[Values | _NotRunError], Values | None]:
         runs: list[Values | _NotRunError] = []
         for side in sides:
             try:
                 runs.append(_whole(side, model, feeds, names))
             except _NotRunError as not_run:
                 runs.append(not_run)
-            if isinstance(runs[-1], dict) or len(candidates) == 1:
+            if isinstance(runs[-1], dict) or not several:
                 break  # one run tells how many nodes resize
-        first = first or (feeds, runs)
-        ran = next((run for run in runs if isinstance(run, dict)), None)
-        if ran is None:
-            continue
-        idle = sum(1 for node in shown if not _resizes(node, ran) and not _copies(node))
-        if best is None or idle < best[2]:
-            best = (feeds, runs, idle)
-        if idle == 0:
-            break
-    assert first is not None
-    feeds, runs = (best[0], best[1]) if best is not None else first
-    return feeds, runs, tried
+        return runs, next((run for run in runs if isinstance(run, dict)), None)
+
+    probes = [Probe(node.x, node.output, node.constant_scales is not None and all(
+        s == 1 for s in node.constant_scales)) for node in shown]
+    found = search(model, declared, given, fixed, scales_inputs(model), seed, probes, attempt)
+    return found.feeds, found.result, found.tried
 
 
 def diff(model: ModelLike, ours: str = "onnxruntime", theirs: str = "onnx-reference", *,
@@ -305,7 +277,7 @@ def _node_row(node: ComparedNode, sides: tuple[_Side, _Side], model: onnx.ModelP
     scales = run_scales(node, first, np.shape(x), np.shape(y))
     shaped = NodeDiff(node.label, node.op, node.output, "", node.words, tuple(np.shape(x)),
                       tuple(np.shape(y)), None if isinstance(scales, str) else scales,
-                      np.shape(x) != np.shape(y))
+                      exercised(np.shape(x), np.shape(y)))
     for number in (0, 1):
         if node.output in refused[number]:  # its output is the other runtime's
             return replace(shaped, refused=(sides[number].name,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..onnx._compare import Difference
+from ..onnx._exercise import empty_output
 from ..onnx._report import scales_words, shape_words, table
 from ..onnx._verification import InputUsed, inputs_words
 
@@ -308,6 +309,10 @@ class ModelDiff:
         out: list[tuple[Kind, str]] = []
         for node in self._idle():
             hint = self.exercise_hints.get(node.node, ("", ""))[1 if options else 0]
+            if node.output_shape is not None and 0 in node.output_shape:
+                out.append(("warning", empty_output(node.node, node.input_shape or (),
+                                                    node.output_shape)))
+                continue
             out.append(("warning", f"node {node.node!r} was not exercised: its scales came to "
                         f"{scales_words(node.scales)} under each of the {self.shapes_tried} "
                         "input shape(s) tried, so both runtimes copied X"

@@ -16,6 +16,7 @@ from typing import Literal
 
 from ._alone import KERNEL, LITERAL
 from ._compare import Difference
+from ._exercise import empty_output
 from ._report import scales_words, shape_words, table
 
 __all__ = ["ORT", "InputUsed", "NodeCheck", "Refusal", "Verification", "inputs_words"]
@@ -233,6 +234,8 @@ class Verification:
         return self._gaps() + [self._not_exercised(node, False) for node in self._idle()]
 
     def _not_exercised(self, node: NodeCheck, options: bool) -> str:
+        if node.output_shape is not None and 0 in node.output_shape:
+            return empty_output(node.node, node.input_shape or (), node.output_shape)
         ran = f"X {shape_words(node.input_shape)} -> {shape_words(node.output_shape)}"
         hint = self.exercise_hints.get(node.node, ("", ""))[1 if options else 0]
         source = (f"computed at run time from {', '.join(node.behind) or 'the inputs'}"

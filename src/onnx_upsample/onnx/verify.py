@@ -24,7 +24,7 @@ import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import onnx
@@ -40,15 +40,8 @@ from ._alone import (
     run_upsample,
 )
 from ._compare import Difference, difference
-from ._exercise import inputs_behind, shape_candidates, shape_hint
-from ._feeds import (
-    check_feeds,
-    check_tensor_sizes,
-    checked_inputs,
-    graph_inputs,
-    random_feeds,
-    scales_inputs,
-)
+from ._exercise import Probe, exercised, inputs_behind, search, shape_hint
+from ._feeds import checked_inputs, graph_inputs, scales_inputs
 from ._graphs import ModelLike, is_upsample
 from ._original import UpsampleAt, runnable_original, upsample_nodes
 from ._probe import run_pieces
@@ -104,6 +97,16 @@ def _ort_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray],
         raise RefusedError(_one_line(error)) from None
 
 
+class _Record(NamedTuple):
+    """What one run of :class:`OnnxruntimeRun` refused and ran elsewhere."""
+
+    refusals: dict[str, Refusal]
+    runs_in: dict[str, str]
+    cross_checks: dict[str, str]
+    whole: str
+    cut: bool
+
+
 class OnnxruntimeRun:
     """One model run in onnxruntime, with what it refuses run elsewhere.
 
@@ -141,15 +144,31 @@ class OnnxruntimeRun:
         ``cut``: True runs the model in pieces, False whole; None (the default) whole, and
         where onnxruntime refuses that, in pieces (the refusal kept as :attr:`whole`).
         :attr:`cut` says how it ran. :class:`RefusedError` where onnxruntime refuses a piece
-        of the model that is no Upsample or Resize.
+        of the model that is no Upsample or Resize. Each call starts its own record: what
+        was refused, and what ran instead, is this run's (:meth:`record`).
         """
+        self.refusals, self.runs_in, self.cross_checks, self.whole = {}, {}, {}, ""
         if cut is None:
             try:
-                return self.run(feeds, outputs, False, level)
+                return self._run(feeds, outputs, False, level)
             except RefusedError as refused:
                 self.whole = refused.message
-                return self.run(feeds, outputs, True, level)
+                return self._run(feeds, outputs, True, level)
+        return self._run(feeds, outputs, cut, level)
 
+    def record(self) -> _Record:
+        """What the last run refused and ran elsewhere, for :meth:`restore`."""
+        return _Record(dict(self.refusals), dict(self.runs_in), dict(self.cross_checks),
+                       self.whole, self.cut)
+
+    def restore(self, record: _Record) -> None:
+        """Make ``record`` (of an earlier run) the last run's."""
+        self.refusals, self.runs_in = dict(record.refusals), dict(record.runs_in)
+        self.cross_checks, self.whole, self.cut = (dict(record.cross_checks), record.whole,
+                                                   record.cut)
+
+    def _run(self, feeds: Mapping[str, np.ndarray], outputs: Sequence[str], cut: bool,
+             level: str) -> dict[str, np.ndarray]:
         def pieces(model: onnx.ModelProto, fed: dict[str, np.ndarray]) -> list[np.ndarray]:
             return _ort_run(model, fed, level)
 
@@ -303,28 +322,24 @@ def _exercising(side: OnnxruntimeRun, wanted: Sequence[str], shown: Sequence[Ups
                 declared: Sequence[onnx.ValueInfoProto], given: Mapping[str, np.ndarray],
                 fixed: Mapping[str, Sequence[int]], scales: Mapping[str, int],
                 seed: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], int]:
-    """The inputs under which the most converted nodes resize X (the first set of shapes
-    under which all do), the original's values under them, and how many sets were tried."""
-    best, first_error, tried = None, None, 0
-    for candidate in shape_candidates([v for v in declared if v.name not in given], fixed):
-        feeds = random_feeds(declared, given, scales, seed, candidate)
-        check_feeds(declared, feeds)
-        check_tensor_sizes(side.model, feeds)
-        tried += 1
+    """The inputs under which the most converted nodes resize X (``_exercise.search``), the
+    original's values under them, and how many sets were tried; ``side`` left with the
+    record of its run on them, not of the last set tried."""
+    def attempt(feeds: dict[str, np.ndarray]) -> tuple[
+            tuple[dict[str, np.ndarray], _Record] | UpsampleError, dict[str, np.ndarray] | None]:
         try:
             values = side.run(feeds, wanted)
         except UpsampleError as error:  # shapes the model does not take: the next ones
-            first_error = first_error or error
-            continue
-        idle = sum(1 for node in shown if not _resizes(node, values) and not _copies(node))
-        if best is None or idle < best[2]:
-            best = (feeds, values, idle)
-        if idle == 0:
-            break
-    if best is None:
-        assert first_error is not None
-        raise _worded(first_error, side.side)
-    return best[0], best[1], tried
+            return error, None
+        return (values, side.record()), values
+
+    probes = [Probe(node.x, node.output, _copies(node)) for node in shown]
+    found = search(side.model, declared, given, fixed, scales, seed, probes, attempt)
+    if isinstance(found.result, UpsampleError):
+        raise _worded(found.result, side.side)
+    values, record = found.result
+    side.restore(record)
+    return found.feeds, values, found.tried
 
 
 def _worded(error: UpsampleError, side: str) -> UpsampleError:
@@ -332,12 +347,6 @@ def _worded(error: UpsampleError, side: str) -> UpsampleError:
         return UpsampleError(f"onnxruntime cannot run the {side} model, also with each "
                              f"Upsample and Resize run alone: {error.message}")
     return error
-
-
-def _resizes(node: UpsampleAt, values: Mapping[str, np.ndarray]) -> bool:
-    """Whether the node changed the size of X (enlarged it; or shrank it, as the literal
-    meaning of scales below 1): scales that came to 1 copy it, and exercise nothing."""
-    return np.shape(values[node.x]) != np.shape(values[node.output])
 
 
 def _copies(node: UpsampleAt) -> bool:
@@ -367,7 +376,7 @@ def _verification(notes: tuple[str, ...], nodes: list[UpsampleAt],
             node.label, node.output, "", tuple(np.shape(x)), tuple(np.shape(y)), scales,
             computed, (sides[0].runs_in.get(node.output, ORT),
                        sides[1].runs_in.get(node.output, ORT)),
-            _resizes(node, values),
+            exercised(np.shape(x), np.shape(y)),
             difference(node.output, y, converted[node.output]) if (
                 node.output in converted) else None,
             sides[1].cross_checks.get(node.output, ""), tuple(behind))
