@@ -312,12 +312,12 @@ def test_an_opset_out_of_range_names_the_option_on_the_command_line(
 
 def _suggested(err: str, marker: str) -> list[str]:
     """The words of the command an error line suggests after ``marker``, up to the end of
-    the command (the next word that is not part of it)."""
+    the command (the sentence goes on with "converts ...", whose words a shell would not
+    split)."""
     import shlex
 
-    words = shlex.split(err.split(marker, 1)[1])
-    end = next((i for i, word in enumerate(words) if word in ("converts",)), len(words))
-    return words[:end]
+    command = err.strip().split(marker, 1)[1].split(" converts ", 1)[0]
+    return shlex.split(command)
 
 
 def test_a_fix_for_the_command_given_keeps_its_output_and_options(

@@ -114,6 +114,8 @@ def _run(argv: Sequence[str] | None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_BAD_INPUT
     args = parser.parse_args(argv)
+    # the words typed, for a fix that is the same command with an option changed
+    args.argv = [str(word) for word in (sys.argv[1:] if argv is None else argv)]
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
         return handler(args)

@@ -125,7 +125,8 @@ def warn_all(args: argparse.Namespace, messages: Sequence[object]) -> None:
     from ..onnx._fixes import FixableWarning
 
     kept: list[str] = args.__dict__.setdefault("warning_lines", [])
-    lines = [message.render(lambda action: spell_action(action, args.model))
+    argv = getattr(args, "argv", ())
+    lines = [message.render(lambda action: spell_action(action, args.model, argv))
              if isinstance(message, FixableWarning) else str(message) for message in messages]
     for text in dict.fromkeys(lines):
         warn(text)
@@ -204,10 +205,14 @@ def describe_array(array: np.ndarray) -> dict[str, Any]:
 # ---------------------------------------------------------------------- fixes as commands
 
 
-def spell_action(action: Action, model: str) -> str:
-    """``action`` as the line to type for the model at ``model``."""
+def spell_action(action: Action, model: str, argv: Sequence[str] = ()) -> str:
+    """``action`` as the line to type for the model at ``model``; where ``argv`` (the words
+    the user typed after ``onnx-upsample``) is the action's own command, that command with
+    the action's options set, keeping the user's output and other options."""
     output = action.output_for(model)
     words = action.command_words(model, output)
+    if words and argv and str(argv[0]) == words[0]:
+        words = action.retyped(argv)
     if words:
         return shell_command(*words)
     return shlex.join(action.python_command(model, output))
@@ -219,22 +224,22 @@ def spell_fix(fix: Fix, model: str) -> str:
 
 
 @contextmanager
-def hints_as_commands(model: str) -> Iterator[None]:
+def hints_as_commands(model: str, argv: Sequence[str] = ()) -> Iterator[None]:
     """Re-word an error whose fix names a call (``FixableError``) with the command to type
-    instead; main() prints it as usual."""
+    instead (``spell_action``); main() prints it as usual."""
     from ..onnx._fixes import FixableError
 
     try:
         yield
     except FixableError as error:
-        raise UpsampleError(error.render(lambda action: spell_action(action, model),
+        raise UpsampleError(error.render(lambda action: spell_action(action, model, argv),
                                          option=True)) from None
 
 
 def hinted(command: Handler) -> Handler:
     """``command`` with the fixes of the library's errors spelled as commands to type."""
     def handler(args: argparse.Namespace) -> int:
-        with hints_as_commands(args.model):
+        with hints_as_commands(args.model, getattr(args, "argv", ())):
             return command(args)
     return handler
 
