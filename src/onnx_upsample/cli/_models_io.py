@@ -24,9 +24,10 @@ if TYPE_CHECKING:
     from ..onnx._external import ModelProto
     from ..onnx._fixes import Action, Fix
 
-__all__ = ["caught_warnings", "check_output_path", "describe_array", "file_name", "hinted",
-           "hints_as_commands", "kept_warnings", "load_model", "parse_shapes", "read_inputs",
-           "save_model", "save_npy", "spell_fix", "warn_all", "with_all_data"]
+__all__ = ["add_input_options", "caught_warnings", "check_output_path", "describe_array",
+           "file_name", "hinted", "hints_as_commands", "kept_warnings", "load_model",
+           "parse_shapes", "read_inputs", "save_model", "save_npy", "spell_fix", "warn_all",
+           "with_all_data"]
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -71,6 +72,21 @@ def with_all_data(model: ModelProto, source: str) -> ModelProto:
                              "onnxruntime cannot take from memory: leave out --verify (the "
                              "upgrade itself does not need to load the data)")
     return _external.with_all_data(model, base)
+
+
+def add_input_options(parser: argparse.ArgumentParser, *, condition: str = "",
+                      shapes: bool = True) -> None:
+    """The options of a command that runs a model: ``--input`` (arrays for named inputs),
+    ``--input-shape`` (with ``shapes``: shapes of the random ones), ``--seed``; each help
+    starts with ``condition`` (``with --verify: ``)."""
+    parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                        help=f"{condition}use this array for input NAME (repeatable)")
+    if shapes:
+        parser.add_argument("--input-shape", action="append", default=[],
+                            metavar="NAME=D0,D1,...", help=f"{condition}random values of "
+                            "this shape for input NAME (repeatable)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help=f"{condition}seed of the random inputs (0 or above)")
 
 
 def read_inputs(items: Sequence[str]) -> dict[str, np.ndarray]:

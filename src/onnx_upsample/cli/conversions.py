@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .._errors import UpsampleError
 from ._common import EXIT_FINDINGS, EXIT_OK, add_output_options, note, print_json, problem
 from ._models_io import (
+    add_input_options,
     caught_warnings,
     check_output_path,
     hinted,
@@ -36,10 +37,18 @@ if TYPE_CHECKING:
 __all__ = ["register"]
 
 
+def _upgrade_fields() -> dict[str, str]:
+    """The default opset the help names, from ``upgrade`` (read when the help is shown)."""
+    from ..onnx.convert._upgrade import DEFAULT_UPGRADE_OPSET
+
+    return {"default_opset": str(DEFAULT_UPGRADE_OPSET)}
+
+
 def register(subparsers: Any) -> None:
     """Add the ``upgrade``, ``downgrade`` and ``fold`` subcommands."""
     upgrade = subparsers.add_parser(
         "upgrade", help="turn every Upsample into a Resize with identical outputs",
+        fields=_upgrade_fields,
         description="Write a copy of MODEL at opset N where every Upsample is a Resize that "
         "onnxruntime runs bit-identically, and every other node went through onnx's version "
         "converter.")
@@ -47,9 +56,9 @@ def register(subparsers: Any) -> None:
     upgrade.add_argument("-o", "--output", required=True, help="the upgraded .onnx file")
     upgrade.add_argument("--overwrite", action="store_true",
                        help="allow -o to be the input model (it is replaced)")
-    upgrade.add_argument("--opset", type=int, default=18, metavar="N",
-                         help="target opset, 10 to the newest onnx knows (default: 18, which "
-                         "the runtimes in use load)")
+    upgrade.add_argument("--opset", type=int, default=None, metavar="N",
+                         help="target opset, 10 to the newest onnx knows (default: "
+                         "{default_opset}, which the runtimes in use load)")
     upgrade.add_argument("--allow-downscale", action="store_true",
                          help="convert an Upsample whose scales shrink (below 1, which "
                          "Upsample refuses; tf2onnx wrote them) into the Resize it literally "
@@ -65,12 +74,7 @@ def register(subparsers: Any) -> None:
     upgrade.add_argument("--keep-unverified", action="store_true",
                          help="with --verify: write OUTPUT even when the verification fails, "
                          "to inspect it (the exit status stays 1)")
-    upgrade.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
-                         help="with --verify: use this array for input NAME (repeatable)")
-    upgrade.add_argument("--input-shape", action="append", default=[],
-                         metavar="NAME=D0,D1,...", help="with --verify: random values of this "
-                         "shape for input NAME (repeatable)")
-    upgrade.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    add_input_options(upgrade, condition="with --verify: ")
     add_output_options(upgrade, json_help="print what was rewritten and the verification as "
                        "one JSON object")
     upgrade.set_defaults(handler=hinted(_cmd_upgrade))
@@ -162,8 +166,10 @@ def _verify(args: argparse.Namespace, original: ModelProto, upgraded: ModelProto
 def _cmd_upgrade(args: argparse.Namespace) -> int:
     from ..onnx import upgrade
     from ..onnx.convert import rewrites
+    from ..onnx.convert._upgrade import DEFAULT_UPGRADE_OPSET
 
     check_output_path(args.output, args.model, args.overwrite)
+    opset = DEFAULT_UPGRADE_OPSET if args.opset is None else args.opset
     for option, given in (("--input", args.input), ("--input-shape", args.input_shape),
                           ("--keep-unverified", args.keep_unverified)):
         if given and not args.verify:
@@ -172,10 +178,10 @@ def _cmd_upgrade(args: argparse.Namespace) -> int:
     if args.verify:
         _verify_inputs(args, model)
     with caught_warnings() as caught:
-        upgraded = upgrade(model, opset=args.opset, allow_downscale=args.allow_downscale)
+        upgraded = upgrade(model, opset=opset, allow_downscale=args.allow_downscale)
     warn_all(args, [item.message for item in caught])
     document = {"command": "upgrade", **_conversion_line(
-        args, model, upgraded, rewrites(model, args.opset, "upgrade"))}
+        args, model, upgraded, rewrites(model, opset, "upgrade"))}
     code, written = EXIT_OK, True
     if args.verify:
         # verified before anything is written: a failed verification leaves no output

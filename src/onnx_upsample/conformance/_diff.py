@@ -37,7 +37,11 @@ from ._diff_result import ModelDiff, NodeDiff
 from ._diff_why import explain_side
 from ._runner import _Worker, check_timeout
 
-__all__ = ["diff"]
+__all__ = ["DEFAULT_BACKENDS", "DEFAULT_TIMEOUT", "diff"]
+
+#: The runtimes :func:`diff` compares when none are named, and the seconds one run may take.
+DEFAULT_BACKENDS = ("onnxruntime", "onnx-reference")
+DEFAULT_TIMEOUT = 300.0
 
 Values = dict[str, np.ndarray]
 
@@ -143,10 +147,11 @@ def _search(sides: tuple[_Side, _Side], model: onnx.ModelProto, names: Sequence[
     return found.feeds, found.result, found.tried
 
 
-def diff(model: ModelLike, ours: str = "onnxruntime", theirs: str = "onnx-reference", *,
+def diff(model: ModelLike, ours: str = DEFAULT_BACKENDS[0],
+         theirs: str = DEFAULT_BACKENDS[1], *,
          inputs: Mapping[str, np.ndarray] | None = None,
          input_shapes: Mapping[str, Sequence[int]] | None = None, seed: int = 0,
-         timeout: float = 300.0) -> ModelDiff:
+         timeout: float = DEFAULT_TIMEOUT) -> ModelDiff:
     """Run ``model`` in two runtimes and compare every ONNX ``Upsample`` and ``Resize`` node.
 
     Each node's output (Upsample versions 1, 7, 9, 10; Resize 10 to 19) is compared bit for
