@@ -187,8 +187,9 @@ class Verification:
         What onnxruntime refused, and what ran instead.
     default_level_note : str
         How the outputs compare at onnxruntime's default level, where that differs.
-    exercise_hints : dict of str to str
-        Per node not exercised, how to give its inputs (``python`` and ``options``).
+    exercise_hints : dict of str to tuple of (str, str)
+        Per node not exercised (by its label), how to give inputs that would exercise it: as
+        Python arguments and as the command line's options.
     """
 
     level: str

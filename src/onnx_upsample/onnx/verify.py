@@ -15,7 +15,8 @@ output and every converted node compared bit for bit (:func:`verify_upgrade`).
    for a note.
 
 onnxruntime is imported here only, on first use (this module loads without it).
-:class:`OnnxruntimeRun` runs any model so, for a comparison of runtimes to reuse.
+:class:`OnnxruntimeRun` runs a model so: it passes onnxruntime to ``_probe.run_pieces`` as
+the runtime of the pieces, as ``conformance.diff`` passes each runtime's worker process.
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ from ._original import UpsampleAt, runnable_original, upsample_nodes
 from ._probe import run_pieces
 from ._verification import ORT, InputUsed, NodeCheck, Refusal, Verification
 
-__all__ = ["DEFAULT_LEVEL", "EXACT_LEVEL", "OnnxruntimeRun", "RefusedError", "Verification",
-           "import_onnxruntime", "verify_upgrade"]
+# the call and the types of its result; the rest (OnnxruntimeRun, the levels) is this
+# package's own
+__all__ = ["Difference", "InputUsed", "NodeCheck", "Refusal", "Verification", "verify_upgrade"]
 
 # Where the bits of a conversion are compared. At its default level (ORT_ENABLE_ALL)
 # onnxruntime adds the NCHWc layout optimization (x86), which runs a Resize after a Conv as
