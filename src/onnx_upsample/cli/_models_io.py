@@ -26,8 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["add_input_options", "caught_warnings", "check_output_path", "describe_array",
            "file_name", "hinted", "hints_as_commands", "kept_warnings", "load_model",
-           "parse_shapes", "read_inputs", "save_model", "save_npy", "spell_fix", "warn_all",
-           "with_all_data"]
+           "parse_shapes", "read_inputs", "save_model", "save_npy", "spell_fix", "warn_all"]
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -56,22 +55,6 @@ def load_model(path: str, which: str = "small") -> ModelProto:
         raise UpsampleError(f"{path!r} is not an ONNX model (it holds no graph and no "
                              "opset); give a .onnx file")
     return model
-
-
-def with_all_data(model: ModelProto, source: str) -> ModelProto:
-    """A copy of ``model`` with every external tensor (relative to ``source``'s folder)
-    loaded, for onnxruntime; refused when the whole would pass protobuf's 2 GiB."""
-    from ..onnx import _external
-
-    if not _external.external_tensors(model):
-        return model
-    base = os.path.dirname(os.path.abspath(source))
-    total = _external.check_locations(model, base) + model.ByteSize()
-    if total > _external.PROTOBUF_LIMIT:
-        raise UpsampleError("the model with its external data passes protobuf's 2 GiB, which "
-                             "onnxruntime cannot take from memory: leave out --verify (the "
-                             "upgrade itself does not need to load the data)")
-    return _external.with_all_data(model, base)
 
 
 def add_input_options(parser: argparse.ArgumentParser, *, condition: str = "",

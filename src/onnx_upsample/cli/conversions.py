@@ -28,11 +28,15 @@ from ._models_io import (
     read_inputs,
     save_model,
     warn_all,
-    with_all_data,
 )
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ..onnx._external import ModelProto
+
+# the arrays, shapes and seed of --verify's inputs, checked
+_Inputs = tuple["dict[str, np.ndarray]", "dict[str, list[int]]", int]
 
 __all__ = ["register"]
 
@@ -135,23 +139,28 @@ def _conversion_line(args: argparse.Namespace, model: ModelProto, converted: Mod
 # --------------------------------------------------------------------------- upgrade
 
 
-def _verify_inputs(args: argparse.Namespace, model: ModelProto) -> None:
-    """Read and check the inputs of ``--verify`` (kept as ``args.verify_inputs``) before the
-    conversion: a bad one is refused before anything is said or written."""
+def _verify_inputs(args: argparse.Namespace, model: ModelProto) -> _Inputs:
+    """Read and check the inputs of ``--verify`` before the conversion: a bad one is refused
+    before anything is said or written."""
     from ..onnx._feeds import checked_inputs, graph_inputs
 
-    args.verify_inputs = checked_inputs(graph_inputs(model), read_inputs(args.input),
-                                        parse_shapes(args.input_shape), args.seed)
+    return checked_inputs(graph_inputs(model), read_inputs(args.input),
+                          parse_shapes(args.input_shape), args.seed)
 
 
-def _verify(args: argparse.Namespace, original: ModelProto, upgraded: ModelProto) -> int:
-    """Print onnx_upsample.onnx.verify's verification of the upgrade (kept as
-    ``args.verification`` for ``--json``); EXIT_OK if verified, else EXIT_FINDINGS."""
+def _verify(args: argparse.Namespace, original: ModelProto, upgraded: ModelProto,
+            checked: _Inputs) -> tuple[int, dict[str, Any]]:
+    """Print onnx_upsample.onnx.verify's verification of the upgrade: EXIT_OK if verified,
+    else EXIT_FINDINGS, and the verification for ``--json``."""
+    from ..onnx._external import loaded_from
     from ..onnx.verify import verify_upgrade
 
-    inputs, shapes, seed = args.verify_inputs
-    verification = verify_upgrade(original, upgraded, inputs=inputs, input_shapes=shapes,
-                                  seed=seed)
+    # the upgrade itself reads no external data; running both models needs all of it
+    fix = "leave out --verify (the upgrade itself does not need to load the data)"
+    inputs, shapes, seed = checked
+    verification = verify_upgrade(loaded_from(original, args.model, fix),
+                                  loaded_from(upgraded, args.model, fix), inputs=inputs,
+                                  input_shapes=shapes, seed=seed)
     for kind, text in verification.lines(options=True):
         if kind == "note":
             note(args, text)
@@ -159,8 +168,7 @@ def _verify(args: argparse.Namespace, original: ModelProto, upgraded: ModelProto
             warn_all(args, [text])
         else:
             problem(text)
-    args.verification = verification.to_dict()
-    return EXIT_OK if verification.verified else EXIT_FINDINGS
+    return EXIT_OK if verification.verified else EXIT_FINDINGS, verification.to_dict()
 
 
 def _cmd_upgrade(args: argparse.Namespace) -> int:
@@ -175,19 +183,17 @@ def _cmd_upgrade(args: argparse.Namespace) -> int:
         if given and not args.verify:
             raise UpsampleError(f"{option} is used with --verify only")
     model = load_model(args.model)
-    if args.verify:
-        _verify_inputs(args, model)
+    checked = _verify_inputs(args, model) if args.verify else None
     with caught_warnings() as caught:
         upgraded = upgrade(model, opset=opset, allow_downscale=args.allow_downscale)
     warn_all(args, [item.message for item in caught])
     document = {"command": "upgrade", **_conversion_line(
         args, model, upgraded, rewrites(model, opset, "upgrade"))}
-    code, written = EXIT_OK, True
-    if args.verify:
+    code, written, verification = EXIT_OK, True, None
+    if checked is not None:
         # verified before anything is written: a failed verification leaves no output
         # unless --keep-unverified asks for it
-        code = _verify(args, with_all_data(model, args.model),
-                       with_all_data(upgraded, args.model))
+        code, verification = _verify(args, model, upgraded, checked)
         written = code == EXIT_OK or args.keep_unverified
     if written:
         save_model(upgraded, args.output, args.model)
@@ -199,7 +205,7 @@ def _cmd_upgrade(args: argparse.Namespace) -> int:
                 "inspection)")
     if args.json:
         print_json({**document, "written": written,
-                    "verification": getattr(args, "verification", None),
+                    "verification": verification,
                     "warnings": kept_warnings(args)})
     return code
 
@@ -223,22 +229,9 @@ def _cmd_downgrade(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _computed_scales(model: ModelProto) -> int:
-    """How many Upsample nodes read scales that no constant holds."""
-    from ..onnx._graphs import is_upsample, walk
-
-    count = 0
-    for site in walk(model):
-        for node in site.owner.node:
-            if (is_upsample(node) and len(node.input) > 1 and node.input[1]
-                    and site.scope.constant(node.input[1]) is None):
-                count += 1
-    return count
-
-
 def _cmd_fold(args: argparse.Namespace) -> int:
     from ..onnx import _feeds, fold_scales
-    from ..onnx._fold import ScalesNotFolded
+    from ..onnx._fold import ScalesNotFolded, computed_scales
 
     check_output_path(args.output, args.model, args.overwrite)
     model = load_model(args.model)
@@ -257,7 +250,7 @@ def _cmd_fold(args: argparse.Namespace) -> int:
     warn_all(args, [item.message for item in caught
                     if not isinstance(item.message, ScalesNotFolded)])
     save_model(folded, args.output, args.model)
-    before = _computed_scales(model)
+    before = computed_scales(model)
     note(args, f"{args.model} -> {args.output}: {before - len(not_folded)} of {before} "
                "computed scales folded")
     for name, dims in shapes.items():

@@ -29,7 +29,7 @@ from ._graphs import (
 )
 from ._infer import infer_shapes, site_type_maps
 
-__all__ = ["ScalesNotFolded", "fold_scales"]
+__all__ = ["ScalesNotFolded", "computed_scales", "fold_scales"]
 
 # Operators whose value is not a function of their inputs.
 _NOT_FOLDABLE = frozenset({
@@ -216,6 +216,14 @@ def _fix_inputs(model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]
         tensor.shape.SetInParent()
         for dim in dims:
             tensor.shape.dim.add().dim_value = int(dim)
+
+
+def computed_scales(model: onnx.ModelProto) -> int:
+    """How many Upsample nodes (in any graph or function) read scales that no constant
+    holds: those :func:`fold_scales` tries to fold."""
+    return sum(1 for site in walk(model) for node in site.owner.node
+               if is_upsample(node) and len(node.input) > 1 and node.input[1]
+               and site.scope.constant(node.input[1]) is None)
 
 
 class ScalesNotFolded(UpsampleWarning):
