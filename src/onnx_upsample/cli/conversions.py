@@ -237,10 +237,6 @@ def _cmd_fold(args: argparse.Namespace) -> int:
     model = load_model(args.model)
     shapes = parse_shapes(args.input_shape)
     declared = {value.name: value for value in _feeds.graph_inputs(model)}
-    unknown = sorted(set(shapes) - set(declared))
-    if unknown:
-        raise UpsampleError(f"--input-shape names {unknown}, which are not inputs of the "
-                             f"model; its inputs are {sorted(declared)}")
     with caught_warnings() as caught:
         folded = fold_scales(model, input_shapes=shapes or None)
     # the library's warning for scales left computed names its Python argument; here each
