@@ -307,6 +307,27 @@ def test_computed_scales_are_exercised_and_read_from_the_run() -> None:
 
 
 @pytest.mark.usefixtures("importable_test_backends")
+def test_computed_scales_that_came_to_1_are_a_warning_as_in_verify() -> None:
+    """Shapes that make the computed scales 1 (route as large as feat): the node copied X,
+    which is a gap (verify_upgrade warns of it); only constant scales of 1 are no gap."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "legacy_exporters", ROOT / "scripts" / "legacy_exporters.py")
+    assert spec is not None and spec.loader is not None
+    exporters = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(exporters)
+    found = diff(exporters.computed_scales_symbolic(), EXACT, "onnx-reference+onnx-upsample",
+                 input_shapes={"feat": [1, 16, 4, 4], "route": [1, 16, 4, 4]})
+    (row,) = found.nodes
+    assert row.exercised is False and row.scales == (1.0, 1.0, 1.0, 1.0)
+    warnings = [text for kind, text in found.lines(options=True) if kind == "warning"]
+    assert len(warnings) == 1 and warnings[0].startswith(
+        "node 'up' was not exercised: its scales came to [1,1,1,1]"), warnings
+    assert "--input-shape" in warnings[0]
+
+
+@pytest.mark.usefixtures("importable_test_backends")
 def test_an_empty_output_is_not_exercised() -> None:
     """A batch of 0: the node changes the shape, but there is no element to compare."""
     model = _two_upsamples()

@@ -27,7 +27,15 @@ import onnx
 
 from .._errors import UpsampleError
 from ..onnx._compare import difference
-from ..onnx._exercise import Probe, exercised, inputs_behind, search, shape_candidates, shape_hint
+from ..onnx._exercise import (
+    Probe,
+    copies,
+    exercised,
+    inputs_behind,
+    search,
+    shape_candidates,
+    shape_hint,
+)
 from ..onnx._feeds import checked_inputs, graph_inputs, scales_inputs
 from ..onnx._graphs import ModelLike, model_of
 from ..onnx._probe import expose, node_model, run_pieces
@@ -141,8 +149,7 @@ def _search(sides: tuple[_Side, _Side], model: onnx.ModelProto, names: Sequence[
                 break  # one run tells how many nodes resize
         return runs, next((run for run in runs if isinstance(run, dict)), None)
 
-    probes = [Probe(node.x, node.output, node.constant_scales is not None and all(
-        s == 1 for s in node.constant_scales)) for node in shown]
+    probes = [Probe(node.x, node.output, copies(node.constant_scales)) for node in shown]
     found = search(model, declared, given, fixed, scales_inputs(model), seed, probes, attempt)
     return found.feeds, found.result, found.tried
 
@@ -282,7 +289,8 @@ def _node_row(node: ComparedNode, sides: tuple[_Side, _Side], model: onnx.ModelP
     scales = run_scales(node, first, np.shape(x), np.shape(y))
     shaped = NodeDiff(node.label, node.op, node.output, "", node.words, tuple(np.shape(x)),
                       tuple(np.shape(y)), None if isinstance(scales, str) else scales,
-                      exercised(np.shape(x), np.shape(y)))
+                      exercised(np.shape(x), np.shape(y)),
+                      copies=copies(node.constant_scales))
     for number in (0, 1):
         if node.output in refused[number]:  # its output is the other runtime's
             return replace(shaped, refused=(sides[number].name,

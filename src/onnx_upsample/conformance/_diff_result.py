@@ -113,6 +113,9 @@ class NodeDiff:
         Where the node differs: what each runtime's output follows.
     unexplained : str
         Why the explainer cannot say (a cubic Resize, scales that shrink, ...).
+    copies : bool
+        Its scales are constants, all 1: it copies X whatever the inputs, so not resizing
+        is no gap (computed scales that came to 1 are one).
     """
 
     node: str
@@ -130,6 +133,7 @@ class NodeDiff:
     refused: tuple[str, str] | None = None
     explanations: tuple[SideExplanation, ...] = ()
     unexplained: str = ""
+    copies: bool = False
 
     @property
     def verdict(self) -> str:
@@ -259,8 +263,7 @@ class ModelDiff:
         return [node for node in self.nodes if node.verdict == DIFFERS]
 
     def _idle(self) -> list[NodeDiff]:
-        return [node for node in self.nodes if node.exercised is False and not (
-            node.scales is not None and all(scale == 1 for scale in node.scales))]
+        return [node for node in self.nodes if node.exercised is False and not node.copies]
 
     def lines(self, options: bool = False) -> list[tuple[Kind, str]]:
         """The report, line by line with its kind; ``options``: name what to give as the

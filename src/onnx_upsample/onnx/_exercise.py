@@ -23,8 +23,8 @@ from onnx import ValueInfoProto
 from ._feeds import FREE_DIMENSION, check_feeds, check_tensor_sizes, random_feeds
 from ._report import shape_words
 
-__all__ = ["Probe", "Search", "declared_dims", "empty_output", "exercised", "inputs_behind",
-           "search", "shape_candidates", "shape_hint"]
+__all__ = ["Probe", "Search", "copies", "declared_dims", "empty_output", "exercised",
+           "inputs_behind", "search", "shape_candidates", "shape_hint"]
 
 T = TypeVar("T")
 
@@ -94,6 +94,12 @@ class Probe(NamedTuple):
     x: str
     output: str
     copies: bool
+
+
+def copies(constant: Sequence[float] | None) -> bool:
+    """Whether a node with these constant scales (None where they are computed) copies X
+    whatever the inputs (all 1, or none at rank 0): not resizing is then no gap."""
+    return constant is not None and all(scale == 1 for scale in constant)
 
 
 def exercised(x_shape: Sequence[int], y_shape: Sequence[int]) -> bool:

@@ -16,7 +16,7 @@ from typing import Literal
 
 from ._alone import KERNEL, LITERAL
 from ._compare import Difference
-from ._exercise import empty_output
+from ._exercise import copies, empty_output
 from ._report import scales_words, shape_words, table
 
 __all__ = ["ORT", "InputUsed", "NodeCheck", "Refusal", "Verification", "inputs_words"]
@@ -332,5 +332,4 @@ class Verification:
 def _copies(node: NodeCheck) -> bool:
     """A node whose constant scales are all 1 (or none, at rank 0): it copies X whatever
     the inputs, so not enlarging is no gap in the verification."""
-    return (not node.computed and node.scales is not None
-            and all(scale == 1 for scale in node.scales))
+    return copies(None if node.computed else node.scales)

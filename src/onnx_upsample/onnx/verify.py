@@ -41,7 +41,7 @@ from ._alone import (
     run_upsample,
 )
 from ._compare import Difference, difference
-from ._exercise import Probe, exercised, inputs_behind, search, shape_hint
+from ._exercise import Probe, copies, exercised, inputs_behind, search, shape_hint
 from ._feeds import checked_inputs, graph_inputs, scales_inputs
 from ._graphs import ModelLike, is_upsample
 from ._original import UpsampleAt, runnable_original, upsample_nodes
@@ -335,7 +335,7 @@ def _exercising(side: OnnxruntimeRun, wanted: Sequence[str], shown: Sequence[Ups
             return error, None
         return (values, side.record()), values
 
-    probes = [Probe(node.x, node.output, _copies(node)) for node in shown]
+    probes = [Probe(node.x, node.output, copies(node.constant)) for node in shown]
     found = search(side.model, declared, given, fixed, scales, seed, probes, attempt)
     if isinstance(found.result, UpsampleError):
         raise _worded(found.result, side.side)
@@ -349,10 +349,6 @@ def _worded(error: UpsampleError, side: str) -> UpsampleError:
         return UpsampleError(f"onnxruntime cannot run the {side} model, also with each "
                              f"Upsample and Resize run alone: {error.message}")
     return error
-
-
-def _copies(node: UpsampleAt) -> bool:
-    return node.constant is not None and all(value == 1 for value in node.constant)
 
 
 def _verification(notes: tuple[str, ...], nodes: list[UpsampleAt],
