@@ -1,13 +1,15 @@
-"""Inputs under which every Upsample enlarges, for a verification, and what to give where
-none do.
+"""Inputs under which every Upsample enlarges, for a verification (``verify_upgrade``) and
+a comparison of runtimes (``conformance.diff``), and what to give where none do.
 
 A verification on inputs under which a computed scale comes to 1 compares copies: PyTorch
 exports scales as ``size / Shape(x)``, and random inputs whose symbolic dimensions all get
 one size make every such scale 1. Distinct symbolic dimensions get distinct sizes here (N,
 H, W, H2, W2 are five sizes), in a few patterns a verification tries in order until every
-Upsample enlarges (:func:`shape_candidates`); a node that never did is named with the inputs
-its scales come from (:func:`inputs_behind`) and the option that gives them
-(:func:`shape_hint`).
+Upsample enlarges (:func:`shape_candidates`, tried by :func:`search`, the one search both
+callers run with a runtime of their own). A node is exercised when it changed the size of X
+and its output has elements (:func:`exercised`); one that copies X whatever the inputs
+(:func:`copies`) is no gap. A node never exercised is named with the inputs its scales come
+from (:func:`inputs_behind`) and the option that gives them (:func:`shape_hint`).
 """
 
 from __future__ import annotations
