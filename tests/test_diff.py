@@ -158,7 +158,7 @@ def test_bad_arguments_and_unrunnable_models(two: str, tmp_path: Path,
     assert code == 2 and "does not exist" in err
     with pytest.raises(UpsampleError, match="both runtimes are"):
         diff(two, EXACT, EXACT)
-    with pytest.raises(UpsampleError, match=r"inputs are given for \['nope'\], which are not"):
+    with pytest.raises(UpsampleError, match=r"inputs gives arrays for \['nope'\], which are not"):
         diff(two, EXACT, HALF_PIXEL, inputs={"nope": np.zeros(3, np.float32)})
     wrong = tmp_path / "wrong.npy"
     np.save(wrong, np.zeros((1, 2, 5, 5), np.float32))

@@ -92,18 +92,18 @@ def read_inputs(items: Sequence[str]) -> dict[str, np.ndarray]:
 
 
 def parse_shapes(items: Sequence[str]) -> dict[str, list[int]]:
-    """The shapes of ``--input-shape NAME=D0,D1,...`` options."""
+    """The shapes of ``--input-shape NAME=D0,D1,...`` options, as written (the sizes are
+    checked with the rest of the inputs, by ``onnx._feeds``)."""
     shapes: dict[str, list[int]] = {}
     for item in items:
         name, sep, text = item.partition("=")
         try:
             dims = [int(d) for d in text.split(",")] if text else []
         except ValueError:
-            dims = [-1]
-        # a dimension is an int64 in ONNX: larger ones are refused here, not deep in onnx
-        if not sep or not name or any(d < 0 or d >= 2**63 for d in dims):
+            dims = None
+        if not sep or not name or dims is None:
             raise UpsampleError(f"--input-shape {item!r}: expected NAME=D0,D1,... with "
-                                 "whole numbers >= 0 and below 2**63")
+                                 "whole numbers")
         if name in shapes:
             raise UpsampleError(f"--input-shape gives {name!r} twice")
         shapes[name] = dims

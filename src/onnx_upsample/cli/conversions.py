@@ -43,7 +43,7 @@ __all__ = ["register"]
 
 def _upgrade_fields() -> dict[str, str]:
     """The default opset the help names, from ``upgrade`` (read when the help is shown)."""
-    from ..onnx.convert._upgrade import DEFAULT_UPGRADE_OPSET
+    from ..onnx.convert import DEFAULT_UPGRADE_OPSET
 
     return {"default_opset": str(DEFAULT_UPGRADE_OPSET)}
 
@@ -173,8 +173,7 @@ def _verify(args: argparse.Namespace, original: ModelProto, upgraded: ModelProto
 
 def _cmd_upgrade(args: argparse.Namespace) -> int:
     from ..onnx import upgrade
-    from ..onnx.convert import rewrites
-    from ..onnx.convert._upgrade import DEFAULT_UPGRADE_OPSET
+    from ..onnx.convert import DEFAULT_UPGRADE_OPSET, rewrites
 
     check_output_path(args.output, args.model, args.overwrite)
     opset = DEFAULT_UPGRADE_OPSET if args.opset is None else args.opset

@@ -6,10 +6,10 @@ Used by :func:`~onnx_upsample.onnx.verify.verify_upgrade`,
 those made up at random (``input_shapes=``; ``--input-shape``) and a seed (``seed=``;
 ``--seed``), all checked before anything converts or starts (:func:`check_seed`,
 :func:`check_input_shapes`, :func:`check_given`). Each refusal is an
-:class:`~onnx_upsample.UpsampleError` of one line worded for both callers
-(:class:`~._fixes.SpelledError`): the Python API's names its arguments, the command line's
-its options. A wrong kind (a seed that is no int, a shape that is no sequence of ints) is a
-:class:`TypeError`, which only a Python caller can make.
+:class:`~onnx_upsample.UpsampleError` of one line worded for both callers (a
+``SpelledError``, of ``onnx_upsample._errors``): the Python API's names its arguments, the
+command line's its options. A wrong kind (a seed that is no int, a shape that is no sequence
+of ints) is a :class:`TypeError`, which only a Python caller can make.
 """
 
 from __future__ import annotations
@@ -64,12 +64,12 @@ def _shape_given(name: str, dims: Sequence[int], options: bool) -> str:
     return f"input_shapes[{name!r}] is {list(dims)}"
 
 
-def _shape_error(name: str, dims: Sequence[int], words: str) -> Exception:
+def _shape_error(name: str, dims: Sequence[int], words: str) -> SpelledError:
     """A shape asked for, refused: ``input_shapes['x'] is [1, -3]`` and ``words``."""
     return spelled_error(lambda o: f"{_shape_given(name, dims, o)}{words}")
 
 
-def _names_error(argument: str, words: str) -> Exception:
+def _names_error(argument: str, words: str) -> SpelledError:
     """``{argument} words``, the argument named for the caller."""
     return spelled_error(lambda o: f"{_named(argument, o)} {words}")
 
@@ -152,8 +152,9 @@ def check_given(inputs: Sequence[ValueInfoProto], given: Mapping[str, np.ndarray
             asked = shapes[value.name]
             if dims is not None and (len(dims) != len(asked) or any(
                     d is not None and d != n for d, n in zip(dims, asked, strict=False))):
-                raise _shape_error(value.name, asked, f" (rank {len(asked)}); the model "
-                                   f"declares {declaration(value)}")
+                rank = f" (rank {len(asked)})" if len(asked) != len(dims) else ""
+                raise _shape_error(value.name, asked, f"{rank}; the model declares "
+                                   f"{declaration(value)}")
 
 
 def checked_inputs(inputs: Sequence[ValueInfoProto], given: object, shapes: object,
