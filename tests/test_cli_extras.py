@@ -170,7 +170,7 @@ def test_a_failed_verification_writes_nothing(tmp_path: Path, monkeypatch, capsy
     pytest.importorskip("onnxruntime")
     from onnx_upsample.cli import conversions
 
-    monkeypatch.setattr(conversions, "_verify", lambda *args: conversions.EXIT_FINDINGS)
+    monkeypatch.setattr(conversions, "_verify", lambda *args: (conversions.EXIT_FINDINGS, {}))
     output = tmp_path / "up.onnx"
     assert main(["upgrade", str(EXAMPLE), "-o", str(output), "--verify"]) == 1
     assert not output.exists()

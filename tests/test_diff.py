@@ -158,7 +158,7 @@ def test_bad_arguments_and_unrunnable_models(two: str, tmp_path: Path,
     assert code == 2 and "does not exist" in err
     with pytest.raises(UpsampleError, match="both runtimes are"):
         diff(two, EXACT, EXACT)
-    with pytest.raises(UpsampleError, match=r"inputs are given for \['nope'\], which are not"):
+    with pytest.raises(UpsampleError, match=r"inputs gives arrays for \['nope'\], which are not"):
         diff(two, EXACT, HALF_PIXEL, inputs={"nope": np.zeros(3, np.float32)})
     wrong = tmp_path / "wrong.npy"
     np.save(wrong, np.zeros((1, 2, 5, 5), np.float32))
@@ -259,6 +259,11 @@ def _transcripts() -> list[tuple[str, list[str]]]:
     return [(command, shown.splitlines()) for command, shown in blocks]
 
 
+def test_the_readme_shows_two_diff_transcripts() -> None:
+    """The test below is parametrized by them: none found would skip it silently."""
+    assert len(_transcripts()) == 2
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("command, shown", _transcripts(), ids=lambda v: str(v)[:40])
 def test_readme_diff_transcripts_are_what_the_command_prints(
@@ -299,3 +304,84 @@ def test_computed_scales_are_exercised_and_read_from_the_run() -> None:
     assert row.exercised and row.scales is not None and row.scales[2] > 1
     assert row.scales == tuple(o / i for i, o in zip(row.input_shape, row.output_shape,
                                                      strict=True))
+
+
+@pytest.mark.usefixtures("importable_test_backends")
+def test_computed_scales_that_came_to_1_are_a_warning_as_in_verify() -> None:
+    """Shapes that make the computed scales 1 (route as large as feat): the node copied X,
+    which is a gap (verify_upgrade warns of it); only constant scales of 1 are no gap."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "legacy_exporters", ROOT / "scripts" / "legacy_exporters.py")
+    assert spec is not None and spec.loader is not None
+    exporters = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(exporters)
+    found = diff(exporters.computed_scales_symbolic(), EXACT, "onnx-reference+onnx-upsample",
+                 input_shapes={"feat": [1, 16, 4, 4], "route": [1, 16, 4, 4]})
+    (row,) = found.nodes
+    assert row.exercised is False and row.scales == (1.0, 1.0, 1.0, 1.0)
+    warnings = [text for kind, text in found.lines(options=True) if kind == "warning"]
+    assert len(warnings) == 1 and warnings[0].startswith(
+        "node 'up' was not exercised: its scales came to [1,1,1,1]"), warnings
+    assert "--input-shape" in warnings[0]
+
+
+@pytest.mark.usefixtures("importable_test_backends")
+def test_an_empty_output_is_not_exercised() -> None:
+    """A batch of 0: the node changes the shape, but there is no element to compare."""
+    model = _two_upsamples()
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "N"
+    found = diff(model, EXACT, "onnx-reference+onnx-upsample", input_shapes={"x": [0, 2, 5, 6]})
+    assert [row.exercised for row in found.nodes] == [False, False]
+    warnings = [text for kind, text in found.lines() if kind == "warning"]
+    assert warnings and all("its output is empty (X 0x2x5x6 -> 0x2x10x12), so no element of "
+                            "it was compared" in text for text in warnings), warnings
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    ({"timeout": "5"}, TypeError, "timeout is '5'"),
+    ({"timeout": 0}, UpsampleError, "timeout is 0"),
+    ({"seed": -1}, UpsampleError, "seed is -1"),
+    ({"input_shapes": {"x": [2, "a"]}}, TypeError, "input_shapes"),
+])
+def test_arguments_are_checked_before_a_runtime_starts(two: str, kwargs: dict[str, object],
+                                                       error: type, words: str) -> None:
+    with pytest.raises(error, match=words):
+        diff(two, **kwargs)  # type: ignore[arg-type]
+
+
+def test_the_command_line_names_its_options(two: str,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    for option, value in (("--seed", "-1"), ("--timeout", "0")):
+        code, _, err = run_cli(capsys, "diff", two, option, value)
+        assert code == 2, err
+        assert_one_line_error(err)
+        assert f"{option} is {value}" in err, err
+
+
+def test_the_help_lists_every_built_in_backend_and_the_defaults(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from onnx_upsample.conformance import BACKENDS
+    from onnx_upsample.conformance._diff import DEFAULT_BACKENDS, DEFAULT_TIMEOUT
+
+    code, out, _ = run_cli(capsys, "diff", "--help")
+    text = " ".join(out.split())
+    assert code == 0 and all(name in text for name in BACKENDS)
+    assert f"default: {' and '.join(DEFAULT_BACKENDS)}" in text
+    assert f"default {DEFAULT_TIMEOUT:g}" in text
+
+
+def test_sizes_past_2_24_give_the_scale_onnxruntime_computes_them_with() -> None:
+    """float32(2**24 + 1) is 2**24: a scale of 2 gives 2**25 + 2 (the exact rule), not the
+    2**25 that float32 arithmetic makes, so 2 is the scale, not the next float above it."""
+    node = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], name="sized",
+                            mode="nearest", coordinate_transformation_mode="asymmetric",
+                            nearest_mode="floor")
+    graph = helper.make_graph(
+        [node], "sized", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array([2**25 + 2], np.int64), "sizes")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    (found,) = compared_nodes(model)
+    assert run_scales(found, {}, (2**24 + 1,), (2**25 + 2,)) == (2.0,)

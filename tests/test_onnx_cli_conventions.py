@@ -308,3 +308,42 @@ def test_an_opset_out_of_range_names_the_option_on_the_command_line(
     newest = onnx.defs.onnx_opset_version()  # the fix: an opset upgrade writes, not 9
     with pytest.raises(UpsampleError, match=rf"^opset is 99;.*upgrade\(model, opset={newest}\)"):
         upgrade(EXAMPLE, opset=99)
+
+
+def _suggested(err: str, marker: str) -> list[str]:
+    """The words of the command an error line suggests after ``marker``, up to the end of
+    the command (the sentence goes on with "converts ...", whose words a shell would not
+    split)."""
+    import shlex
+
+    command = err.strip().split(marker, 1)[1].split(" converts ", 1)[0]
+    return shlex.split(command)
+
+
+def test_a_fix_for_the_command_given_keeps_its_output_and_options(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The fix was ``upgrade EXAMPLE -o examples/yolo_head_opset9_opset28.onnx --opset 28``:
+    another output, beside the example, and without the user's other options."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import legacy_exporters
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    output = tmp_path / "s.onnx"
+    code, _, err = run_cli(capsys, "upgrade", EXAMPLE, "-o", output, "--opset", 99, "--json")
+    newest = onnx.defs.onnx_opset_version()
+    words = _suggested(err, "; use ")
+    assert code == 2 and words[:3] == ["onnx-upsample", "upgrade", str(EXAMPLE)], err
+    assert sorted(words[3:]) == sorted(["-o", str(output), "--opset", str(newest), "--json"])
+    assert words[words.index("-o") + 1] == str(output)
+    assert words[words.index("--opset") + 1] == str(newest)
+    model = _save(legacy_exporters.tf2onnx_downscale(), tmp_path / "tf.onnx")
+    code, _, err = run_cli(capsys, "upgrade", model, "-o", tmp_path / "o1.onnx", "--verify")
+    words = _suggested(err, "fix: ")
+    assert code == 2 and words[:3] == ["onnx-upsample", "upgrade", str(model)], err
+    assert sorted(words[3:]) == sorted(["-o", str(tmp_path / "o1.onnx"), "--verify",
+                                        "--allow-downscale"])
+    code, _, err = run_cli(capsys, *words[1:])  # the fix, typed: it does what it says
+    assert code == 0, err

@@ -141,3 +141,21 @@ def test_a_model_over_2gb_is_inspected_and_upgraded_without_loading_it(tmp_path:
     assert [n.op_type for n in upgraded.graph.node] == ["Conv", "Resize"]
     verify = cli_process("upgrade", "big.onnx", "-o", "big18b.onnx", "--verify", cwd=tmp_path)
     assert verify.returncode == 2 and "2 GiB" in verify.stderr
+
+
+def test_verify_refuses_a_model_whose_data_passes_protobufs_limit_before_writing(
+        stored: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The limit lowered to 1 MB: the 2.4 MB weight cannot be loaded to run, so --verify is
+    refused in one line naming what to leave out, and nothing is written."""
+    from runners import assert_one_line_error, run_cli
+
+    from onnx_upsample.onnx import _external
+
+    monkeypatch.setattr(_external, "PROTOBUF_LIMIT", 2**20)
+    output = tmp_path / "net18.onnx"
+    code, _, err = run_cli(capsys, "upgrade", stored, "-o", output, "--verify")
+    assert code == 2, err
+    assert_one_line_error(err)
+    assert "passes protobuf's 2 GiB" in err and "leave out --verify" in err
+    assert not output.exists()

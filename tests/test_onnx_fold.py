@@ -121,11 +121,11 @@ def test_shared_subgraph_nodes_stay_when_still_used() -> None:
 def test_errors_and_input_untouched() -> None:
     model = _torch_size_export(["N", 3, "H", "W"], (7, 10))
     before = model.SerializeToString()
-    with pytest.raises(UpsampleError, match="not an input"):
+    with pytest.raises(UpsampleError, match=r"input_shapes names \['Z'\], which are not inputs"):
         fold_scales(model, input_shapes={"Z": [1]})
     with pytest.raises(UpsampleError, match="rank 3"):
         fold_scales(model, input_shapes={"X": [1, 3, 5]})
-    with pytest.raises(UpsampleError, match="non-negative"):
+    with pytest.raises(UpsampleError, match=r"expected sizes from 0"):
         fold_scales(model, input_shapes={"X": [1, 3, -5, 2]})
     with pytest.raises(TypeError, match="ModelProto"):
         fold_scales(None)  # type: ignore[arg-type]

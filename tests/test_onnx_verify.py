@@ -137,6 +137,41 @@ def test_a_node_not_exercised_is_a_warning_naming_what_to_give() -> None:
     assert verification.unverified == [python]
 
 
+def test_a_refusal_under_shapes_not_chosen_is_not_reported() -> None:
+    """The first shapes tried (feat 1x16x2x4, route 1x16x4x8 against feat's 4x4) make
+    scales below 1, which onnxruntime refuses; the shapes chosen ran whole in onnxruntime,
+    yet the refusal stayed in the result (and in --json)."""
+    model = exporters.computed_scales_symbolic()
+    verification = verify_upgrade(model, _upgraded(model), input_shapes={"feat": [1, 16, 4, 4]})
+    assert verification.shapes_tried > 1 and verification.verified
+    assert _node(verification, "up").runs_in == ("onnxruntime", "onnxruntime")  # type: ignore[attr-defined]
+    assert verification.refusals == ()
+    assert verification.to_dict()["refusals"] == []
+    assert not any("refused" in text for _, text in verification.lines())
+
+
+def test_an_empty_output_is_not_exercised() -> None:
+    """A batch of 0: the Upsample changes the shape (0x16x4x4 -> 0x16x8x8) but its output has
+    no element to compare."""
+    model = exporters.computed_scales_symbolic()
+    verification = verify_upgrade(model, _upgraded(model), input_shapes={
+        "feat": [0, 16, 4, 4], "route": [0, 16, 8, 8]})
+    node = _node(verification, "up")
+    assert node.output_shape == (0, 16, 8, 8)  # type: ignore[attr-defined]
+    assert node.exercised is False  # type: ignore[attr-defined]
+    [warning] = [text for kind, text in verification.lines() if kind == "warning"]
+    assert warning.startswith("node 'up' was not exercised: its output is empty "
+                              "(X 0x16x4x4 -> 0x16x8x8), so no element of it was compared")
+    assert verification.unverified == [warning]
+
+
+def test_the_public_surface_is_the_call_and_its_result() -> None:
+    from onnx_upsample.onnx import verify
+
+    assert sorted(verify.__all__) == ["Difference", "InputUsed", "NodeCheck", "Refusal",
+                                      "Verification", "verify_upgrade"]
+
+
 # ----------------------------------------------------------------- item 4: refusals
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["UpsampleError", "UpsampleWarning"]
+from collections.abc import Callable
+
+__all__ = ["SpelledError", "UpsampleError", "UpsampleWarning", "spelled_error"]
 
 
 class UpsampleError(ValueError):
@@ -19,3 +21,24 @@ class UpsampleWarning(UserWarning):
     For example the legacy mode names ``bilinear``/``trilinear``, or the deprecated
     version 10 of the operator.
     """
+
+
+class SpelledError(UpsampleError):
+    """An :class:`UpsampleError` about an argument that the command line gives as an option:
+    ``str(error)`` names the Python argument (``seed is -1``); :attr:`option` is the same
+    message naming the option (``--seed is -1``), which the command line prints instead.
+    """
+
+    def __init__(self, python: str, option: str) -> None:
+        super().__init__(python)
+        self.option = option
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # pickled (to another process) with both wordings
+        return (type(self), (str(self), self.option))
+
+
+def spelled_error(words: Callable[[bool], str]) -> SpelledError:
+    """A :class:`SpelledError` of ``words(options)``: the message naming the Python
+    arguments (``options`` False) or the command line's options (True)."""
+    return SpelledError(words(False), words(True))

@@ -19,7 +19,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from .._errors import UpsampleError
+from .._errors import SpelledError, UpsampleError
 
 # The command modules import ._common, never this package, so importing them here makes no
 # cycle (the ONNX commands, which still import this package, are imported in build_parser).
@@ -114,6 +114,8 @@ def _run(argv: Sequence[str] | None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_BAD_INPUT
     args = parser.parse_args(argv)
+    # the words typed, for a fix that is the same command with an option changed
+    args.argv = [str(word) for word in (sys.argv[1:] if argv is None else argv)]
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
         return handler(args)
@@ -122,6 +124,8 @@ def _run(argv: Sequence[str] | None) -> int:
     # types every value, and files are read as arrays), so one reaching here is a bug and
     # keeps its traceback. Where a user's file could make a library raise TypeError, the
     # command or reader turns it into an UpsampleError that says what is wrong with the file.
+    except SpelledError as error:  # worded with the options, not the Python arguments
+        return fail(error.option)
     except UpsampleError as error:
         return fail(str(error))
     except ModuleNotFoundError as error:  # an optional dependency (extra) is missing

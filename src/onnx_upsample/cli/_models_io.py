@@ -24,9 +24,9 @@ if TYPE_CHECKING:
     from ..onnx._external import ModelProto
     from ..onnx._fixes import Action, Fix
 
-__all__ = ["caught_warnings", "check_output_path", "describe_array", "file_name", "hinted",
-           "hints_as_commands", "kept_warnings", "load_model", "parse_shapes", "read_inputs",
-           "save_model", "save_npy", "spell_fix", "warn_all", "with_all_data"]
+__all__ = ["add_input_options", "caught_warnings", "check_output_path", "describe_array",
+           "file_name", "hinted", "hints_as_commands", "kept_warnings", "load_model",
+           "parse_shapes", "read_inputs", "save_model", "save_npy", "spell_fix", "warn_all"]
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -57,20 +57,19 @@ def load_model(path: str, which: str = "small") -> ModelProto:
     return model
 
 
-def with_all_data(model: ModelProto, source: str) -> ModelProto:
-    """A copy of ``model`` with every external tensor (relative to ``source``'s folder)
-    loaded, for onnxruntime; refused when the whole would pass protobuf's 2 GiB."""
-    from ..onnx import _external
-
-    if not _external.external_tensors(model):
-        return model
-    base = os.path.dirname(os.path.abspath(source))
-    total = _external.check_locations(model, base) + model.ByteSize()
-    if total > _external.PROTOBUF_LIMIT:
-        raise UpsampleError("the model with its external data passes protobuf's 2 GiB, which "
-                             "onnxruntime cannot take from memory: leave out --verify (the "
-                             "upgrade itself does not need to load the data)")
-    return _external.with_all_data(model, base)
+def add_input_options(parser: argparse.ArgumentParser, *, condition: str = "",
+                      shapes: bool = True) -> None:
+    """The options of a command that runs a model: ``--input`` (arrays for named inputs),
+    ``--input-shape`` (with ``shapes``: shapes of the random ones), ``--seed``; each help
+    starts with ``condition`` (``with --verify: ``)."""
+    parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                        help=f"{condition}use this array for input NAME (repeatable)")
+    if shapes:
+        parser.add_argument("--input-shape", action="append", default=[],
+                            metavar="NAME=D0,D1,...", help=f"{condition}random values of "
+                            "this shape for input NAME (repeatable)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help=f"{condition}seed of the random inputs (0 or above)")
 
 
 def read_inputs(items: Sequence[str]) -> dict[str, np.ndarray]:
@@ -93,18 +92,20 @@ def read_inputs(items: Sequence[str]) -> dict[str, np.ndarray]:
 
 
 def parse_shapes(items: Sequence[str]) -> dict[str, list[int]]:
-    """The shapes of ``--input-shape NAME=D0,D1,...`` options."""
+    """The shapes of ``--input-shape NAME=D0,D1,...`` options, as written (the sizes are
+    checked with the rest of the inputs, by ``onnx._feeds``)."""
     shapes: dict[str, list[int]] = {}
     for item in items:
         name, sep, text = item.partition("=")
         try:
             dims = [int(d) for d in text.split(",")] if text else []
         except ValueError:
-            dims = [-1]
-        # a dimension is an int64 in ONNX: larger ones are refused here, not deep in onnx
-        if not sep or not name or any(d < 0 or d >= 2**63 for d in dims):
+            dims = None
+        if not sep or not name or dims is None:
             raise UpsampleError(f"--input-shape {item!r}: expected NAME=D0,D1,... with "
-                                 "whole numbers >= 0 and below 2**63")
+                                 "whole numbers")
+        if name in shapes:
+            raise UpsampleError(f"--input-shape gives {name!r} twice")
         shapes[name] = dims
     return shapes
 
@@ -123,7 +124,8 @@ def warn_all(args: argparse.Namespace, messages: Sequence[object]) -> None:
     from ..onnx._fixes import FixableWarning
 
     kept: list[str] = args.__dict__.setdefault("warning_lines", [])
-    lines = [message.render(lambda action: spell_action(action, args.model))
+    argv = getattr(args, "argv", ())
+    lines = [message.render(lambda action: spell_action(action, args.model, argv))
              if isinstance(message, FixableWarning) else str(message) for message in messages]
     for text in dict.fromkeys(lines):
         warn(text)
@@ -202,10 +204,14 @@ def describe_array(array: np.ndarray) -> dict[str, Any]:
 # ---------------------------------------------------------------------- fixes as commands
 
 
-def spell_action(action: Action, model: str) -> str:
-    """``action`` as the line to type for the model at ``model``."""
+def spell_action(action: Action, model: str, argv: Sequence[str] = ()) -> str:
+    """``action`` as the line to type for the model at ``model``; where ``argv`` (the words
+    the user typed after ``onnx-upsample``) is the action's own command, that command with
+    the action's options set, keeping the user's output and other options."""
     output = action.output_for(model)
     words = action.command_words(model, output)
+    if words and argv and str(argv[0]) == words[0]:
+        words = action.retyped(argv)
     if words:
         return shell_command(*words)
     return shlex.join(action.python_command(model, output))
@@ -217,22 +223,22 @@ def spell_fix(fix: Fix, model: str) -> str:
 
 
 @contextmanager
-def hints_as_commands(model: str) -> Iterator[None]:
+def hints_as_commands(model: str, argv: Sequence[str] = ()) -> Iterator[None]:
     """Re-word an error whose fix names a call (``FixableError``) with the command to type
-    instead; main() prints it as usual."""
+    instead (``spell_action``); main() prints it as usual."""
     from ..onnx._fixes import FixableError
 
     try:
         yield
     except FixableError as error:
-        raise UpsampleError(error.render(lambda action: spell_action(action, model),
+        raise UpsampleError(error.render(lambda action: spell_action(action, model, argv),
                                          option=True)) from None
 
 
 def hinted(command: Handler) -> Handler:
     """``command`` with the fixes of the library's errors spelled as commands to type."""
     def handler(args: argparse.Namespace) -> int:
-        with hints_as_commands(args.model):
+        with hints_as_commands(args.model, getattr(args, "argv", ())):
             return command(args)
     return handler
 

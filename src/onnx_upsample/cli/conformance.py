@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import math
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -231,13 +230,12 @@ def _load_forms(suite: Any, form: str) -> list[Any]:
 def _cmd_run(args: argparse.Namespace) -> int:
     from .. import conformance
     from ..conformance import _report
+    from ..conformance._runner import check_timeout
     from ..io.atomic import atomic_path
 
     for path in (args.json_file, args.markdown, args.html):
         _writable(path)
-    if not (math.isfinite(args.timeout) and args.timeout > 0):
-        raise UpsampleError(f"--timeout is {args.timeout:g}; give a finite number of seconds "
-                            "> 0")
+    check_timeout(args.timeout)
     fail_on = parse_fail_on(args.fail_on)
     selected = None
     if args.cases:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .._errors import UpsampleError
 from ._common import EXIT_FINDINGS, EXIT_OK, add_output_options, note, print_json, problem
 from ._models_io import (
+    add_input_options,
     caught_warnings,
     check_output_path,
     hinted,
@@ -27,19 +28,31 @@ from ._models_io import (
     read_inputs,
     save_model,
     warn_all,
-    with_all_data,
 )
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ..onnx._external import ModelProto
 
+# the arrays, shapes and seed of --verify's inputs, checked
+_Inputs = tuple["dict[str, np.ndarray]", "dict[str, list[int]]", int]
+
 __all__ = ["register"]
+
+
+def _upgrade_fields() -> dict[str, str]:
+    """The default opset the help names, from ``upgrade`` (read when the help is shown)."""
+    from ..onnx.convert import DEFAULT_UPGRADE_OPSET
+
+    return {"default_opset": str(DEFAULT_UPGRADE_OPSET)}
 
 
 def register(subparsers: Any) -> None:
     """Add the ``upgrade``, ``downgrade`` and ``fold`` subcommands."""
     upgrade = subparsers.add_parser(
         "upgrade", help="turn every Upsample into a Resize with identical outputs",
+        fields=_upgrade_fields,
         description="Write a copy of MODEL at opset N where every Upsample is a Resize that "
         "onnxruntime runs bit-identically, and every other node went through onnx's version "
         "converter.")
@@ -47,9 +60,9 @@ def register(subparsers: Any) -> None:
     upgrade.add_argument("-o", "--output", required=True, help="the upgraded .onnx file")
     upgrade.add_argument("--overwrite", action="store_true",
                        help="allow -o to be the input model (it is replaced)")
-    upgrade.add_argument("--opset", type=int, default=18, metavar="N",
-                         help="target opset, 10 to the newest onnx knows (default: 18, which "
-                         "the runtimes in use load)")
+    upgrade.add_argument("--opset", type=int, default=None, metavar="N",
+                         help="target opset, 10 to the newest onnx knows (default: "
+                         "{default_opset}, which the runtimes in use load)")
     upgrade.add_argument("--allow-downscale", action="store_true",
                          help="convert an Upsample whose scales shrink (below 1, which "
                          "Upsample refuses; tf2onnx wrote them) into the Resize it literally "
@@ -65,12 +78,7 @@ def register(subparsers: Any) -> None:
     upgrade.add_argument("--keep-unverified", action="store_true",
                          help="with --verify: write OUTPUT even when the verification fails, "
                          "to inspect it (the exit status stays 1)")
-    upgrade.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
-                         help="with --verify: use this array for input NAME (repeatable)")
-    upgrade.add_argument("--input-shape", action="append", default=[],
-                         metavar="NAME=D0,D1,...", help="with --verify: random values of this "
-                         "shape for input NAME (repeatable)")
-    upgrade.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    add_input_options(upgrade, condition="with --verify: ")
     add_output_options(upgrade, json_help="print what was rewritten and the verification as "
                        "one JSON object")
     upgrade.set_defaults(handler=hinted(_cmd_upgrade))
@@ -131,13 +139,28 @@ def _conversion_line(args: argparse.Namespace, model: ModelProto, converted: Mod
 # --------------------------------------------------------------------------- upgrade
 
 
-def _verify(args: argparse.Namespace, original: ModelProto, upgraded: ModelProto) -> int:
-    """Print onnx_upsample.onnx.verify's verification of the upgrade (kept as
-    ``args.verification`` for ``--json``); EXIT_OK if verified, else EXIT_FINDINGS."""
+def _verify_inputs(args: argparse.Namespace, model: ModelProto) -> _Inputs:
+    """Read and check the inputs of ``--verify`` before the conversion: a bad one is refused
+    before anything is said or written."""
+    from ..onnx._feeds import checked_inputs, graph_inputs
+
+    return checked_inputs(graph_inputs(model), read_inputs(args.input),
+                          parse_shapes(args.input_shape), args.seed)
+
+
+def _verify(args: argparse.Namespace, original: ModelProto, upgraded: ModelProto,
+            checked: _Inputs) -> tuple[int, dict[str, Any]]:
+    """Print onnx_upsample.onnx.verify's verification of the upgrade: EXIT_OK if verified,
+    else EXIT_FINDINGS, and the verification for ``--json``."""
+    from ..onnx._external import loaded_from
     from ..onnx.verify import verify_upgrade
 
-    verification = verify_upgrade(original, upgraded, inputs=read_inputs(args.input),
-                                  input_shapes=parse_shapes(args.input_shape), seed=args.seed)
+    # the upgrade itself reads no external data; running both models needs all of it
+    fix = "leave out --verify (the upgrade itself does not need to load the data)"
+    inputs, shapes, seed = checked
+    verification = verify_upgrade(loaded_from(original, args.model, fix),
+                                  loaded_from(upgraded, args.model, fix), inputs=inputs,
+                                  input_shapes=shapes, seed=seed)
     for kind, text in verification.lines(options=True):
         if kind == "note":
             note(args, text)
@@ -145,31 +168,31 @@ def _verify(args: argparse.Namespace, original: ModelProto, upgraded: ModelProto
             warn_all(args, [text])
         else:
             problem(text)
-    args.verification = verification.to_dict()
-    return EXIT_OK if verification.verified else EXIT_FINDINGS
+    return EXIT_OK if verification.verified else EXIT_FINDINGS, verification.to_dict()
 
 
 def _cmd_upgrade(args: argparse.Namespace) -> int:
     from ..onnx import upgrade
-    from ..onnx.convert import rewrites
+    from ..onnx.convert import DEFAULT_UPGRADE_OPSET, rewrites
 
     check_output_path(args.output, args.model, args.overwrite)
+    opset = DEFAULT_UPGRADE_OPSET if args.opset is None else args.opset
     for option, given in (("--input", args.input), ("--input-shape", args.input_shape),
                           ("--keep-unverified", args.keep_unverified)):
         if given and not args.verify:
             raise UpsampleError(f"{option} is used with --verify only")
     model = load_model(args.model)
+    checked = _verify_inputs(args, model) if args.verify else None
     with caught_warnings() as caught:
-        upgraded = upgrade(model, opset=args.opset, allow_downscale=args.allow_downscale)
+        upgraded = upgrade(model, opset=opset, allow_downscale=args.allow_downscale)
     warn_all(args, [item.message for item in caught])
     document = {"command": "upgrade", **_conversion_line(
-        args, model, upgraded, rewrites(model, args.opset, "upgrade"))}
-    code, written = EXIT_OK, True
-    if args.verify:
+        args, model, upgraded, rewrites(model, opset, "upgrade"))}
+    code, written, verification = EXIT_OK, True, None
+    if checked is not None:
         # verified before anything is written: a failed verification leaves no output
         # unless --keep-unverified asks for it
-        code = _verify(args, with_all_data(model, args.model),
-                       with_all_data(upgraded, args.model))
+        code, verification = _verify(args, model, upgraded, checked)
         written = code == EXIT_OK or args.keep_unverified
     if written:
         save_model(upgraded, args.output, args.model)
@@ -181,7 +204,7 @@ def _cmd_upgrade(args: argparse.Namespace) -> int:
                 "inspection)")
     if args.json:
         print_json({**document, "written": written,
-                    "verification": getattr(args, "verification", None),
+                    "verification": verification,
                     "warnings": kept_warnings(args)})
     return code
 
@@ -205,31 +228,14 @@ def _cmd_downgrade(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _computed_scales(model: ModelProto) -> int:
-    """How many Upsample nodes read scales that no constant holds."""
-    from ..onnx._graphs import is_upsample, walk
-
-    count = 0
-    for site in walk(model):
-        for node in site.owner.node:
-            if (is_upsample(node) and len(node.input) > 1 and node.input[1]
-                    and site.scope.constant(node.input[1]) is None):
-                count += 1
-    return count
-
-
 def _cmd_fold(args: argparse.Namespace) -> int:
     from ..onnx import _feeds, fold_scales
-    from ..onnx._fold import ScalesNotFolded
+    from ..onnx._fold import ScalesNotFolded, computed_scales
 
     check_output_path(args.output, args.model, args.overwrite)
     model = load_model(args.model)
     shapes = parse_shapes(args.input_shape)
     declared = {value.name: value for value in _feeds.graph_inputs(model)}
-    unknown = sorted(set(shapes) - set(declared))
-    if unknown:
-        raise UpsampleError(f"--input-shape names {unknown}, which are not inputs of the "
-                             f"model; its inputs are {sorted(declared)}")
     with caught_warnings() as caught:
         folded = fold_scales(model, input_shapes=shapes or None)
     # the library's warning for scales left computed names its Python argument; here each
@@ -239,7 +245,7 @@ def _cmd_fold(args: argparse.Namespace) -> int:
     warn_all(args, [item.message for item in caught
                     if not isinstance(item.message, ScalesNotFolded)])
     save_model(folded, args.output, args.model)
-    before = _computed_scales(model)
+    before = computed_scales(model)
     note(args, f"{args.model} -> {args.output}: {before - len(not_folded)} of {before} "
                "computed scales folded")
     for name, dims in shapes.items():

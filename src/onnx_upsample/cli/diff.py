@@ -13,19 +13,25 @@ import argparse
 from typing import Any
 
 from ._common import EXIT_FINDINGS, EXIT_OK, add_output_options, note, print_json, warn
-from ._models_io import load_model, parse_shapes, read_inputs
+from ._models_io import add_input_options, hinted, load_model, parse_shapes, read_inputs
 
 __all__ = ["register"]
 
-#: the runtimes compared when --backend is not given (the Python function's defaults)
-DEFAULT_BACKENDS = ("onnxruntime", "onnx-reference")
+
+def _help_fields() -> dict[str, str]:
+    """The backends and defaults the help names, from their owner (read when it is shown)."""
+    from ..conformance import BACKENDS
+    from ..conformance._diff import DEFAULT_BACKENDS, DEFAULT_TIMEOUT
+
+    return {"backends": ", ".join(BACKENDS), "default_backends": " and ".join(DEFAULT_BACKENDS),
+            "default_timeout": f"{DEFAULT_TIMEOUT:g}"}
 
 
 def register(subparsers: Any) -> None:
     """Add the ``diff`` subcommand."""
     diff = subparsers.add_parser(
         "diff", help="run a model in two runtimes and say where their Upsample and Resize "
-        "nodes disagree, and why",
+        "nodes disagree, and why", fields=_help_fields,
         description="Run MODEL in two runtimes (each in a worker process of its own) on the "
         "same inputs, compare every Upsample and Resize node's output and every model "
         "output bit for bit, and for each node that differs name the convention each "
@@ -37,25 +43,20 @@ def register(subparsers: Any) -> None:
         "do, 2 on bad arguments or a runtime that cannot be loaded or run the model.")
     diff.add_argument("model", help="the .onnx file")
     diff.add_argument("--backend", action="append", default=[], metavar="NAME",
-                      help="a runtime, given twice: onnxruntime, onnx-reference, "
-                      "onnx-reference+onnx-upsample, openvino, tract, tinygrad, tvm, "
-                      "pytorch or package.module:callable, as 'conformance run' takes them "
-                      f"(default: {' and '.join(DEFAULT_BACKENDS)})")
-    diff.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
-                      help="use this array for input NAME (repeatable)")
-    diff.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...",
-                      help="random values of this shape for input NAME (repeatable)")
-    diff.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    diff.add_argument("--timeout", type=float, default=300.0, metavar="S",
-                      help="seconds one run may take in a runtime (default 300)")
+                      help="a runtime, given twice: {backends} or package.module:callable, as "
+                      "'conformance run' takes them (default: {default_backends})")
+    add_input_options(diff)
+    diff.add_argument("--timeout", type=float, default=None, metavar="S",
+                      help="seconds one run may take in a runtime (default {default_timeout})")
     add_output_options(diff, json_help="print the comparison (nodes, outputs, explanations) "
                        "as one JSON object")
-    diff.set_defaults(handler=_cmd_diff)
+    diff.set_defaults(handler=hinted(_cmd_diff))
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
     from .._errors import UpsampleError
     from ..conformance import diff
+    from ..conformance._diff import DEFAULT_BACKENDS, DEFAULT_TIMEOUT
 
     backends = args.backend or list(DEFAULT_BACKENDS)
     if len(backends) != 2:
@@ -65,7 +66,8 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     inputs, shapes = read_inputs(args.input), parse_shapes(args.input_shape)
     load_model(args.model)  # a file that is no model: one line, before a runtime starts
     found = diff(args.model, backends[0], backends[1], inputs=inputs, input_shapes=shapes,
-                 seed=args.seed, timeout=args.timeout)
+                 seed=args.seed,
+                 timeout=DEFAULT_TIMEOUT if args.timeout is None else args.timeout)
     for kind, text in found.lines(options=True):
         if kind == "warning":
             warn(text)

@@ -27,6 +27,7 @@ from ._common import (
     print_json,
 )
 from ._models_io import (
+    add_input_options,
     caught_warnings,
     describe_array,
     file_name,
@@ -77,14 +78,12 @@ def register(subparsers: Any) -> None:
         description="Run MODEL with onnx.reference.ReferenceEvaluator and onnx-upsample's "
         "Upsample (versions 1, 7, 9, 10; bit-identical to onnxruntime 1.32).")
     run.add_argument("model", help="the .onnx file")
-    run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
-                     help="the value of graph input NAME (repeat for each input)")
     run.add_argument("--output-dir", default=None, metavar="DIR",
                      help="write each output to DIR/NAME.npy (DIR is created if missing)")
     run.add_argument("--random", action="store_true",
                      help="random values for the inputs not given with --input (as upgrade "
                      "--verify makes them; symbolic dimensions become 8)")
-    run.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    add_input_options(run, shapes=False)
     run.add_argument("--legacy-modes", action="store_true",
                      help="run modes written in upper or mixed case by old converters "
                      "('NEAREST', 'BILINEAR') as their lower-case names, with a warning")

@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -28,23 +27,29 @@ import onnx
 
 from .._errors import UpsampleError
 from ..onnx._compare import difference
-from ..onnx._exercise import check_shapes, inputs_behind, shape_candidates, shape_hint
-from ..onnx._feeds import (
-    check_feeds,
-    check_tensor_sizes,
-    graph_inputs,
-    random_feeds,
-    scales_inputs,
+from ..onnx._exercise import (
+    Probe,
+    copies,
+    exercised,
+    inputs_behind,
+    search,
+    shape_candidates,
+    shape_hint,
 )
+from ..onnx._feeds import checked_inputs, graph_inputs, scales_inputs
 from ..onnx._graphs import ModelLike, model_of
 from ..onnx._probe import expose, node_model, run_pieces
 from ..onnx._verification import InputUsed
 from ._diff_nodes import ComparedNode, compared_nodes, run_scales
 from ._diff_result import ModelDiff, NodeDiff
 from ._diff_why import explain_side
-from ._runner import _Worker
+from ._runner import _Worker, check_timeout
 
-__all__ = ["diff"]
+__all__ = ["DEFAULT_BACKENDS", "DEFAULT_TIMEOUT", "diff"]
+
+#: The runtimes :func:`diff` compares when none are named, and the seconds one run may take.
+DEFAULT_BACKENDS = ("onnxruntime", "onnx-reference")
+DEFAULT_TIMEOUT = 300.0
 
 Values = dict[str, np.ndarray]
 
@@ -123,58 +128,37 @@ def _cut(side: _Side, other: _Side, model: onnx.ModelProto, feeds: Values,
                             f"and Resize: {not_run.words}") from None
 
 
-def _resizes(node: ComparedNode, values: Values) -> bool:
-    return np.shape(values[node.x]) != np.shape(values[node.output])
-
-
-def _copies(node: ComparedNode) -> bool:
-    return node.constant_scales is not None and all(s == 1 for s in node.constant_scales)
-
-
 def _search(sides: tuple[_Side, _Side], model: onnx.ModelProto, names: Sequence[str],
             shown: Sequence[ComparedNode], given: Values,
             fixed: Mapping[str, Sequence[int]],
             seed: int) -> tuple[Values, list[Values | _NotRunError], int]:
-    """The inputs under which the most nodes resize X (the first set under which all do),
-    each runtime's whole run on them (or why it did not run), and how many sets were
-    tried."""
+    """The inputs under which the most nodes resize X (``onnx._exercise.search``), each
+    runtime's whole run on them (or why it did not run; the second only where the first did
+    not run), and how many sets were tried."""
     declared = graph_inputs(model)
-    scales = scales_inputs(model)
-    candidates = shape_candidates([v for v in declared if v.name not in given], fixed)
-    best: tuple[Values, list[Values | _NotRunError], int] | None = None
-    first: tuple[Values, list[Values | _NotRunError]] | None = None
-    tried = 0
-    for candidate in candidates:
-        feeds = random_feeds(declared, given, scales, seed, candidate)
-        check_feeds(declared, feeds)
-        check_tensor_sizes(model, feeds)
-        tried += 1
+    several = len(shape_candidates([v for v in declared if v.name not in given], fixed)) > 1
+
+    def attempt(feeds: Values) -> tuple[list[Values | _NotRunError], Values | None]:
         runs: list[Values | _NotRunError] = []
         for side in sides:
             try:
                 runs.append(_whole(side, model, feeds, names))
             except _NotRunError as not_run:
                 runs.append(not_run)
-            if isinstance(runs[-1], dict) or len(candidates) == 1:
+            if isinstance(runs[-1], dict) or not several:
                 break  # one run tells how many nodes resize
-        first = first or (feeds, runs)
-        ran = next((run for run in runs if isinstance(run, dict)), None)
-        if ran is None:
-            continue
-        idle = sum(1 for node in shown if not _resizes(node, ran) and not _copies(node))
-        if best is None or idle < best[2]:
-            best = (feeds, runs, idle)
-        if idle == 0:
-            break
-    assert first is not None
-    feeds, runs = (best[0], best[1]) if best is not None else first
-    return feeds, runs, tried
+        return runs, next((run for run in runs if isinstance(run, dict)), None)
+
+    probes = [Probe(node.x, node.output, copies(node.constant_scales)) for node in shown]
+    found = search(model, declared, given, fixed, scales_inputs(model), seed, probes, attempt)
+    return found.feeds, found.result, found.tried
 
 
-def diff(model: ModelLike, ours: str = "onnxruntime", theirs: str = "onnx-reference", *,
+def diff(model: ModelLike, ours: str = DEFAULT_BACKENDS[0],
+         theirs: str = DEFAULT_BACKENDS[1], *,
          inputs: Mapping[str, np.ndarray] | None = None,
          input_shapes: Mapping[str, Sequence[int]] | None = None, seed: int = 0,
-         timeout: float = 300.0) -> ModelDiff:
+         timeout: float = DEFAULT_TIMEOUT) -> ModelDiff:
     """Run ``model`` in two runtimes and compare every ONNX ``Upsample`` and ``Resize`` node.
 
     Each node's output (Upsample versions 1, 7, 9, 10; Resize 10 to 19) is compared bit for
@@ -226,9 +210,7 @@ def diff(model: ModelLike, ours: str = "onnxruntime", theirs: str = "onnx-refere
                             "'onnxruntime'")
     if ours == theirs:
         raise UpsampleError(f"both runtimes are {ours!r}; give two different backends")
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not (
-            math.isfinite(timeout) and timeout > 0):
-        raise UpsampleError(f"timeout is {timeout!r}; expected a finite number of seconds > 0")
+    timeout = check_timeout(timeout)
     label = os.fspath(model) if isinstance(model, str | os.PathLike) else "model"
     loaded = model_of(model, "all")
     nodes = compared_nodes(loaded)
@@ -238,10 +220,7 @@ def diff(model: ModelLike, ours: str = "onnxruntime", theirs: str = "onnx-refere
     names = [value.name for value in loaded.graph.output] + [
         name for node in shown for name in node.reads if name in produced]
     names = list(dict.fromkeys(names))
-    given = {name: np.asarray(value) for name, value in (inputs or {}).items()}
-    shapes = {name: [int(n) for n in dims] for name, dims in (input_shapes or {}).items()}
-    declared = graph_inputs(loaded)
-    check_shapes(declared, shapes, given)
+    given, shapes, seed = checked_inputs(graph_inputs(loaded), inputs, input_shapes, seed)
     fixed = {**{name: list(value.shape) for name, value in given.items()}, **shapes}
     with tempfile.TemporaryDirectory(prefix="onnx-upsample-diff-") as folder:
         sides: list[_Side] = []
@@ -310,7 +289,8 @@ def _node_row(node: ComparedNode, sides: tuple[_Side, _Side], model: onnx.ModelP
     scales = run_scales(node, first, np.shape(x), np.shape(y))
     shaped = NodeDiff(node.label, node.op, node.output, "", node.words, tuple(np.shape(x)),
                       tuple(np.shape(y)), None if isinstance(scales, str) else scales,
-                      np.shape(x) != np.shape(y))
+                      exercised(np.shape(x), np.shape(y)),
+                      copies=copies(node.constant_scales))
     for number in (0, 1):
         if node.output in refused[number]:  # its output is the other runtime's
             return replace(shaped, refused=(sides[number].name,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import onnx
 
+from .._spec.rules import output_size
 from .._spec.versions import DEFAULT_DOMAINS
 from ..onnx._graphs import Scope, is_upsample, node_label, walk
 from ..onnx._node import describe
@@ -187,8 +188,8 @@ def run_scales(node: ComparedNode, values: dict[str, np.ndarray], x_shape: tuple
                y_shape: tuple[int, ...]) -> tuple[float, ...] | str:
     """The scales ``node`` ran with, one per axis of X (float32, as ONNX stores them), or
     why the explainer cannot take them. With ``sizes`` (no scales), the scales that give
-    the output's size: out/in, raised by the float32 steps that make ``trunc(in * scale)``
-    the output length."""
+    the output's size: out/in, raised by the float32 steps that make Upsample's output
+    length (``trunc(in * scale)``, exact past 2**24) reach it."""
     rank = len(x_shape)
     given = node.constant_scales
     if given is None and node.scales and node.scales in values:
@@ -213,9 +214,11 @@ def run_scales(node: ComparedNode, values: dict[str, np.ndarray], x_shape: tuple
 
 
 def _sized(n_in: int, n_out: int) -> float:
+    """The smallest float32 scale at or above out/in whose output length (Upsample's rule,
+    ``_spec.rules.output_size``) reaches ``n_out``."""
     if n_in == 0:
         return 1.0
     scale = np.float32(n_out / n_in)
-    while int(np.float32(n_in) * scale) < n_out:
+    while output_size(n_in, scale) < n_out:
         scale = np.nextafter(scale, np.float32(np.inf))
     return float(scale)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..onnx._compare import Difference
+from ..onnx._exercise import empty_output
 from ..onnx._report import scales_words, shape_words, table
 from ..onnx._verification import InputUsed, inputs_words
 
@@ -112,6 +113,9 @@ class NodeDiff:
         Where the node differs: what each runtime's output follows.
     unexplained : str
         Why the explainer cannot say (a cubic Resize, scales that shrink, ...).
+    copies : bool
+        Its scales are constants, all 1: it copies X whatever the inputs, so not resizing
+        is no gap (computed scales that came to 1 are one).
     """
 
     node: str
@@ -129,6 +133,7 @@ class NodeDiff:
     refused: tuple[str, str] | None = None
     explanations: tuple[SideExplanation, ...] = ()
     unexplained: str = ""
+    copies: bool = False
 
     @property
     def verdict(self) -> str:
@@ -258,8 +263,7 @@ class ModelDiff:
         return [node for node in self.nodes if node.verdict == DIFFERS]
 
     def _idle(self) -> list[NodeDiff]:
-        return [node for node in self.nodes if node.exercised is False and not (
-            node.scales is not None and all(scale == 1 for scale in node.scales))]
+        return [node for node in self.nodes if node.exercised is False and not node.copies]
 
     def lines(self, options: bool = False) -> list[tuple[Kind, str]]:
         """The report, line by line with its kind; ``options``: name what to give as the
@@ -308,6 +312,10 @@ class ModelDiff:
         out: list[tuple[Kind, str]] = []
         for node in self._idle():
             hint = self.exercise_hints.get(node.node, ("", ""))[1 if options else 0]
+            if node.output_shape is not None and 0 in node.output_shape:
+                out.append(("warning", empty_output(node.node, node.input_shape or (),
+                                                    node.output_shape)))
+                continue
             out.append(("warning", f"node {node.node!r} was not exercised: its scales came to "
                         f"{scales_words(node.scales)} under each of the {self.shapes_tried} "
                         "input shape(s) tried, so both runtimes copied X"

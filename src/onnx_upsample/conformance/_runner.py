@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import UpsampleError
+from .._errors import UpsampleError, spelled_error
 from ._grade import (
     ACCEPTED_INVALID,
     CRASHED,
@@ -250,6 +250,25 @@ def _explain(case: SuiteCase, output: np.ndarray) -> dict[str, Any] | None:
                                               f"{error})"}
 
 
+def check_timeout(timeout: object) -> float:
+    """``timeout`` (seconds one run may take in a runtime) as a float.
+
+    Raises
+    ------
+    TypeError
+        If it is not a number.
+    UpsampleError
+        If it is not finite and above 0 (worded for ``timeout=`` and ``--timeout``).
+    """
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+        raise TypeError(f"timeout is {timeout!r}; expected a number of seconds")
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise spelled_error(lambda o: (
+            f"--timeout is {timeout:g}; give a finite number of seconds > 0" if o else
+            f"timeout is {timeout!r}; expected a finite number of seconds > 0"))
+    return float(timeout)
+
+
 def grade_backend(spec: str, suite: Suite, *, timeout: float = 60.0,
                   select_ids: Callable[[str], bool] | None = None,
                   explain: bool = True, progress: Progress | None = None) -> BackendResult:
@@ -257,10 +276,7 @@ def grade_backend(spec: str, suite: Suite, *, timeout: float = 60.0,
     form, ``upsample`` or ``upgraded``, is the one it was loaded in)."""
     if not isinstance(spec, str):
         raise TypeError(f"backend is {spec!r}; expected a name such as 'onnxruntime'")
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-        raise TypeError(f"timeout is {timeout!r}; expected a number of seconds")
-    if not (math.isfinite(timeout) and timeout > 0):
-        raise UpsampleError(f"timeout is {timeout!r}; expected a finite number of seconds > 0")
+    check_timeout(timeout)
     worker = _Worker(spec)
     try:
         worker.start()
@@ -285,4 +301,4 @@ def grade_backend(spec: str, suite: Suite, *, timeout: float = 60.0,
         worker.close()
 
 
-__all__ = ["EXACT", "BackendResult", "CaseResult", "grade_backend"]
+__all__ = ["EXACT", "BackendResult", "CaseResult", "check_timeout", "grade_backend"]

@@ -23,7 +23,7 @@ from onnx import helper, numpy_helper
 
 from .._errors import UpsampleError, UpsampleWarning
 from ._evaluator import reference_evaluator
-from ._graphs import Scope, is_upsample
+from ._graphs import Scope, default_opset, is_upsample
 from ._node import describe, shrinks
 from .convert import downgrade
 
@@ -69,8 +69,7 @@ def literal_resize(model: onnx.ModelProto) -> onnx.ModelProto | None:
     node = model.graph.node[0]
     if not is_upsample(node):
         return None
-    opset = next((entry.version for entry in model.opset_import if entry.domain in ("", "ai.onnx")),
-                 None)
+    opset = default_opset(model.opset_import)
     info = describe(node, node.name or "Upsample", opset, Scope.of(model.graph))
     if info.scales is None or info.mode is None or not any(
             shrinks(float(value)) for value in info.scales):

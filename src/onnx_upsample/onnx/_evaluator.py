@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from typing import Any
 
@@ -132,7 +133,7 @@ def _default_domain_both_ways(model: onnx.ModelProto) -> onnx.ModelProto:
     """A model importing the default domain as 'ai.onnx' (the same domain as '', which its
     nodes use) imports it under both names: onnx's evaluator knows only the one spelled."""
     spelled = {entry.domain: entry.version for entry in model.opset_import}
-    missing = [(a, b) for a, b in (("", "ai.onnx"), ("ai.onnx", "")) if b in spelled
+    missing = [(a, b) for a, b in itertools.permutations(DEFAULT_DOMAINS, 2) if b in spelled
                and a not in spelled]
     if not missing:
         return model

@@ -1,26 +1,34 @@
-"""Inputs under which every Upsample enlarges, for a verification, and what to give where
-none do.
+"""Inputs under which every Upsample enlarges, for a verification (``verify_upgrade``) and
+a comparison of runtimes (``conformance.diff``), and what to give where none do.
 
 A verification on inputs under which a computed scale comes to 1 compares copies: PyTorch
 exports scales as ``size / Shape(x)``, and random inputs whose symbolic dimensions all get
 one size make every such scale 1. Distinct symbolic dimensions get distinct sizes here (N,
 H, W, H2, W2 are five sizes), in a few patterns a verification tries in order until every
-Upsample enlarges (:func:`shape_candidates`); a node that never did is named with the inputs
-its scales come from (:func:`inputs_behind`) and the option that gives them
-(:func:`shape_hint`).
+Upsample enlarges (:func:`shape_candidates`, tried by :func:`search`, the one search both
+callers run with a runtime of their own). A node is exercised when it changed the size of X
+and its output has elements (:func:`exercised`); one that copies X whatever the inputs
+(:func:`copies`) is no gap. A node never exercised is named with the inputs its scales come
+from (:func:`inputs_behind`) and the option that gives them (:func:`shape_hint`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Generic, NamedTuple, TypeVar
 
+import numpy as np
 import onnx
 from onnx import ValueInfoProto
 
-from .._errors import UpsampleError
-from ._feeds import FREE_DIMENSION
+from ._feeds import FREE_DIMENSION, check_feeds, check_tensor_sizes, random_feeds
+from ._report import shape_words
 
-__all__ = ["check_shapes", "declared_dims", "inputs_behind", "shape_candidates", "shape_hint"]
+__all__ = ["Probe", "Search", "copies", "declared_dims", "empty_output", "exercised",
+           "inputs_behind", "search", "shape_candidates", "shape_hint"]
+
+T = TypeVar("T")
 
 # The largest size a pattern gives a symbolic dimension (2**6): enough to enlarge, small
 # enough to run a real network in a verification.
@@ -81,23 +89,79 @@ def shape_candidates(inputs: Sequence[ValueInfoProto],
     return candidates
 
 
-def check_shapes(inputs: Sequence[ValueInfoProto], shapes: Mapping[str, Sequence[int]],
-                 given: Mapping[str, object]) -> None:
-    """Refuse shapes asked for an input that is not one, or is given as an array too, and
-    arrays given for an input that is not one."""
-    names = {value.name for value in inputs}
-    unknown = sorted(set(shapes) - names)
-    if unknown:
-        raise UpsampleError(f"input shapes are given for {unknown}, which are not inputs of the "
-                            f"model; its inputs are {sorted(names)}")
-    both = sorted(set(shapes) & set(given))
-    if both:
-        raise UpsampleError(f"input(s) {both} are given both as arrays and as shapes; give "
-                            "each one way")
-    unknown = sorted(set(given) - names)
-    if unknown:
-        raise UpsampleError(f"inputs are given for {unknown}, which are not inputs of the "
-                            f"model; its inputs are {[value.name for value in inputs]}")
+class Probe(NamedTuple):
+    """A node the search watches: its input X, its output Y, and whether it copies X whatever
+    the inputs (constant scales all 1), so that not resizing is no gap."""
+
+    x: str
+    output: str
+    copies: bool
+
+
+def copies(constant: Sequence[float] | None) -> bool:
+    """Whether a node with these constant scales (None where they are computed) copies X
+    whatever the inputs (all 1, or none at rank 0): not resizing is then no gap."""
+    return constant is not None and all(scale == 1 for scale in constant)
+
+
+def exercised(x_shape: Sequence[int], y_shape: Sequence[int]) -> bool:
+    """Whether a node's run exercised it: it changed the size of X (enlarged it; or shrank
+    it, as the literal meaning of scales below 1: scales that came to 1 copy X) and its
+    output has elements to compare."""
+    return tuple(x_shape) != tuple(y_shape) and math.prod(y_shape) > 0
+
+
+def empty_output(label: str, x_shape: Sequence[int], y_shape: Sequence[int]) -> str:
+    """The warning for a node not exercised because its output has no element."""
+    return (f"node {label!r} was not exercised: its output is empty (X {shape_words(x_shape)} "
+            f"-> {shape_words(y_shape)}), so no element of it was compared; give inputs "
+            "whose sizes are not 0")
+
+
+class Search(NamedTuple, Generic[T]):
+    """What :func:`search` found: the inputs, what ``attempt`` made of them, how many sets
+    of shapes were tried, and whether any of them ran (else the first set's)."""
+
+    feeds: dict[str, np.ndarray]
+    result: T
+    tried: int
+    ran: bool
+
+
+def search(model: onnx.ModelProto, declared: Sequence[ValueInfoProto],
+           given: Mapping[str, np.ndarray], fixed: Mapping[str, Sequence[int]],
+           scales: Mapping[str, int], seed: int, probes: Sequence[Probe],
+           attempt: Callable[[dict[str, np.ndarray]],
+                             tuple[T, Mapping[str, np.ndarray] | None]]) -> Search[T]:
+    """The inputs under which the most ``probes`` are exercised (the first set of
+    :func:`shape_candidates` under which all are), made up with ``seed``.
+
+    ``attempt`` runs the model on a set of inputs: what it keeps of the run, and the values
+    it computed (None where it did not run, and the next set is tried). The result is the
+    best set's; where none ran, the first's, with ``ran`` False (the caller says why).
+    """
+    best: tuple[dict[str, np.ndarray], T, int] | None = None
+    first: tuple[dict[str, np.ndarray], T] | None = None
+    tried = 0
+    for candidate in shape_candidates([v for v in declared if v.name not in given], fixed):
+        feeds = random_feeds(declared, given, scales, seed, candidate)
+        check_feeds(declared, feeds)
+        check_tensor_sizes(model, feeds)
+        tried += 1
+        kept, values = attempt(feeds)
+        first = first or (feeds, kept)
+        if values is None:
+            continue
+        idle = sum(1 for probe in probes if not probe.copies and not exercised(
+            np.shape(values[probe.x]), np.shape(values[probe.output])))
+        if best is None or idle < best[2]:
+            best = (feeds, kept, idle)
+        if idle == 0:
+            break
+    if best is not None:
+        return Search(best[0], best[1], tried, True)
+    assert first is not None
+    return Search(first[0], first[1], tried, False)
 
 
 def inputs_behind(model: onnx.ModelProto, name: str) -> list[str]:

@@ -104,6 +104,20 @@ def with_all_data(model: ModelProto, base: str) -> ModelProto:
     return copy
 
 
+def loaded_from(model: ModelProto, source: str, fix: str) -> ModelProto:
+    """``model`` with every external tensor (relative to the folder of the model file
+    ``source``) loaded, to run it from memory (itself where it has none); refused, with
+    ``fix``, when the whole would pass protobuf's 2 GiB, which runtimes cannot take from
+    memory."""
+    if not external_tensors(model):
+        return model
+    base = os.path.dirname(os.path.abspath(source))
+    if check_locations(model, base) + model.ByteSize() > PROTOBUF_LIMIT:
+        raise UpsampleError("the model with its external data passes protobuf's 2 GiB, which "
+                            f"onnxruntime cannot take from memory: {fix}")
+    return with_all_data(model, base)
+
+
 def load(path: str, which: Which = "small") -> ModelProto:
     """Read the model at ``path`` safely; load its small external tensors, or all of them."""
     from .._resources import check_bytes_fit, format_bytes

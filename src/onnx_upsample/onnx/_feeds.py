@@ -1,22 +1,30 @@
 """The inputs a model runs on: the arrays given, random ones for the rest, and their checks.
 
-Used by the command line's ``run`` and by :mod:`onnx_upsample.onnx.verify` (``upgrade
---verify``): both take arrays for named graph inputs and make up the others. The messages
-name the options those inputs come from (``--input``, ``--random``), since the command line
-is where they are given; each is an :class:`~onnx_upsample.UpsampleError` of one line.
+Used by :func:`~onnx_upsample.onnx.verify.verify_upgrade`,
+:func:`onnx_upsample.conformance.diff` and the commands ``upgrade --verify``, ``diff`` and
+``run``: each takes arrays for named graph inputs (``inputs=``; ``--input``), shapes for
+those made up at random (``input_shapes=``; ``--input-shape``) and a seed (``seed=``;
+``--seed``), all checked before anything converts or starts (:func:`check_seed`,
+:func:`check_input_shapes`, :func:`check_given`). Each refusal is an
+:class:`~onnx_upsample.UpsampleError` of one line worded for both callers (a
+``SpelledError``, of ``onnx_upsample._errors``): the Python API's names its arguments, the
+command line's its options. A wrong kind (a seed that is no int, a shape that is no sequence
+of ints) is a :class:`TypeError`, which only a Python caller can make.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import onnx
 from onnx import ValueInfoProto, helper
 
-from .._errors import UpsampleError
+from .._errors import SpelledError, UpsampleError, spelled_error
 from .._resources import check_bytes_fit, memory_limit
+from .._spec.rules import MAX_DIM
 from .._spec.versions import DEFAULT_DOMAINS
 from ._graphs import default_opset, is_upsample
 from ._infer import infer_shapes
@@ -24,13 +32,160 @@ from ._infer import infer_shapes
 __all__ = [
     "FREE_DIMENSION",
     "check_feeds",
+    "check_given",
+    "check_input_shapes",
+    "check_seed",
     "check_tensor_sizes",
+    "checked_inputs",
     "declaration",
     "graph_inputs",
     "random_feeds",
     "random_value",
     "scales_inputs",
 ]
+
+# Each argument of a run's inputs, as the command line's option.
+_OPTIONS = {"inputs": "--input", "input_shapes": "--input-shape", "seed": "--seed"}
+
+
+def _named(argument: str, options: bool) -> str:
+    return _OPTIONS[argument] if options else argument
+
+
+def _give(name: str, options: bool) -> str:
+    """How to give input ``name`` an array: ``--input S=FILE.npy``, ``inputs={'S': array}``."""
+    return f"--input {name}=FILE.npy" if options else f"inputs={{{name!r}: array}}"
+
+
+def _shape_given(name: str, dims: Sequence[int], options: bool) -> str:
+    """A shape asked for: ``--input-shape x=1,3,4``, ``input_shapes['x'] is [1, 3, 4]``."""
+    if options:
+        return f"--input-shape {name}={','.join(str(d) for d in dims)}"
+    return f"input_shapes[{name!r}] is {list(dims)}"
+
+
+def _shape_error(name: str, dims: Sequence[int], words: str) -> SpelledError:
+    """A shape asked for, refused: ``input_shapes['x'] is [1, -3]`` and ``words``."""
+    return spelled_error(lambda o: f"{_shape_given(name, dims, o)}{words}")
+
+
+def _names_error(argument: str, words: str) -> SpelledError:
+    """``{argument} words``, the argument named for the caller."""
+    return spelled_error(lambda o: f"{_named(argument, o)} {words}")
+
+
+def check_seed(seed: object) -> int:
+    """``seed`` as the int numpy's generator takes.
+
+    Raises
+    ------
+    TypeError
+        If it is not an int (a bool is not one).
+    UpsampleError
+        If it is negative.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"seed is {seed!r}; expected an int >= 0")
+    if seed < 0:
+        raise spelled_error(lambda o: f"{_named('seed', o)} is {seed}; expected a whole number "
+                            "0 or above (numpy's random generators take no negative seed): use "
+                            + ("--seed 0" if o else "seed=0") + " or another")
+    return int(seed)
+
+
+def check_input_shapes(shapes: object) -> dict[str, list[int]]:
+    """``shapes`` (``input_shapes=``: input name to shape) as lists of ints, each size from
+    0 to the largest ONNX dimension; the model's inputs are :func:`check_given`'s.
+
+    Raises
+    ------
+    TypeError
+        If it is not a mapping of names to sequences of ints.
+    UpsampleError
+        If a size is negative or beyond int64.
+    """
+    if shapes is None:
+        return {}
+    if not isinstance(shapes, Mapping):
+        raise TypeError(f"input_shapes is a {type(shapes).__name__}; expected a mapping of "
+                        "input name to shape, such as {'x': [1, 3, 32, 32]}")
+    checked: dict[str, list[int]] = {}
+    for name, dims in shapes.items():
+        if not isinstance(name, str):
+            raise TypeError(f"input_shapes has the key {name!r}; expected input names (str)")
+        if not isinstance(dims, list | tuple | np.ndarray) or any(
+                isinstance(d, bool) or not isinstance(d, numbers.Integral) for d in dims):
+            raise TypeError(f"input_shapes[{name!r}] is {dims!r}; expected a sequence of ints, "
+                            "such as [1, 3, 32, 32]")
+        sizes = [int(d) for d in dims]
+        if any(d < 0 or d > MAX_DIM for d in sizes):
+            raise _shape_error(name, sizes, "; expected sizes from 0 to 2**63 - 1 (ONNX "
+                               "dimensions are int64)")
+        checked[name] = sizes
+    return checked
+
+
+def check_given(inputs: Sequence[ValueInfoProto], given: Mapping[str, np.ndarray],
+                shapes: Mapping[str, Sequence[int]]) -> None:
+    """Arrays given (``given``) and shapes asked for (``shapes``) against the declared
+    ``inputs``, before anything runs: names that are no input, an input given both ways,
+    a shape of another rank or static size than declared, an array of another type or shape.
+    """
+    names = {value.name for value in inputs}
+    listing = "; ".join(declaration(value) for value in inputs)
+    for argument, named in (("inputs", given), ("input_shapes", shapes)):
+        unknown = sorted(set(named) - names)
+        if unknown:
+            verb = "gives arrays for" if argument == "inputs" else "names"
+            raise _names_error(argument, f"{verb} {unknown}, which are not inputs of the "
+                               f"model (its inputs: {listing})")
+    both = sorted(set(shapes) & set(given))
+    if both:
+        raise spelled_error(lambda o: (
+            f"input(s) {both} are given both as arrays ({_named('inputs', o)}) and as shapes "
+            f"({_named('input_shapes', o)}); give each one way"))
+    for value in inputs:
+        if value.name in given:
+            _check_array(value, given[value.name])
+        if value.name in shapes:
+            dims = _declared_sizes(value)
+            asked = shapes[value.name]
+            if dims is not None and (len(dims) != len(asked) or any(
+                    d is not None and d != n for d, n in zip(dims, asked, strict=False))):
+                rank = f" (rank {len(asked)})" if len(asked) != len(dims) else ""
+                raise _shape_error(value.name, asked, f"{rank}; the model declares "
+                                   f"{declaration(value)}")
+
+
+def checked_inputs(inputs: Sequence[ValueInfoProto], given: object, shapes: object,
+                   seed: object) -> tuple[dict[str, np.ndarray], dict[str, list[int]], int]:
+    """A run's ``inputs=``, ``input_shapes=`` and ``seed=`` checked against the declared
+    ``inputs``, before anything converts or starts: the arrays, the shapes and the seed.
+
+    Raises
+    ------
+    TypeError
+        For arguments of the wrong kind.
+    UpsampleError
+        As :func:`check_seed`, :func:`check_input_shapes` and :func:`check_given`.
+    """
+    number = check_seed(seed)
+    sizes = check_input_shapes(shapes)
+    if given is not None and not isinstance(given, Mapping):
+        raise TypeError(f"inputs is a {type(given).__name__}; expected a mapping of input "
+                        "name to numpy array")
+    arrays = {name: np.asarray(value) for name, value in (given or {}).items()}
+    check_given(inputs, arrays, sizes)
+    return arrays, sizes, number
+
+
+def _declared_sizes(value: ValueInfoProto) -> list[int | None] | None:
+    """The declared sizes (None for a symbolic one), or None where no shape is declared."""
+    tensor = value.type.tensor_type
+    if not value.type.HasField("tensor_type") or not tensor.HasField("shape"):
+        return None
+    return [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
+
 
 # Size given to symbolic dimensions of graph inputs made up at random.
 FREE_DIMENSION = 8
@@ -58,15 +213,27 @@ def scales_inputs(model: onnx.ModelProto) -> dict[str, int]:
     return found
 
 
+def _type_name(elem_type: int) -> str:
+    """An element type as messages name it: numpy's name (``float32``), or ONNX's where numpy
+    holds the type as Python objects (``string``)."""
+    try:
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
+    except (KeyError, TypeError, ValueError):
+        dtype = None
+    if dtype is not None and dtype.kind != "O":
+        return dtype.name
+    try:
+        return onnx.TensorProto.DataType.Name(elem_type).lower()
+    except ValueError:
+        return f"elem_type {elem_type}"
+
+
 def declaration(value: ValueInfoProto) -> str:
     """``X float32[1, 3, 'N', 8]``: a graph input as the model declares it."""
     tensor = value.type.tensor_type
     if not value.type.HasField("tensor_type"):
         return f"{value.name} (not a tensor)"
-    try:
-        name = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.elem_type)).name
-    except (KeyError, TypeError, ValueError):
-        name = f"elem_type {tensor.elem_type}"
+    name = _type_name(tensor.elem_type)
     if not tensor.HasField("shape"):
         return f"{value.name} {name}[any shape]"
     dims = [str(d.dim_value) if d.HasField("dim_value") else repr(d.dim_param or "?")
@@ -92,8 +259,8 @@ def random_value(value: ValueInfoProto, rng: np.random.Generator,
     """
     tensor = value.type.tensor_type
     if not value.type.HasField("tensor_type") or not tensor.elem_type:
-        raise UpsampleError(f"input {value.name!r} is not a tensor with a known element type; "
-                            "give it with --input NAME=FILE.npy")
+        raise spelled_error(lambda o: f"input {value.name!r} is not a tensor with a known "
+                            f"element type; give it with {_give(value.name, o)}")
     dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.elem_type))
     dims = list(shape) if shape is not None else [
         d.dim_value if d.HasField("dim_value") else FREE_DIMENSION for d in tensor.shape.dim]
@@ -108,8 +275,9 @@ def random_value(value: ValueInfoProto, rng: np.random.Generator,
         return np.asarray(rng.integers(0, 100, dims), dtype=dtype)
     if dtype.kind == "b":
         return np.asarray(rng.random(dims) < 0.5)
-    raise UpsampleError(f"input {value.name!r} has element type {dtype}; give it with --input "
-                        "NAME=FILE.npy")
+    raise spelled_error(lambda o: f"input {value.name!r} is a {_type_name(tensor.elem_type)} "
+                        "tensor, which is not made up at random; give it with "
+                        f"{_give(value.name, o)}")
 
 
 def random_feeds(inputs: Iterable[ValueInfoProto], given: Mapping[str, np.ndarray],
@@ -127,7 +295,7 @@ def random_feeds(inputs: Iterable[ValueInfoProto], given: Mapping[str, np.ndarra
     UpsampleError
         If an input without a given value cannot be made up.
     """
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     feeds = {}
     for value in inputs:
         feeds[value.name] = given[value.name] if value.name in given else random_value(
@@ -145,36 +313,36 @@ def check_feeds(inputs: Iterable[ValueInfoProto], feeds: Mapping[str, np.ndarray
         type or shape than declared), with every declared input listed where it helps.
     """
     inputs = list(inputs)
-    listing = "; ".join(declaration(value) for value in inputs)
-    expected = [value.name for value in inputs]
-    unknown = sorted(set(feeds) - set(expected))
-    if unknown:
-        raise UpsampleError(f"--input names {unknown}, which are not inputs of the model "
-                            f"(its inputs: {listing})")
-    missing = [name for name in expected if name not in feeds]
+    check_given(inputs, feeds, {})
+    missing = [value.name for value in inputs if value.name not in feeds]
     if missing:
-        raise UpsampleError(f"the model needs input(s) {missing}; give each with --input "
-                            f"NAME=FILE.npy, or pass --random (its inputs: {listing})")
-    for value in inputs:
-        array, tensor = feeds[value.name], value.type.tensor_type
-        if not value.type.HasField("tensor_type"):
-            continue
-        try:
-            dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.elem_type))
-        except (KeyError, TypeError, ValueError):
-            continue
-        given = f"{array.dtype.name}{list(array.shape)}"
-        # byte order is not the type: a big-endian .npy runs as its native-order twin
-        if array.dtype.newbyteorder("=") != dtype and not (
-                dtype.kind == "O" and array.dtype.kind in "OUS"):
-            raise UpsampleError(f"input {value.name!r} is {given}; the model declares "
-                                f"{declaration(value)} (convert the .npy with astype)")
-        if tensor.HasField("shape"):
-            dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
-            if len(dims) != array.ndim or any(
-                    d is not None and d != n for d, n in zip(dims, array.shape, strict=False)):
-                raise UpsampleError(f"input {value.name!r} is {given}; the model declares "
-                                    f"{declaration(value)}")
+        listing = "; ".join(declaration(value) for value in inputs)
+        raise spelled_error(lambda o: (
+            f"the model needs input(s) {missing}; give each with "
+            + ("--input NAME=FILE.npy, or pass --random" if o else "inputs={NAME: array}")
+            + f" (its inputs: {listing})"))
+
+
+def _check_array(value: ValueInfoProto, array: np.ndarray) -> None:
+    """An array given for graph input ``value``: its element type and shape as declared."""
+    tensor = value.type.tensor_type
+    if not value.type.HasField("tensor_type"):
+        return
+    try:
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.elem_type))
+    except (KeyError, TypeError, ValueError):
+        return
+    given = f"{array.dtype.name}{list(array.shape)}"
+    # byte order is not the type: a big-endian .npy runs as its native-order twin
+    if array.dtype.newbyteorder("=") != dtype and not (
+            dtype.kind == "O" and array.dtype.kind in "OUS"):
+        raise UpsampleError(f"input {value.name!r} is {given}; the model declares "
+                            f"{declaration(value)} (convert the array with astype)")
+    dims = _declared_sizes(value)
+    if dims is not None and (len(dims) != array.ndim or any(
+            d is not None and d != n for d, n in zip(dims, array.shape, strict=False))):
+        raise UpsampleError(f"input {value.name!r} is {given}; the model declares "
+                            f"{declaration(value)}")
 
 
 def check_tensor_sizes(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> None:
@@ -211,6 +379,14 @@ def check_tensor_sizes(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) 
             itemsize = helper.tensor_dtype_to_np_dtype(tensor.elem_type).itemsize
         except (KeyError, TypeError, ValueError):
             continue
-        check_bytes_fit(math.prod(dims) * itemsize,
-                        f"running the model needs tensor {value.name!r} of shape "
-                        f"{tuple(dims)}, which takes", "give smaller inputs with --input")
+        what = (f"running the model needs tensor {value.name!r} of shape {tuple(dims)}, "
+                "which takes")
+        try:
+            check_bytes_fit(math.prod(dims) * itemsize, what,
+                            "give smaller arrays in inputs= or shapes in input_shapes=")
+        except UpsampleError as python:
+            try:
+                check_bytes_fit(math.prod(dims) * itemsize, what,
+                                "give smaller inputs with --input or --input-shape")
+            except UpsampleError as option:
+                raise SpelledError(str(python), str(option)) from None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .._errors import UpsampleError, UpsampleWarning
@@ -93,6 +93,27 @@ class Action:
                     words.append(flags[key])
             else:
                 words += [flags[key], str(value)]
+        return words
+
+    def retyped(self, argv: Sequence[str]) -> list[str]:
+        """The command the user typed (``argv``: the words after ``onnx-upsample``, for this
+        action's command) with the action's options set in it: the fix for the command as
+        given, keeping its output and its other options."""
+        flags = _COMMANDS[self.function][2]
+        words = [str(word) for word in argv]
+        for key, value in self.options:
+            flag = flags[key]
+            at = next((i for i, word in enumerate(words)
+                       if word == flag or word.startswith(flag + "=")), None)
+            if isinstance(value, bool):
+                if value and at is None:
+                    words.append(flag)
+            elif at is None or (words[at] == flag and at + 1 == len(words)):
+                words[at if at is not None else len(words):] = [flag, str(value)]
+            elif words[at] == flag:
+                words[at + 1] = str(value)
+            else:
+                words[at] = f"{flag}={value}"
         return words
 
     def python_command(self, model: str, output: str = "OUT.onnx") -> list[str]:

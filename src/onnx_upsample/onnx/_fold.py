@@ -14,9 +14,10 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, TypeProto, helper, numpy_helper
 
-from .._errors import UpsampleError, UpsampleWarning
+from .._errors import UpsampleWarning
 from .._spec.versions import DEFAULT_DOMAINS
 from ._evaluator import Upsample
+from ._feeds import check_given, check_input_shapes, graph_inputs
 from ._graphs import (
     ModelLike,
     Site,
@@ -29,7 +30,7 @@ from ._graphs import (
 )
 from ._infer import infer_shapes, site_type_maps
 
-__all__ = ["ScalesNotFolded", "fold_scales"]
+__all__ = ["ScalesNotFolded", "computed_scales", "fold_scales"]
 
 # Operators whose value is not a function of their inputs.
 _NOT_FOLDABLE = frozenset({
@@ -195,27 +196,23 @@ def _remove_dead(model: onnx.ModelProto, nodes: list[onnx.NodeProto]) -> None:
 
 
 def _fix_inputs(model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]]) -> None:
+    """Declare each input of ``input_shapes`` (checked by ``_feeds.check_given``) with its
+    static shape."""
     inputs = {value.name: value for value in model.graph.input}
-    initializers = {tensor.name for tensor in model.graph.initializer}
-    for name, shape in input_shapes.items():
-        if name not in inputs or name in initializers:
-            known = sorted(set(inputs) - initializers)
-            raise UpsampleError(f"input_shapes names {name!r}, which is not an input of the "
-                                f"model; its inputs are {known}")
-        dims = list(shape)
-        if any(isinstance(d, bool) or not isinstance(d, int | np.integer) or d < 0
-               for d in dims):
-            raise UpsampleError(f"input_shapes[{name!r}] is {shape!r}; expected a sequence of "
-                                "non-negative integers")
+    for name, dims in input_shapes.items():
         tensor = inputs[name].type.tensor_type
-        if tensor.HasField("shape") and len(tensor.shape.dim) != len(dims):
-            raise UpsampleError(
-                f"input_shapes[{name!r}] is {dims} (rank {len(dims)}) but the model declares "
-                f"input {name!r} with rank {len(tensor.shape.dim)}; give one size per axis")
         tensor.ClearField("shape")
         tensor.shape.SetInParent()
         for dim in dims:
             tensor.shape.dim.add().dim_value = int(dim)
+
+
+def computed_scales(model: onnx.ModelProto) -> int:
+    """How many Upsample nodes (in any graph or function) read scales that no constant
+    holds: those :func:`fold_scales` tries to fold."""
+    return sum(1 for site in walk(model) for node in site.owner.node
+               if is_upsample(node) and len(node.input) > 1 and node.input[1]
+               and site.scope.constant(node.input[1]) is None)
 
 
 class ScalesNotFolded(UpsampleWarning):
@@ -246,8 +243,7 @@ def fold_scales(model: ModelLike, *,
     ----------
     model : onnx.ModelProto or str or os.PathLike
         The model, or the path of its .onnx file (read safely: external data must lie in
-        its folder; tensors over 1 MiB stay on disk).
-        The model; it is not modified.
+        its folder; tensors over 1 MiB stay on disk); it is not modified.
     input_shapes : mapping of str to sequence of int, optional
         Fixed shapes for graph inputs with symbolic dimensions. The returned model declares
         these shapes, since its folded scales hold for them only.
@@ -261,10 +257,11 @@ def fold_scales(model: ModelLike, *,
     Raises
     ------
     TypeError
-        If ``model`` is not an ``onnx.ModelProto``.
+        If ``model`` is not an ``onnx.ModelProto``, or ``input_shapes`` not a mapping of
+        names to sequences of ints.
     UpsampleError
-        For ``input_shapes`` that name no input or have the wrong rank, or if shape
-        inference fails.
+        For ``input_shapes`` that name no input, have sizes below 0, another rank or another
+        static size than declared, or if shape inference fails.
 
     Notes
     -----
@@ -277,10 +274,12 @@ def fold_scales(model: ModelLike, *,
     latter.
     """
     model = model_of(model)
+    shapes = check_input_shapes(input_shapes)
+    check_given(graph_inputs(model), {}, shapes)
     work = onnx.ModelProto()
     work.CopyFrom(model)
-    if input_shapes:
-        _fix_inputs(work, input_shapes)
+    if shapes:
+        _fix_inputs(work, shapes)
     inferred = infer_shapes(work)
     maps = [types for site, types in site_type_maps(inferred) if site.function is None]
     names = all_names(work)

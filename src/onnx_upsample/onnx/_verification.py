@@ -16,6 +16,7 @@ from typing import Literal
 
 from ._alone import KERNEL, LITERAL
 from ._compare import Difference
+from ._exercise import copies, empty_output
 from ._report import scales_words, shape_words, table
 
 __all__ = ["ORT", "InputUsed", "NodeCheck", "Refusal", "Verification", "inputs_words"]
@@ -186,8 +187,9 @@ class Verification:
         What onnxruntime refused, and what ran instead.
     default_level_note : str
         How the outputs compare at onnxruntime's default level, where that differs.
-    exercise_hints : dict of str to str
-        Per node not exercised, how to give its inputs (``python`` and ``options``).
+    exercise_hints : dict of str to tuple of (str, str)
+        Per node not exercised (by its label), how to give inputs that would exercise it: as
+        Python arguments and as the command line's options.
     """
 
     level: str
@@ -233,6 +235,8 @@ class Verification:
         return self._gaps() + [self._not_exercised(node, False) for node in self._idle()]
 
     def _not_exercised(self, node: NodeCheck, options: bool) -> str:
+        if node.output_shape is not None and 0 in node.output_shape:
+            return empty_output(node.node, node.input_shape or (), node.output_shape)
         ran = f"X {shape_words(node.input_shape)} -> {shape_words(node.output_shape)}"
         hint = self.exercise_hints.get(node.node, ("", ""))[1 if options else 0]
         source = (f"computed at run time from {', '.join(node.behind) or 'the inputs'}"
@@ -328,5 +332,4 @@ class Verification:
 def _copies(node: NodeCheck) -> bool:
     """A node whose constant scales are all 1 (or none, at rank 0): it copies X whatever
     the inputs, so not enlarging is no gap in the verification."""
-    return (not node.computed and node.scales is not None
-            and all(scale == 1 for scale in node.scales))
+    return copies(None if node.computed else node.scales)

@@ -15,7 +15,8 @@ output and every converted node compared bit for bit (:func:`verify_upgrade`).
    for a note.
 
 onnxruntime is imported here only, on first use (this module loads without it).
-:class:`OnnxruntimeRun` runs any model so, for a comparison of runtimes to reuse.
+:class:`OnnxruntimeRun` runs a model so: it passes onnxruntime to ``_probe.run_pieces`` as
+the runtime of the pieces, as ``conformance.diff`` passes each runtime's worker process.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import onnx
@@ -40,15 +41,16 @@ from ._alone import (
     run_upsample,
 )
 from ._compare import Difference, difference
-from ._exercise import check_shapes, inputs_behind, shape_candidates, shape_hint
-from ._feeds import check_feeds, check_tensor_sizes, graph_inputs, random_feeds, scales_inputs
+from ._exercise import Probe, copies, exercised, inputs_behind, search, shape_hint
+from ._feeds import checked_inputs, graph_inputs, scales_inputs
 from ._graphs import ModelLike, is_upsample
 from ._original import UpsampleAt, runnable_original, upsample_nodes
 from ._probe import run_pieces
 from ._verification import ORT, InputUsed, NodeCheck, Refusal, Verification
 
-__all__ = ["DEFAULT_LEVEL", "EXACT_LEVEL", "OnnxruntimeRun", "RefusedError", "Verification",
-           "import_onnxruntime", "verify_upgrade"]
+# the call and the types of its result; the rest (OnnxruntimeRun, the levels) is this
+# package's own
+__all__ = ["Difference", "InputUsed", "NodeCheck", "Refusal", "Verification", "verify_upgrade"]
 
 # Where the bits of a conversion are compared. At its default level (ORT_ENABLE_ALL)
 # onnxruntime adds the NCHWc layout optimization (x86), which runs a Resize after a Conv as
@@ -97,6 +99,16 @@ def _ort_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray],
         raise RefusedError(_one_line(error)) from None
 
 
+class _Record(NamedTuple):
+    """What one run of :class:`OnnxruntimeRun` refused and ran elsewhere."""
+
+    refusals: dict[str, Refusal]
+    runs_in: dict[str, str]
+    cross_checks: dict[str, str]
+    whole: str
+    cut: bool
+
+
 class OnnxruntimeRun:
     """One model run in onnxruntime, with what it refuses run elsewhere.
 
@@ -134,15 +146,31 @@ class OnnxruntimeRun:
         ``cut``: True runs the model in pieces, False whole; None (the default) whole, and
         where onnxruntime refuses that, in pieces (the refusal kept as :attr:`whole`).
         :attr:`cut` says how it ran. :class:`RefusedError` where onnxruntime refuses a piece
-        of the model that is no Upsample or Resize.
+        of the model that is no Upsample or Resize. Each call starts its own record: what
+        was refused, and what ran instead, is this run's (:meth:`record`).
         """
+        self.refusals, self.runs_in, self.cross_checks, self.whole = {}, {}, {}, ""
         if cut is None:
             try:
-                return self.run(feeds, outputs, False, level)
+                return self._run(feeds, outputs, False, level)
             except RefusedError as refused:
                 self.whole = refused.message
-                return self.run(feeds, outputs, True, level)
+                return self._run(feeds, outputs, True, level)
+        return self._run(feeds, outputs, cut, level)
 
+    def record(self) -> _Record:
+        """What the last run refused and ran elsewhere, for :meth:`restore`."""
+        return _Record(dict(self.refusals), dict(self.runs_in), dict(self.cross_checks),
+                       self.whole, self.cut)
+
+    def restore(self, record: _Record) -> None:
+        """Make ``record`` (of an earlier run) the last run's."""
+        self.refusals, self.runs_in = dict(record.refusals), dict(record.runs_in)
+        self.cross_checks, self.whole, self.cut = (dict(record.cross_checks), record.whole,
+                                                   record.cut)
+
+    def _run(self, feeds: Mapping[str, np.ndarray], outputs: Sequence[str], cut: bool,
+             level: str) -> dict[str, np.ndarray]:
         def pieces(model: onnx.ModelProto, fed: dict[str, np.ndarray]) -> list[np.ndarray]:
             return _ort_run(model, fed, level)
 
@@ -263,6 +291,7 @@ def verify_upgrade(original: ModelLike, upgraded: ModelLike, *,
     """
     import_onnxruntime()
     before, after = _model(original), _model(upgraded)
+    given, shapes, seed = checked_inputs(graph_inputs(before), inputs, input_shapes, seed)
     runnable = runnable_original(before)
     nodes = upsample_nodes(before, runnable.model)
     labels = {node.output: node.label for node in nodes}
@@ -275,10 +304,7 @@ def verify_upgrade(original: ModelLike, upgraded: ModelLike, *,
                  if name and not (name == node.scales and node.constant is not None)],
               [value.name for value in after.graph.output]
               + [node.output for node in shown if node.output in written])
-    given = {name: np.asarray(value) for name, value in (inputs or {}).items()}
-    shapes = {name: [int(n) for n in dims] for name, dims in (input_shapes or {}).items()}
     declared = graph_inputs(runnable.model)
-    check_shapes(declared, shapes, given)
     scales = {**scales_inputs(before), **scales_inputs(runnable.model)}
     fixed = {**{name: list(value.shape) for name, value in given.items()}, **shapes}
     feeds, values, tried = _exercising(sides[0], wanted[0], shown, declared, given, fixed,
@@ -298,28 +324,24 @@ def _exercising(side: OnnxruntimeRun, wanted: Sequence[str], shown: Sequence[Ups
                 declared: Sequence[onnx.ValueInfoProto], given: Mapping[str, np.ndarray],
                 fixed: Mapping[str, Sequence[int]], scales: Mapping[str, int],
                 seed: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], int]:
-    """The inputs under which the most converted nodes resize X (the first set of shapes
-    under which all do), the original's values under them, and how many sets were tried."""
-    best, first_error, tried = None, None, 0
-    for candidate in shape_candidates([v for v in declared if v.name not in given], fixed):
-        feeds = random_feeds(declared, given, scales, seed, candidate)
-        check_feeds(declared, feeds)
-        check_tensor_sizes(side.model, feeds)
-        tried += 1
+    """The inputs under which the most converted nodes resize X (``_exercise.search``), the
+    original's values under them, and how many sets were tried; ``side`` left with the
+    record of its run on them, not of the last set tried."""
+    def attempt(feeds: dict[str, np.ndarray]) -> tuple[
+            tuple[dict[str, np.ndarray], _Record] | UpsampleError, dict[str, np.ndarray] | None]:
         try:
             values = side.run(feeds, wanted)
         except UpsampleError as error:  # shapes the model does not take: the next ones
-            first_error = first_error or error
-            continue
-        idle = sum(1 for node in shown if not _resizes(node, values) and not _copies(node))
-        if best is None or idle < best[2]:
-            best = (feeds, values, idle)
-        if idle == 0:
-            break
-    if best is None:
-        assert first_error is not None
-        raise _worded(first_error, side.side)
-    return best[0], best[1], tried
+            return error, None
+        return (values, side.record()), values
+
+    probes = [Probe(node.x, node.output, copies(node.constant)) for node in shown]
+    found = search(side.model, declared, given, fixed, scales, seed, probes, attempt)
+    if isinstance(found.result, UpsampleError):
+        raise _worded(found.result, side.side)
+    values, record = found.result
+    side.restore(record)
+    return found.feeds, values, found.tried
 
 
 def _worded(error: UpsampleError, side: str) -> UpsampleError:
@@ -327,16 +349,6 @@ def _worded(error: UpsampleError, side: str) -> UpsampleError:
         return UpsampleError(f"onnxruntime cannot run the {side} model, also with each "
                              f"Upsample and Resize run alone: {error.message}")
     return error
-
-
-def _resizes(node: UpsampleAt, values: Mapping[str, np.ndarray]) -> bool:
-    """Whether the node changed the size of X (enlarged it; or shrank it, as the literal
-    meaning of scales below 1): scales that came to 1 copy it, and exercise nothing."""
-    return np.shape(values[node.x]) != np.shape(values[node.output])
-
-
-def _copies(node: UpsampleAt) -> bool:
-    return node.constant is not None and all(value == 1 for value in node.constant)
 
 
 def _verification(notes: tuple[str, ...], nodes: list[UpsampleAt],
@@ -362,7 +374,7 @@ def _verification(notes: tuple[str, ...], nodes: list[UpsampleAt],
             node.label, node.output, "", tuple(np.shape(x)), tuple(np.shape(y)), scales,
             computed, (sides[0].runs_in.get(node.output, ORT),
                        sides[1].runs_in.get(node.output, ORT)),
-            _resizes(node, values),
+            exercised(np.shape(x), np.shape(y)),
             difference(node.output, y, converted[node.output]) if (
                 node.output in converted) else None,
             sides[1].cross_checks.get(node.output, ""), tuple(behind))
