@@ -18,6 +18,9 @@ from .modes import VERSION_MODE_NAMES
 
 __all__ = [
     "DEFAULT_DOMAINS",
+    "DEFAULT_DOWNGRADE_OPSET",
+    "DEFAULT_UPGRADE_OPSET",
+    "DOWNGRADE_OPSETS",
     "VERSIONS",
     "ScalesSource",
     "UpsampleVersion",
@@ -195,6 +198,13 @@ def version_of_node(form: int, opset: int | None) -> UpsampleVersion:
 RUNNABLE_VERSIONS = tuple(v for v in VERSIONS.values() if not v.experimental and not v.deprecated)
 LOWEST_RUNNABLE_OPSET = min(v.opsets[0] for v in RUNNABLE_VERSIONS)
 NEWEST_UPSAMPLE_OPSET = max(v.opsets[1] or v.opsets[0] for v in RUNNABLE_VERSIONS)
+#: The opsets ``downgrade`` writes (Upsample-7 at 7 and 8, Upsample-9 at 9: the versions
+#: onnxruntime runs), and its default target.
+DOWNGRADE_OPSETS = tuple(range(LOWEST_RUNNABLE_OPSET, NEWEST_UPSAMPLE_OPSET + 1))
+DEFAULT_DOWNGRADE_OPSET = NEWEST_UPSAMPLE_OPSET
+#: The default target of ``upgrade``: an opset the runtimes in use load (onnxruntime since
+#: 1.14, TensorRT 8.6+, OpenVINO 2023+), not the newest one onnx knows.
+DEFAULT_UPGRADE_OPSET = 18
 #: The node forms that take any rank, for messages ("version-7/9").
 ANY_RANK_FORMS = "version-" + "/".join(
     sorted({str(v.form) for v in VERSIONS.values() if v.rank is None}))

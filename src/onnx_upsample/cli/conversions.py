@@ -16,6 +16,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from .._errors import UpsampleError
+from .._spec.versions import DEFAULT_DOWNGRADE_OPSET, DOWNGRADE_OPSETS
 from ._common import EXIT_FINDINGS, EXIT_OK, add_output_options, note, print_json, problem
 from ._models_io import (
     add_input_options,
@@ -85,15 +86,17 @@ def register(subparsers: Any) -> None:
 
     downgrade = subparsers.add_parser(
         "downgrade", help="turn Upsample-equivalent Resize nodes back into Upsample",
-        description="Write a copy of MODEL at opset N (7, 8 or 9) where every Resize that "
-        "computes an Upsample (asymmetric, floor/linear, scales >= 1) is an Upsample again, "
-        "with identical outputs (onnx_upsample.onnx.downgrade).")
+        description="Write a copy of MODEL at opset N "
+        f"({', '.join(map(str, DOWNGRADE_OPSETS))}) where every Resize that computes an "
+        "Upsample (asymmetric, floor/linear, scales >= 1) is an Upsample again, with identical "
+        "outputs (onnx_upsample.onnx.downgrade).")
     downgrade.add_argument("model", help="the .onnx file")
     downgrade.add_argument("-o", "--output", required=True, help="the downgraded .onnx file")
     downgrade.add_argument("--overwrite", action="store_true",
                        help="allow -o to be the input model (it is replaced)")
-    downgrade.add_argument("--opset", type=int, default=9, choices=(7, 8, 9),
-                           help="target opset (default 9)")
+    downgrade.add_argument("--opset", type=int, default=DEFAULT_DOWNGRADE_OPSET,
+                           choices=DOWNGRADE_OPSETS,
+                           help=f"target opset (default {DEFAULT_DOWNGRADE_OPSET})")
     add_output_options(downgrade, json_help="print what was rewritten as one JSON object")
     downgrade.set_defaults(handler=hinted(_cmd_downgrade))
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .._errors import UpsampleError, UpsampleWarning
+from .._spec.versions import DEFAULT_DOWNGRADE_OPSET, DEFAULT_UPGRADE_OPSET
 
 __all__ = ["Action", "Fix", "FixableError", "FixableWarning", "fix_of"]
 
@@ -72,7 +73,8 @@ class Action:
         stem = os.path.splitext(model)[0]
         options = dict(self.options)
         if self.function in ("upgrade", "downgrade"):
-            default = "18" if self.function == "upgrade" else "9"
+            default = (DEFAULT_UPGRADE_OPSET if self.function == "upgrade"
+                       else DEFAULT_DOWNGRADE_OPSET)
             return f"{stem}_opset{options.get('opset', default)}.onnx"
         return f"{stem}_{'folded' if self.function == 'fold_scales' else 'shapes'}.onnx"
 

@@ -18,7 +18,12 @@ from onnx import TypeProto
 
 from ..._errors import UpsampleError, UpsampleWarning
 from ..._spec.modes import MODES
-from ..._spec.versions import DEFAULT_DOMAINS
+from ..._spec.versions import (
+    DEFAULT_DOMAINS,
+    DEFAULT_DOWNGRADE_OPSET,
+    DEFAULT_UPGRADE_OPSET,
+    DOWNGRADE_OPSETS,
+)
 from .._fixes import Action, Fix, FixableError
 from .._graphs import ModelLike, Site, default_opset, is_upsample, model_of, node_label, walk
 from ._pipeline import (
@@ -117,7 +122,7 @@ def _check_ops_exist(model: onnx.ModelProto, target: int) -> None:
                     f"{target}") from None
 
 
-def downgrade(model: ModelLike, opset: int = 9) -> onnx.ModelProto:
+def downgrade(model: ModelLike, opset: int = DEFAULT_DOWNGRADE_OPSET) -> onnx.ModelProto:
     """Turn every Upsample-equivalent ``Resize`` into ``Upsample``, in a model at opset 9.
 
     For runtimes that know ``Upsample`` but not ``Resize`` (old TensorRT, OpenVINO, ncnn,
@@ -174,8 +179,9 @@ def downgrade(model: ModelLike, opset: int = 9) -> onnx.ModelProto:
     """
     model = model_of(model)
     # an opset above the newest onnx knows cannot be written either: the fix names that one
-    higher = min(opset, newest_opset()) if isinstance(opset, int) and opset >= 10 else 18
-    target = require_opset(opset, 7, 9, Fix(
+    higher = (min(opset, newest_opset()) if isinstance(opset, int) and opset > DOWNGRADE_OPSETS[-1]
+              else DEFAULT_UPGRADE_OPSET)
+    target = require_opset(opset, DOWNGRADE_OPSETS[0], DOWNGRADE_OPSETS[-1], Fix(
         "downgrade writes Upsample-7 (opsets 7 and 8) or Upsample-9 (opset 9); for opset 10 "
         "and later (Resize) use {0}", (Action("upgrade", (("opset", higher),)),)))
     source = default_opset(model.opset_import)

@@ -16,7 +16,7 @@ from onnx import TypeProto
 
 from ..._errors import UpsampleError, UpsampleWarning
 from ..._spec.modes import MODES
-from ..._spec.versions import DEFAULT_DOMAINS
+from ..._spec.versions import DEFAULT_DOMAINS, DEFAULT_UPGRADE_OPSET
 from .._fixes import Action, Fix, FixableError
 from .._graphs import ModelLike, Site, default_opset, is_upsample, model_of, node_label
 from .._infer import rank_of
@@ -67,10 +67,6 @@ def _nearest_mode_of(scales: np.ndarray | None, what: str) -> str:
         "up on the second, which no single nearest_mode of Resize-11 expresses; fix: split it "
         "into two Resize nodes (one enlarging, one shrinking) first")
 
-
-# The default target of upgrade(): an opset that the runtimes in use load (onnxruntime since
-# 1.14, TensorRT 8.6+, OpenVINO 2023+), not the newest one onnx knows.
-DEFAULT_UPGRADE_OPSET = 18
 
 
 def _opset_fix(opset: object, newest: int) -> Fix:
