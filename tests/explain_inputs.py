@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from onnx import TensorProto, helper
+from onnx.reference import ReferenceEvaluator
+
+import onnx_upsample
 
 RNG_SEED = 20240611
 
@@ -33,3 +37,27 @@ def any_type(shape: tuple[int, ...], dtype: str, rng: np.random.Generator) -> np
     if dtype.startswith("complex"):
         return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
     return rng.standard_normal(shape).astype(dtype)
+
+
+def onnx_resize(x: np.ndarray, scales: list[float], mode: str, transform: str,
+                 nearest_mode: str | None = None, opset: int = 18) -> np.ndarray:
+    """ONNX Resize as onnx's reference evaluator computes it (float32 in and out)."""
+    attributes: dict[str, str] = {"mode": mode, "coordinate_transformation_mode": transform}
+    if nearest_mode is not None:
+        attributes["nearest_mode"] = nearest_mode
+    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], **attributes)
+    graph = helper.make_graph(
+        [node], "resize",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(x.shape)),
+         helper.make_tensor_value_info("scales", TensorProto.FLOAT, [len(scales)])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    feeds = {"X": x, "scales": np.asarray(scales, dtype=np.float32)}
+    return np.asarray(ReferenceEvaluator(model).run(None, feeds)[0])
+
+
+def differs_from_upsample(x: np.ndarray, theirs: np.ndarray, scales: list[float],
+                           mode: str) -> bool:
+    ours = onnx_upsample.upsample(x, scales, mode)
+    return ours.shape != theirs.shape or not np.array_equal(ours, theirs)

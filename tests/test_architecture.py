@@ -204,3 +204,19 @@ def test_no_source_file_over_500_lines() -> None:
     long = {str(p.relative_to(root)): n for p in sources
             if (n := len(p.read_text().splitlines())) > 500}
     assert not long, f"split these: {long}"
+
+
+def test_test_files_import_no_other_test_file() -> None:
+    """What tests share lives in helper modules (runners, differential, onnx_models...):
+    a test file imported by another runs its module-level set-up twice and hides a helper
+    behind a test's name."""
+    tests = PACKAGE.parent.parent / "tests"
+    names = {p.stem for p in tests.glob("test_*.py")}
+    found = []
+    for path in sorted(tests.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module in names:
+                found.append(f"{path.name}: from {node.module}")
+            elif isinstance(node, ast.Import):
+                found += [f"{path.name}: import {a.name}" for a in node.names if a.name in names]
+    assert not found, found

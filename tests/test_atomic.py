@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from onnx_upsample import UpsampleError
 from onnx_upsample.io.atomic import atomic_path, copy_atomically
 
 Identity = tuple[int, int]
@@ -155,4 +156,42 @@ def test_a_directory_write_removes_what_a_killed_one_left(tmp_path: Path) -> Non
     killed.mkdir()
     with atomic_path(str(tmp_path / "out.zarr"), directory=True) as temporary:
         (Path(temporary) / "zarr.json").write_text("{}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.zarr"]
+
+
+def test_a_store_that_cannot_take_its_place_leaves_the_old_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The old store is moved aside before the new one takes its name: when that second
+    rename fails (a full disk), the old store is put back, not left hidden."""
+    target = tmp_path / "out.zarr"
+    target.mkdir()
+    (target / "zarr.json").write_text("old")
+    replace = os.replace
+    calls = []
+
+    def failing_second(source: str, destination: str) -> None:
+        calls.append(source)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        replace(source, destination)
+
+    monkeypatch.setattr(os, "replace", failing_second)
+    with pytest.raises(UpsampleError, match="No space left"), atomic_path(
+            str(target), directory=True) as temporary:
+        (Path(temporary) / "zarr.json").write_text("new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.zarr"]
+    assert (target / "zarr.json").read_text() == "old"
+
+
+def test_a_leftover_named_with_this_process_id_is_another_process_s(tmp_path: Path) -> None:
+    """A container's entry point gets the same process ID at every start: a leftover named
+    with this process's ID that this process is not writing is a killed writer's."""
+    from onnx_upsample.io.atomic import remove_leftovers
+
+    leftover = tmp_path / f".out.zarr.onnx-upsample-{os.getpid()}-abc.tmp"
+    leftover.mkdir()
+    target = tmp_path / "out.zarr"
+    with atomic_path(str(target), directory=True) as temporary:
+        assert remove_leftovers(target) == []  # its own temporary is in progress
+        assert Path(temporary).is_dir()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.zarr"]

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from onnx_upsample import upsample
 from onnx_upsample._buffers import MIN_POOLED_BYTES
@@ -176,6 +177,7 @@ def _lines_reached(script: str) -> str:
     return result.stdout
 
 
+@pytest.mark.slow
 def test_fork_anywhere_in_the_pool_leaves_a_working_child() -> None:
     out = _lines_reached(FORK_AT_EVERY_LINE)
     last = out.split()

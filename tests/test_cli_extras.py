@@ -40,6 +40,7 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.strip() == f"onnx-upsample {onnx_upsample.__version__}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("module", "argv", "install"), [
     ("onnx", ["inspect", "model.onnx"], "pip install 'onnx-upsample[onnx]'"),
     ("onnx", ["run", "model.onnx"], "pip install 'onnx-upsample[onnx]'"),

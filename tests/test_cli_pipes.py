@@ -52,6 +52,7 @@ def test_inspect_json_into_a_closed_pipe(tmp_path: Path) -> None:
     _assert_quiet_stop(*_closed_early(["inspect", EXAMPLE, "--json"], read_first_line=False))
 
 
+@pytest.mark.slow
 def test_inspect_json_read_one_line_then_closed(tmp_path: Path) -> None:
     # `inspect --json | head -1` on a model whose JSON passes the pipe's buffer: Upsample
     # nodes in a row, with long names

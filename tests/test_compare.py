@@ -259,3 +259,20 @@ def test_compare_is_a_python_api_with_its_own_checks() -> None:
         compare(image, [600, 2])
     with pytest.raises(UpsampleError, match=r"^x has shape \(12,\); compare takes an image"):
         compare(image.reshape(-1), [2])
+
+
+def test_render_checks_its_zoom_and_the_pictures_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A zoom of 64 on a 1024-pixel output is a picture of about 200,000 pixels a side:
+    refused before Pillow allocates it, as every size beyond memory is."""
+    from onnx_upsample import _resources
+
+    image = np.arange(12, dtype=np.uint8).reshape(3, 4)
+    comparison = compare(image, [2, 2])
+    with pytest.raises(UpsampleError, match=r"^zoom is 0; expected 1 to 64"):
+        render(image, comparison, zoom=0)
+    with pytest.raises(TypeError, match=r"^zoom is '3'"):
+        render(image, comparison, zoom="3")  # type: ignore[arg-type]
+    monkeypatch.setattr(_resources, "memory_limit", lambda: (10**6, "this machine's memory"))
+    with pytest.raises(UpsampleError, match=r"^a picture of \d+ x \d+ pixels takes .*use a "
+                                            r"smaller zoom"):
+        render(image, comparison, zoom=64)

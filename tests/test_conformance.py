@@ -84,6 +84,7 @@ def test_manifest_names_version_hash_and_ort(suite: conformance.Suite) -> None:
     assert size < 12 * 2**20, f"the default export is {size / 2**20:.1f} MiB"
 
 
+@pytest.mark.slow
 def test_case_data_and_models_are_the_same_in_every_process() -> None:
     """Stable IDs and data: a fresh interpreter (another hash seed) builds the same bytes."""
     probe = (
@@ -159,6 +160,7 @@ def test_every_pb_round_trips(suite: conformance.Suite) -> None:
         assert again.SerializeToString() == data, path
 
 
+@pytest.mark.slow
 def test_onnx_backend_test_machinery_loads_and_runs_the_suite(
         suite: conformance.Suite) -> None:
     from onnx.backend.test.loader import load_model_tests
@@ -235,6 +237,7 @@ def test_plain_onnx_reference_refuses_what_it_does_not_implement(
     assert not any(r.grade.kind in ("crashed", "timeout") for r in result.results)
 
 
+@pytest.mark.slow
 def test_isolated_workers_grade_crashes_hangs_refusals_and_errors(
         suite: conformance.Suite, importable_test_backends: None) -> None:
     from conformance_backends import BEHAVIOUR  # type: ignore[import-not-found]
@@ -270,6 +273,7 @@ def test_isolated_workers_grade_crashes_hangs_refusals_and_errors(
     assert "rank1_nearest: crashed" in text and "rank2_nearest: timed out" in text
 
 
+@pytest.mark.slow
 def test_a_backend_class_and_a_callable_are_accepted(
         suite: conformance.Suite, importable_test_backends: None) -> None:
     for spec in (f"{BACKENDS_MODULE}:ReferenceBackend", f"{BACKENDS_MODULE}:exact"):
@@ -311,6 +315,7 @@ def test_grade_rules() -> None:
 
 # ----------------------------------------------------------------------------- the CLI
 
+@pytest.mark.slow
 def test_cli_export_then_run_with_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """The commands' plumbing, on the rank cases alone (the whole suite is exported once per
@@ -399,6 +404,7 @@ def test_run_checks_its_arguments(suite: conformance.Suite) -> None:
         conformance.run(3, suite)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_a_failed_export_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from onnx_upsample.conformance import _suite
 

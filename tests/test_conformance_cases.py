@@ -46,6 +46,7 @@ def _small(case: _cases.Case) -> bool:
 
 # ------------------------------------------------------------------- what the cases catch
 
+@pytest.mark.slow
 def test_every_convention_differs_from_upsample_on_five_cases() -> None:
     counts: collections.Counter[Recipe] = collections.Counter()
     pending = {mode: {r for size in SIZE_RULES for r in recipes(mode, size, True)
@@ -249,6 +250,7 @@ def test_the_suite_readme_describes_the_marker(exported: tuple[conformance.Suite
 
 # ------------------------------------------------------------------ the sampled reference
 
+@pytest.mark.slow
 def test_large_outputs_are_checked_on_a_sample(monkeypatch: pytest.MonkeyPatch) -> None:
     case = next(c for c in _cases.all_cases(False) if c.id == "large_linear_float32")
     x = _inputs.make_input(case)

@@ -254,6 +254,7 @@ def test_a_runtime_backend_module_is_accepted_and_refuses_as_its_runtime(
     assert grades["invalid_refused"].kind == "refused-as-required"
 
 
+@pytest.mark.slow
 def test_both_forms_on_the_command_line_with_ci_exit_status(
         suite_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     common = ["conformance", "run", "--backend", "onnxruntime", "--suite", str(suite_dir),
@@ -282,6 +283,7 @@ def test_both_forms_on_the_command_line_with_ci_exit_status(
     assert "matches wrong-dtype, wrong-shape" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_run_exits_1_by_default_when_a_runtime_does_not_conform(
         suite_dir: Path, importable_test_backends: None,
         capsys: pytest.CaptureFixture[str]) -> None:

@@ -141,11 +141,13 @@ def _check_case(case, mode: str) -> None:
     _assert_same(lazy, expected)
 
 
+@pytest.mark.slow
 @given(_case(NUMERIC + NEAREST_ONLY + ["bfloat16"]))
 def test_random_chunkings_nearest(case) -> None:
     _check_case(case, "nearest")
 
 
+@pytest.mark.slow
 @given(_case([*NUMERIC, "bfloat16"]))
 def test_random_chunkings_linear(case) -> None:
     _check_case(case, "linear")
@@ -190,6 +192,7 @@ def test_rank_zero_and_empty() -> None:
     _assert_same(lazy, upsample(empty, [2, 2]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["nearest", "linear"])
 def test_axes_beyond_2_24(mode: str) -> None:
     """Indices at and past 2**24 use the exact rule; windows that straddle it agree too."""
@@ -439,3 +442,16 @@ def test_an_empty_output_takes_auto_chunks(chunks) -> None:
     x = np.zeros((0, 0, 0), np.int8)
     lazy = oud.upsample(da.from_array(x), [1, 2, 3], chunks=chunks)
     assert lazy.compute().shape == (0, 0, 0)
+
+
+def test_an_axis_past_float64s_exact_integers_is_refused_before_any_kernel() -> None:
+    """Only a lazy array can have an axis of more than 2**53 elements; its indices could not
+    be computed exactly, so the call is refused with the axis named (the kernels would only
+    report an inconsistent description)."""
+    huge = da.zeros((2**53 + 2,), dtype=np.uint8, chunks=2**50)
+    with pytest.raises(UpsampleError, match=r"axis 0 of x has 9007199254740994 elements "
+                                            r"and would have 18014398509481988; .*2\*\*53"):
+        oud.upsample(huge, [2])
+    with pytest.raises(UpsampleError, match=r"axis 0 of x has 4503599627370497 elements "
+                                            r"and would have 9007199254740994"):
+        oud.upsample(da.zeros((2**52 + 1,), dtype=np.uint8, chunks=2**50), [2])

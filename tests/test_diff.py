@@ -75,6 +75,7 @@ def test_names_the_half_pixel_convention_of_the_node_that_differs(two: str) -> N
     assert found.outputs[0].identical and not found.outputs[1].identical
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("importable_test_backends")
 def test_cli_exit_codes_and_json(two: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(capsys, "diff", two, "--backend", EXACT, "--backend", HALF_PIXEL)
@@ -101,6 +102,7 @@ def test_cli_exit_codes_and_json(two: str, capsys: pytest.CaptureFixture[str]) -
     assert "no Upsample or Resize node differs" in out and "neither does any output" in out
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("importable_test_backends")
 def test_noise_before_a_node_is_not_blamed_on_it(two: str) -> None:
     """Its input differs by one ULP: run alone on one input, the node gives the same bits."""
@@ -112,6 +114,7 @@ def test_noise_before_a_node_is_not_blamed_on_it(two: str) -> None:
     assert "only because its input does" in lin.describe()
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("importable_test_backends")
 def test_a_runtime_that_refuses_a_node(two: str, capsys: pytest.CaptureFixture[str]) -> None:
     """It runs the rest of the model, the refused nodes' outputs coming from the other."""
@@ -126,6 +129,7 @@ def test_a_runtime_that_refuses_a_node(two: str, capsys: pytest.CaptureFixture[s
     assert f"warning: {NO_UPSAMPLE} refused node 'lin' (Upsample-9)" in err
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("importable_test_backends")
 def test_a_runtime_that_crashes_takes_only_its_worker_down(two: str) -> None:
     found = diff(two, EXACT, CRASH)
@@ -136,6 +140,7 @@ def test_a_runtime_that_crashes_takes_only_its_worker_down(two: str) -> None:
     assert all(output.identical for output in found.outputs)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("importable_test_backends")
 def test_bad_arguments_and_unrunnable_models(two: str, tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
@@ -187,6 +192,7 @@ def test_nodes_in_subgraphs_are_not_observed(tmp_path: Path) -> None:
     assert any("lies in branch.then_branch" in text for _, text in found.lines())
 
 
+@pytest.mark.slow
 def test_a_resize_is_judged_by_its_own_attributes() -> None:
     """onnxruntime computes a half-pixel linear Resize as its attributes say, onnx's
     reference evaluator in float64 throughout."""
@@ -253,6 +259,7 @@ def _transcripts() -> list[tuple[str, list[str]]]:
     return [(command, shown.splitlines()) for command, shown in blocks]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command, shown", _transcripts(), ids=lambda v: str(v)[:40])
 def test_readme_diff_transcripts_are_what_the_command_prints(
         command: str, shown: list[str], capsys: pytest.CaptureFixture[str],
@@ -275,6 +282,7 @@ def test_readme_diff_transcripts_are_what_the_command_prints(
     assert versionless(out.splitlines()) == versionless(shown)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("importable_test_backends")
 def test_computed_scales_are_exercised_and_read_from_the_run() -> None:
     """Scales computed from symbolic shapes: distinct sizes make them enlarge, and the row

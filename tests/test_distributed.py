@@ -47,6 +47,7 @@ def _volume(shape: tuple[int, ...], seed: int) -> np.ndarray:
     return np.random.default_rng(seed).normal(0, 100, shape).astype(np.float32)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["nearest", "linear"])
 def test_bit_identical_on_worker_processes(client, mode: str) -> None:
     x = _volume((9, 8, 3), seed=5)

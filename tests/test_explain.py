@@ -13,36 +13,22 @@ import json
 
 import numpy as np
 import pytest
-from explain_inputs import RNG_SEED, UPSAMPLE_CASES, any_type, random_array
+from explain_inputs import (
+    RNG_SEED,
+    UPSAMPLE_CASES,
+    any_type,
+    differs_from_upsample,
+    onnx_resize,
+    random_array,
+)
 from onnx import TensorProto, helper
-from onnx.reference import ReferenceEvaluator
 
 import onnx_upsample
 from onnx_upsample.conformance._explain import Explanation, explain
 
 f32 = np.float32
-def _onnx_resize(x: np.ndarray, scales: list[float], mode: str, transform: str,
-                 nearest_mode: str | None = None, opset: int = 18) -> np.ndarray:
-    """ONNX Resize as onnx's reference evaluator computes it (float32 in and out)."""
-    attributes: dict[str, str] = {"mode": mode, "coordinate_transformation_mode": transform}
-    if nearest_mode is not None:
-        attributes["nearest_mode"] = nearest_mode
-    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], **attributes)
-    graph = helper.make_graph(
-        [node], "resize",
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(x.shape)),
-         helper.make_tensor_value_info("scales", TensorProto.FLOAT, [len(scales)])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    feeds = {"X": x, "scales": np.asarray(scales, dtype=np.float32)}
-    return np.asarray(ReferenceEvaluator(model).run(None, feeds)[0])
 
 
-def _differs_from_upsample(x: np.ndarray, theirs: np.ndarray, scales: list[float],
-                           mode: str) -> bool:
-    ours = onnx_upsample.upsample(x, scales, mode)
-    return ours.shape != theirs.shape or not np.array_equal(ours, theirs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -92,8 +78,8 @@ NEAREST_FAMILIES = [
 def test_resize_nearest_conventions(transform: str, nearest_mode: str, scales: list[float],
                                     expected: str) -> None:
     x = random_array((1, 2, 4, 5))
-    theirs = _onnx_resize(x, scales, "nearest", transform, nearest_mode)
-    assert _differs_from_upsample(x, theirs, scales, "nearest")
+    theirs = onnx_resize(x, scales, "nearest", transform, nearest_mode)
+    assert differs_from_upsample(x, theirs, scales, "nearest")
     result = explain(x, theirs, scales, "nearest")
     assert result.verdict == "convention", result.summary
     assert result.best == expected
@@ -129,8 +115,8 @@ LINEAR_FAMILIES = [
 def test_resize_linear_conventions(transform: str, shape: tuple[int, ...], scales: list[float],
                                    expected: str) -> None:
     x = random_array(shape, seed=1)
-    theirs = _onnx_resize(x, scales, "linear", transform)
-    assert _differs_from_upsample(x, theirs, scales, "linear")
+    theirs = onnx_resize(x, scales, "linear", transform)
+    assert differs_from_upsample(x, theirs, scales, "linear")
     result = explain(x, theirs, scales, "linear")
     assert result.verdict == "convention", result.summary
     assert result.best == expected
@@ -141,8 +127,8 @@ def test_resize_pytorch_half_pixel_linear() -> None:
     # never makes (a 1-long input clamps every coordinate to 0 in both): both names match
     scales = [1, 1, 1.5, 1.7]
     x = random_array((1, 2, 4, 5), seed=2)
-    theirs = _onnx_resize(x, scales, "linear", "pytorch_half_pixel", opset=13)
-    assert _differs_from_upsample(x, theirs, scales, "linear")
+    theirs = onnx_resize(x, scales, "linear", "pytorch_half_pixel", opset=13)
+    assert differs_from_upsample(x, theirs, scales, "linear")
     result = explain(x, theirs, scales, "linear")
     assert result.verdict == "convention"
     assert "Resize pytorch_half_pixel (linear), float64 throughout" in result.matches
@@ -172,7 +158,7 @@ def test_onnxruntime_resize_linear(transform: str, expected: str) -> None:
     model.ir_version = 9
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     theirs = session.run(None, {"X": x})[0]
-    assert _differs_from_upsample(x, theirs, scales, "linear")
+    assert differs_from_upsample(x, theirs, scales, "linear")
     result = explain(x, theirs, scales, "linear")
     assert result.verdict == "convention", result.summary
     assert result.best == expected
@@ -265,7 +251,7 @@ def test_large_output_is_explained_quickly() -> None:
 
 def test_to_dict_is_json() -> None:
     x = random_array((1, 2, 4, 5))
-    theirs = _onnx_resize(x, [1, 1, 1.5, 1.7], "nearest", "half_pixel", "round_prefer_floor")
+    theirs = onnx_resize(x, [1, 1, 1.5, 1.7], "nearest", "half_pixel", "round_prefer_floor")
     result = explain(x, theirs, [1, 1, 1.5, 1.7])
     assert isinstance(result, Explanation)
     data = json.loads(json.dumps(result.to_dict()))

@@ -8,38 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from explain_inputs import RNG_SEED, random_array
-from onnx import TensorProto, helper
-from onnx.reference import ReferenceEvaluator
+from explain_inputs import RNG_SEED, differs_from_upsample, random_array
 
 import onnx_upsample
 from onnx_upsample.conformance._explain import _search, explain
 
 f32 = np.float32
-def _onnx_resize(x: np.ndarray, scales: list[float], mode: str, transform: str,
-                 nearest_mode: str | None = None, opset: int = 18) -> np.ndarray:
-    """ONNX Resize as onnx's reference evaluator computes it (float32 in and out)."""
-    attributes: dict[str, str] = {"mode": mode, "coordinate_transformation_mode": transform}
-    if nearest_mode is not None:
-        attributes["nearest_mode"] = nearest_mode
-    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], **attributes)
-    graph = helper.make_graph(
-        [node], "resize",
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(x.shape)),
-         helper.make_tensor_value_info("scales", TensorProto.FLOAT, [len(scales)])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    feeds = {"X": x, "scales": np.asarray(scales, dtype=np.float32)}
-    return np.asarray(ReferenceEvaluator(model).run(None, feeds)[0])
-
-
-def _differs_from_upsample(x: np.ndarray, theirs: np.ndarray, scales: list[float],
-                           mode: str) -> bool:
-    ours = onnx_upsample.upsample(x, scales, mode)
-    return ours.shape != theirs.shape or not np.array_equal(ours, theirs)
-
-
 # ---------------------------------------------------------------------------------------------
 # Conventions built here from their definitions
 # ---------------------------------------------------------------------------------------------
@@ -68,7 +42,7 @@ def test_reciprocal_multiply_pytorch_nearest() -> None:
     x = random_array((1, 3, n_in), seed=3)
     scales = [1, 1, scale]
     theirs = x[:, :, index]
-    assert _differs_from_upsample(x, theirs, scales, "nearest")
+    assert differs_from_upsample(x, theirs, scales, "nearest")
     result = explain(x, theirs, scales, "nearest")
     assert result.verdict == "convention", result.summary
     assert result.best == "Resize asymmetric + floor, reciprocal multiply (PyTorch)"
@@ -81,7 +55,7 @@ def test_pytorch_nearest_keeps_an_unchanged_length() -> None:
     x = random_array((1, 1, 3, 5), seed=5)
     scales = [1, 1, 2, 1.1]
     theirs = np.repeat(x, 2, axis=2)
-    assert _differs_from_upsample(x, theirs, scales, "nearest")
+    assert differs_from_upsample(x, theirs, scales, "nearest")
     result = explain(x, theirs, scales, "nearest")
     assert result.verdict == "convention", result.summary
     assert "Resize asymmetric + floor, reciprocal multiply (PyTorch)" in result.matches
@@ -133,7 +107,7 @@ def test_integers_rounded_instead_of_truncated_uint8_linear() -> None:
         (half_even, "Upsample, integers rounded half to even instead of truncated"),
         (half_away, "Upsample, integers rounded half away from zero instead of truncated"),
     ]:
-        assert _differs_from_upsample(x, theirs, scales, "linear")
+        assert differs_from_upsample(x, theirs, scales, "linear")
         result = explain(x, theirs, scales, "linear")
         assert result.verdict == "convention", result.summary
         assert result.best == expected
@@ -160,7 +134,7 @@ def test_separable_lerp() -> None:
     top, bottom = row(rows_lo), row(rows_hi)
     theirs = top + (bottom - top) * ty[:, None]
     assert theirs.dtype == np.float32
-    assert _differs_from_upsample(x, theirs, scales, "linear")
+    assert differs_from_upsample(x, theirs, scales, "linear")
     result = explain(x, theirs, scales, "linear")
     assert result.verdict == "convention", result.summary
     assert result.best == "Upsample coordinates, separable lerp"
@@ -178,7 +152,7 @@ def test_complex_half_pixel_nearest() -> None:
         return np.clip(floor + (c - floor > 0.5), 0, n - 1).astype(np.int64)
 
     theirs = x[index(4, 1.5)][:, index(5, 1.7)]
-    assert _differs_from_upsample(x, theirs, scales, "nearest")
+    assert differs_from_upsample(x, theirs, scales, "nearest")
     result = explain(x, theirs, scales, "nearest")
     assert result.best == "Resize half_pixel + round_prefer_floor"
 

@@ -149,6 +149,7 @@ def test_set_num_threads_rejects_wrong_kinds(bad: object) -> None:
         set_num_threads(bad)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_environment_variable_sets_threads_and_bad_values_are_errors() -> None:
     imports = "import numpy as np, onnx_upsample as u; from onnx_upsample import _threads;"
     call = "u.upsample(np.zeros((64, 64, 64), np.float32), [2, 2, 2]);"

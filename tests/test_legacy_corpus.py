@@ -65,6 +65,7 @@ def _main(argv: list[str]) -> int:
             return int(stop.code) if isinstance(stop.code, int) else 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [entry.name for entry in corpus.CORPUS])
 def test_corpus_model_end_to_end(written, name: str, tmp_path: Path, capsys) -> None:
     entry, path = written[name]

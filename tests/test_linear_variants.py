@@ -85,6 +85,7 @@ def _run(isa: str, stream: str) -> subprocess.Popen[str]:
                             stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _native.cpu_has_avx2(), reason="no AVX2 on this CPU")
 def test_avx2_float_blend_equals_the_baseline_bit_for_bit() -> None:
     runs = {(isa, stream): _run(isa, stream)

@@ -55,6 +55,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
 @pytest.mark.parametrize(("shape", "scales", "mode", "dtype"), CASES,
                          ids=[f"{m}-{d}-{'x'.join(map(str, s))}" for s, _, m, d in CASES])

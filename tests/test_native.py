@@ -116,8 +116,10 @@ def test_fork_multiprocessing_pool_after_a_parallel_call() -> None:
 # --- 2. Ctrl-C ----------------------------------------------------------------------------
 
 # A long linear call (uint8, three interpolated axes: a few seconds on 2 cores, 2 GiB of
-# output written as it goes) into a preallocated out=. Its duration is estimated first
-# from 1/8 of the channels.
+# output written as it goes, front to back) into a preallocated out= that holds 255, a value
+# the call never writes (x is 7 everywhere). Interrupted, the call must stop with the last
+# plane of the output still unwritten: it stopped early, judged by what it wrote, not by
+# a clock.
 INTERRUPT = """
 import sys, time
 import numpy as np
@@ -125,24 +127,20 @@ import onnx_upsample as u
 u.set_num_threads(int(sys.argv[1]))
 scales = [1, 1, 2, 4, 4]
 x = np.full((1, 16, 16, 512, 512), 7, np.uint8)
-out = np.empty(u.output_shape(x.shape, scales), np.uint8)
-t0 = time.perf_counter()
-u.upsample(x[:, -2:], scales, "linear", out=out[:, -2:])
-print("estimate", (time.perf_counter() - t0) * 8, flush=True)
+out = np.full(u.output_shape(x.shape, scales), 255, np.uint8)
 try:
     print("ready", flush=True)
-    start = time.monotonic()
     u.upsample(x, scales, "linear", out=out)
-    print("completed", time.monotonic() - start, flush=True)
+    print("completed", flush=True)
     time.sleep(60)
 except KeyboardInterrupt:
-    now = time.monotonic()
-    print("interrupted", now, now - start, flush=True)
+    print("interrupted", bool((out[0, -1, -1] == 255).all()), flush=True)
 y = u.upsample(np.ones((2, 16, 64, 64), np.float32), [1, 1, 2, 2], "linear")
 print("recovered", bool((y == 1).all()), flush=True)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("threads", [1, 2])
 def test_ctrl_c_interrupts_a_long_call(threads: int) -> None:
     if threads > len(os.sched_getaffinity(0)):
@@ -159,9 +157,7 @@ def test_ctrl_c_interrupts_a_long_call(threads: int) -> None:
             line = proc.stdout.readline()
             assert line, f"child ended before 'ready': {lines} {proc.stderr.read()[-2000:]}"
             lines.append(line.strip())
-        estimate = float(lines[0].split()[1])
         time.sleep(0.3)
-        sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=60)
     finally:
@@ -171,16 +167,9 @@ def test_ctrl_c_interrupts_a_long_call(threads: int) -> None:
             proc.wait()
     report = stdout.split()
     assert report[:1] == ["interrupted"], (
-        f"no KeyboardInterrupt from the call (estimated {estimate:.2f} s): {stdout!r} "
-        f"{stderr[-2000:]!r}")
-    latency = float(report[1]) - sent
-    elapsed = float(report[2])
-    # the call stopped well before its end (against its own estimate, made in the same
-    # process: no limit in seconds, which a busy machine would break)
-    assert elapsed < 0.6 * estimate, (
-        f"interrupted after {elapsed:.2f} s (Ctrl-C took {latency:.3f} s to stop it) of a "
-        f"call estimated at {estimate:.2f} s: it ran on, or was too short to show anything")
-    assert report[3:] == ["recovered", "True"], (stdout, stderr[-2000:])
+        f"no KeyboardInterrupt from the call: {stdout!r} {stderr[-2000:]!r}")
+    assert report[1] == "True", "interrupted only after writing the whole output"
+    assert report[2:] == ["recovered", "True"], (stdout, stderr[-2000:])
     assert proc.returncode == 0, stderr[-2000:]
 
 
@@ -361,6 +350,7 @@ def _isa_run(variant: str | None) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
 
 
+@pytest.mark.slow
 def test_instruction_set_variants_equal_the_reference_and_each_other() -> None:
     variants: dict[str | None, int] = {"baseline": 0, None: int(_native.cpu_has_avx2())}
     if _native.cpu_has_avx2():

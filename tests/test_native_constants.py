@@ -96,7 +96,8 @@ def test_float32s_exact_limit_is_one() -> None:
 def test_the_longest_resized_axis_is_float64s_exact_limit() -> None:
     """The kernels compute coordinates past 2**24 in float64, exact for indices up to 2**53:
     they refuse a longer input axis (test_kernel_description) and accept one that long."""
-    assert _native.MAX_AXIS_INPUT == 2 ** (np.finfo(np.float64).nmant + 1)
+    exact = 2 ** (np.finfo(np.float64).nmant + 1)
+    assert _native.MAX_AXIS_INPUT == rules.MAX_COMPUTED_AXIS == exact
     limit = _native.MAX_AXIS_INPUT
     rows = np.array([[_native.AXIS_GATHER, 8, 4, 4, 0, 0, 2, 1],
                      [_native.AXIS_GATHER, 12, 6, limit, 2 * (limit - 6), limit - 6, 2, 1]],

@@ -52,6 +52,7 @@ def stored(tmp_path: Path) -> Path:
     return folder / "net.onnx"
 
 
+@pytest.mark.slow
 def test_inspect_check_upgrade_and_run_a_model_with_external_data(stored: Path,
                                                                   tmp_path: Path) -> None:
     assert (stored.parent / "weights.bin").stat().st_size > 2_000_000
@@ -106,6 +107,7 @@ def test_external_data_outside_the_models_folder_is_refused(tmp_path: Path,
         check(folder / "evil.onnx")
 
 
+@pytest.mark.slow
 def test_a_model_over_2gb_is_inspected_and_upgraded_without_loading_it(tmp_path: Path) -> None:
     """A 2.4 GB weight in a sparse file: inspect and upgrade read the protobuf and the
     scales, never the weight; the upgraded model refers to the same file."""

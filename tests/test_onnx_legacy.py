@@ -133,6 +133,7 @@ CASE_VARIANTS = [(9, "NEAREST", "nearest"), (9, "Linear", "linear"), (7, "BILINE
                  (7, "Nearest", "nearest"), (1, "BILINEAR", "bilinear"), (1, "NEAREST", "nearest")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("opset", "mode", "runs_as"), CASE_VARIANTS)
 def test_upper_case_modes(tmp_path: Path, opset: int, mode: str, runs_as: str) -> None:
     """Old converters wrote NEAREST/BILINEAR: check reports it with the fix, the evaluator

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from test_reference import (
+from reference_checks import (
     Upsample,
     _axis_taps,
     assert_bits,

@@ -25,7 +25,9 @@ X2 = np.arange(4, dtype=np.float32).reshape(2, 2)
 @pytest.mark.parametrize("scales", [
     [2, 1.5], (2, 1.5), np.array([2, 1.5]), np.array([[2, 1.5]]), range(2, 4),
     collections.deque([2, 1.5]), array.array("d", [2, 1.5]), [np.float32(2), np.int64(2)],
-], ids=["list", "tuple", "array", "array-1x2", "range", "deque", "array.array", "numpy-items"])
+    [[2, 1.5]], ((2,), (1.5,)),
+], ids=["list", "tuple", "array", "array-1x2", "range", "deque", "array.array", "numpy-items",
+        "nested-1x2", "nested-2x1"])
 def test_sequences_and_arrays_of_numbers_are_scales(scales: object) -> None:
     expected = [float(v) for v in np.asarray(list(np.asarray(scales).reshape(-1)))]
     assert np.array_equal(upsample(X2, scales), upsample(X2, expected))
@@ -100,3 +102,12 @@ def test_a_million_scales_are_counted_and_a_few_shown(scales: object) -> None:
 def test_a_few_scales_too_many_are_all_shown() -> None:
     with pytest.raises(UpsampleError, match=r"scales has 3 value\(s\) \[1\.0, 2\.0, 3\.0\] "):
         upsample(X2, [1, 2, 3])
+
+
+@pytest.mark.parametrize(("scales", "pattern"), [
+    ([[2, True]], r"scales\[1\] is True"),  # not the 1 an array of it would hold
+    ([[2], [2, 3]], r"scales\[0\] is \[2\]"),  # ragged: not one number per axis
+])
+def test_nested_sequences_hold_numbers_or_are_refused(scales: object, pattern: str) -> None:
+    with pytest.raises(TypeError, match=pattern):
+        upsample(X2, scales)

@@ -188,6 +188,7 @@ for attempt in range(5):
 """
 
 
+@pytest.mark.slow
 def test_fork_from_a_signal_handler_during_a_call_is_an_error_in_the_child(tmp_path) -> None:
     report = tmp_path / "children.txt"
     report.write_text("")

@@ -19,7 +19,7 @@ import numpy as np
 from .._errors import UpsampleError
 from .dtypes import ElementType, check_mode_defined, element_type, type_name
 from .modes import Mode, mode_of
-from .rules import MAX_DIM, interpolated_axes, output_size
+from .rules import MAX_COMPUTED_AXIS, MAX_DIM, interpolated_axes, output_size
 from .scales import ScaleItems, check_scale_count, checked_values, scale_items
 from .spelling import PYTHON, Spelling
 
@@ -143,7 +143,21 @@ def describe_call(
     f32_scales, out_shape = _checked_scales_and_shape(tuple(checked), shape, spelling)
     if mode == "linear":
         check_interpolated_count(f32_scales, spelling)
+    _check_computable(shape, out_shape, spelling)
     return Call(shape, f32_scales, mode, etype, out_shape, dtype.newbyteorder("="))
+
+
+def _check_computable(shape: tuple[int, ...], out_shape: tuple[int, ...],
+                      spelling: Spelling) -> None:
+    """Refuse an axis longer than MAX_COMPUTED_AXIS, in or out, whose indices float64 could
+    not compute exactly (only a lazy, chunked array can be that long)."""
+    for axis, (n_in, n_out) in enumerate(zip(shape, out_shape, strict=True)):
+        if max(n_in, n_out) > MAX_COMPUTED_AXIS:
+            raise UpsampleError(
+                f"axis {axis} of {spelling.x} has {n_in} elements and would have {n_out}; "
+                f"indices are computed exactly for axes of up to {MAX_COMPUTED_AXIS} (2**53) "
+                "elements: upsample the array in pieces along that axis"
+            )
 
 
 def check_kinds(

@@ -25,6 +25,10 @@ import numpy.typing as npt
 F32_EXACT_LIMIT = 2**24
 # The largest dimension numpy (and ONNX's int64 shapes) can describe.
 MAX_DIM = 2**63 - 1
+# float64 represents every integer up to this: past 2**24 the indices and coordinates of an
+# axis are computed in float64 (exact quotients), so no axis that is computed may be longer
+# (the kernels refuse such a description too).
+MAX_COMPUTED_AXIS = 2**53
 
 IndexArray = npt.NDArray[np.int64]
 WeightArray = npt.NDArray[np.float32]

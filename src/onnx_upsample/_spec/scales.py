@@ -75,6 +75,10 @@ def scale_items(scales: object, shape: Sequence[int] | None = None) -> ScaleItem
         raise TypeError(f"scales is a {type(scales).__name__}; {EXPECTED_SCALES}")
     if set(map(type, scales)) <= _PLAIN_NUMBERS:  # the common case, at C speed
         return ScaleItems(scales)
+    if any(isinstance(item, list | tuple) for item in scales):
+        nested = np.array(scales, dtype=object)  # a regular nesting, as an array has: [[2, 2]]
+        if nested.ndim > 1:
+            scales = nested.reshape(-1).tolist()  # its items checked below, one by one
     for position, item in enumerate(scales):
         if type(item) in _PLAIN_NUMBERS:
             continue
@@ -113,8 +117,8 @@ def _one_per_axis(scale: object, shape: Sequence[int] | None) -> str:
     """The fix for one number given where x needs one per axis: the number on the axes an
     image or volume of x's shape is usually scaled on."""
     try:
-        value = float(scale)  # type: ignore[arg-type]
-    except (TypeError, ValueError, OverflowError):
+        value = float(scale) if isinstance(scale, numbers.Real) else 2.0
+    except (ValueError, OverflowError):
         value = 2.0
     if shape is None:
         return " (one per axis: for a 4-D NCHW x, such as [1, 1, 2, 2])"
@@ -144,6 +148,12 @@ def _from_mapping(scales: Mapping[Any, Any], shape: Sequence[int] | None) -> str
     return f": write {PYTHON.set_scales(values).removeprefix('scales=')}"
 
 
+def _channels_last(shape: tuple[int, ...]) -> bool:
+    """Whether the last axis looks like an image's channels: 1 to 4, and shorter than the
+    one before it (HWC, NHWC)."""
+    return len(shape) >= 2 and shape[-1] <= 4 and shape[-1] < shape[-2]
+
+
 def spatial_axes(shape: tuple[int, ...]) -> tuple[range, str]:
     """The axes an image or volume of this shape is usually scaled on, and the others' name:
     before a short last axis (channels last: HWC, NHWC), else after the batch and channels
@@ -151,7 +161,7 @@ def spatial_axes(shape: tuple[int, ...]) -> tuple[range, str]:
     rank = len(shape)
     if rank <= 2:
         return range(rank), ""
-    if shape[-1] <= 4 and shape[-1] < shape[-2]:
+    if _channels_last(shape):
         return (range(rank - 1), "the channels") if rank == 3 else \
             (range(1, rank - 1), "batch and channels")
     return (range(1, rank), "the channels") if rank == 3 else (range(2, rank), "batch and channels")
@@ -232,7 +242,7 @@ def _padded_hint(values: list[float | int], shape: tuple[int, ...], spelling: Sp
     missing = len(shape) - len(values)
     if missing <= 0 or not values:
         return ""
-    channels_last = len(shape) >= 2 and shape[-1] <= 4 and shape[-1] < shape[-2]
+    channels_last = _channels_last(shape)
     if channels_last and missing == 1:
         padded, kept = [*values, 1], "the channels unscaled"
     elif channels_last and missing == 2 and len(shape) == 4:

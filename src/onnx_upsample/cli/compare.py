@@ -46,7 +46,7 @@ def register(subparsers: Any) -> None:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from ..compare import check_comparison, compare, render
+    from ..compare import check_comparison, check_zoom, compare, render
     from ..io import formats
 
     if len(args.scale) not in (1, 2):
@@ -54,8 +54,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             f"--scales has {len(args.scale)} values; give one (height and width) or two "
             "(height width)"
         )
-    if args.zoom is not None and not 1 <= args.zoom <= 64:
-        raise UpsampleError(f"--zoom is {args.zoom}; expected 1 to 64")
+    if args.zoom is not None:
+        check_zoom(args.zoom, "--zoom")
     if formats.kind_of(args.output, "output") != "image" or not args.output.lower().endswith(
         ".png"
     ):
@@ -69,7 +69,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     formats.save_image(args.output, picture)
     if args.json:
         print_json({"command": "compare", "input": args.input, "output": args.output,
-                    **comparison.as_json(), "warnings": []})
+                    **comparison.to_dict(), "warnings": []})
     else:
         note(args, comparison.text())
         note(args, f"wrote {args.output}")

@@ -17,8 +17,8 @@ the float32 value an ONNX file holds (1.7 is 1.7000000476837158 for all three).
 
 from __future__ import annotations
 
-from ._draw import render
-from ._maps import MAX_SIDE, Comparison, IndexMap, check_comparison, check_image, compare
+from ._draw import MAX_ZOOM, check_zoom, render
+from ._maps import MAX_SIDE, Comparison, IndexMap, check_comparison, compare
 
-__all__ = ["MAX_SIDE", "Comparison", "IndexMap", "check_comparison", "check_image", "compare",
-           "render"]
+__all__ = ["MAX_SIDE", "MAX_ZOOM", "Comparison", "IndexMap", "check_comparison", "check_zoom",
+           "compare", "render"]

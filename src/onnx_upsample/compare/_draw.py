@@ -8,9 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._errors import UpsampleError
+from .._resources import check_bytes_fit
+
 if TYPE_CHECKING:
     from ._maps import Comparison, IndexMap
 
+# screen pixels per output pixel: beyond this a cell is larger than a small screen
+MAX_ZOOM = 64
 _BACKGROUND = (255, 255, 255)
 _INK = (20, 20, 20)
 _MARK = (230, 20, 20)
@@ -53,15 +58,50 @@ def _palette(h: int, w: int) -> np.ndarray:
     return colours
 
 
-def render(image: np.ndarray, comparison: Comparison, zoom: int | None = None) -> np.ndarray:
-    """The comparison grid as an (H, W, 3) uint8 picture."""
-    from PIL import Image, ImageDraw, ImageFont
+def check_zoom(zoom: object, name: str = "zoom") -> None:
+    """A zoom is an integer from 1 to :data:`MAX_ZOOM` (``name`` says what the caller calls
+    it: ``--zoom`` on the command line)."""
+    if isinstance(zoom, bool) or not isinstance(zoom, int | np.integer):
+        raise TypeError(f"{name} is {zoom!r}; expected an integer from 1 to {MAX_ZOOM}")
+    if not 1 <= zoom <= MAX_ZOOM:
+        raise UpsampleError(f"{name} is {zoom}; expected 1 to {MAX_ZOOM} (screen pixels per "
+                            "output pixel)")
 
+
+def render(image: np.ndarray, comparison: Comparison, zoom: int | None = None) -> np.ndarray:
+    """The picture of a comparison: ``image``, ONNX ``Upsample``'s nearest and linear results,
+    and the three nearest index maps side by side, with a table of indices per axis.
+
+    Parameters
+    ----------
+    image : numpy.ndarray
+        The image ``comparison`` was made from.
+    comparison : Comparison
+        What :func:`onnx_upsample.compare.compare` gave.
+    zoom : int, optional
+        Screen pixels per output pixel, 1 to :data:`MAX_ZOOM` (default: the maps about
+        240 pixels a side).
+
+    Returns
+    -------
+    numpy.ndarray
+        An (H, W, 3) uint8 picture.
+
+    Raises
+    ------
+    TypeError
+        ``zoom`` is not an integer.
+    UpsampleError
+        ``zoom`` is out of range, or the picture would not fit in memory.
+    """
     out_h, out_w = comparison.nearest.shape[:2]
     peer_h = max(m.rows.shape[0] for m in comparison.maps)
     peer_w = max(m.rows.shape[1] for m in comparison.maps)
     if zoom is None:
         zoom = max(1, min(32, 240 // max(peer_h, peer_w, 1)))
+    check_zoom(zoom)
+    from PIL import Image, ImageDraw, ImageFont
+
     cell_w, cell_h = peer_w * zoom, peer_h * zoom
     font = ImageFont.load_default(size=12)
     title_h, note_h = 34, 30
@@ -69,6 +109,10 @@ def render(image: np.ndarray, comparison: Comparison, zoom: int | None = None) -
     strip_columns = max(8, min(peer_w, (max(grid_w, 420) - 2 * _PAD - _LABEL_W) // _STRIP_CELL - 2))
     strip_h = 2 * (len(comparison.maps) + 2) * _STRIP_ROW + _PAD
     grid_h = 2 * (title_h + cell_h + note_h) + 3 * _PAD + 24 + strip_h
+    # the canvas, and a zoomed picture and its copy at a time beside it
+    check_bytes_fit(3 * max(grid_w, 420) * grid_h + 6 * cell_w * cell_h,
+                    f"a picture of {max(grid_w, 420)} x {grid_h} pixels takes",
+                    "use a smaller zoom")
     canvas = Image.new("RGB", (max(grid_w, 420), grid_h), _BACKGROUND)
     draw = ImageDraw.Draw(canvas)
     s_h, s_w = comparison.scales

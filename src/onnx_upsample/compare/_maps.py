@@ -13,7 +13,7 @@ from .._spec.call import Call, check_described
 from .._spec.peers import opencv_nearest_indices, pytorch_nearest_indices
 from .._spec.spelling import PYTHON, Spelling
 
-__all__ = ["MAX_SIDE", "Comparison", "IndexMap", "check_comparison", "check_image", "compare"]
+__all__ = ["MAX_SIDE", "Comparison", "IndexMap", "check_comparison", "compare"]
 
 # compare draws a cell per output pixel, three maps side by side: past this many pixels a side
 # the picture is beyond a screen (and the index tables beyond reading)
@@ -53,7 +53,7 @@ class Comparison:
         same = (ref.rows == other.rows) & (ref.cols == other.cols)
         return total - int(same.sum()), total
 
-    def as_json(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         """The scales, the results' shape and each map, for ``--json``."""
         maps = []
         for position, index_map in enumerate(self.maps):
@@ -134,11 +134,19 @@ def compare(image: np.ndarray, scales: Sequence[float]) -> Comparison:
     -------
     Comparison
         The results, the three index maps, and how many pixels each peer reads
-        differently (``differing``), as text (``text()``) or JSON (``as_json()``).
+        differently (``differing``), as text (``text()``) or JSON (``to_dict()``).
+
+    Raises
+    ------
+    UpsampleError
+        ``image`` is not a non-empty 2-D or 3-D array of numbers with 1 to 4 channels, a
+        scale is not finite and >= 1, or the output has more than :data:`MAX_SIDE` pixels a
+        side.
+    TypeError
+        ``scales`` are not numbers.
     """
     image = np.asarray(image)
     scales = [float(s) for s in check_comparison(image, scales).scales]
-    h, w = image.shape[:2]
     h, w = image.shape[:2]
     full = [*scales, 1.0] if image.ndim == 3 else list(scales)
     values = image.astype(np.float32) if image.dtype.kind == "b" else image

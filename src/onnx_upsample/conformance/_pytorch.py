@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .._spec.versions import DEFAULT_DOMAINS
 from ._backend_base import REFUSALS, Backend, import_runtime, installed_version
 
 _FLOATS = ("float16", "float32", "float64")
@@ -33,7 +34,7 @@ def _text(value: Any) -> str:
 
 def _opset(model: Any) -> int:
     for entry in model.opset_import:
-        if entry.domain in ("", "ai.onnx"):
+        if entry.domain in DEFAULT_DOMAINS:
             return int(entry.version)
     raise NotImplementedError("the model imports no ai.onnx opset")
 

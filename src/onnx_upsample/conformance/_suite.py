@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import UpsampleError
+from .._spec.versions import DEFAULT_DOMAINS
 from ._cases import ORT_MEASURED, SUITE_VERSION, Case, all_cases
 from ._checks import OrtCheck, evaluate_model, expected_output, refusals
 from ._grade import compare, same_bits
@@ -285,7 +286,7 @@ def _export_upgraded(case: Case, model: Any, inputs: list[np.ndarray], expected:
     ort.check_upgraded(case, model_bytes, inputs, expected)
     path = f"{UPGRADED_FOLDER}/{case.name}"
     digest = _write_case(build / path, model_bytes, inputs, expected, None)
-    opset = next(o.version for o in resize.opset_import if o.domain in ("", "ai.onnx"))
+    opset = next(o.version for o in resize.opset_import if o.domain in DEFAULT_DOMAINS)
     return {"path": path, "opset": int(opset), "sha256": digest}
 
 
@@ -326,9 +327,18 @@ def _manifest(records: list[dict[str, Any]], hashes: dict[str, str], full: bool,
     }
 
 
+def _foreign_files(path: Path) -> list[str]:
+    """What in folder ``path`` is not an earlier suite's: every name, if it is no suite."""
+    names = sorted(p.name for p in path.iterdir())
+    if not names or not _is_suite(path):
+        return names
+    ours = {MANIFEST, README, *FORMS}
+    return [name for name in names if name not in ours]
+
+
 def _replaceable(path: Path) -> bool:
-    """What an export may replace: an earlier suite, or an empty folder."""
-    return _is_suite(path) or (path.is_dir() and not any(path.iterdir()))
+    """What an export may replace: an earlier suite and nothing else, or an empty folder."""
+    return path.is_dir() and not _foreign_files(path)
 
 
 def _is_suite(path: Path) -> bool:
@@ -342,13 +352,10 @@ def _check_target(target: Path) -> None:
     if target.exists() and not target.is_dir():
         raise UpsampleError(f"suite directory {str(target)!r} is a file; give a new "
                             "directory name")
-    if target.is_dir() and any(target.iterdir()):
-        ours = {MANIFEST, README, *FORMS}
-        extra = sorted(p.name for p in target.iterdir() if p.name not in ours)
-        if not _is_suite(target) or extra:
-            raise UpsampleError(
-                f"suite directory {str(target)!r} exists and holds other files "
-                f"({', '.join(extra[:3]) or 'not a suite'}); give a new or empty directory")
+    if target.is_dir() and not _replaceable(target):
+        raise UpsampleError(
+            f"suite directory {str(target)!r} exists and holds other files "
+            f"({', '.join(_foreign_files(target)[:3])}); give a new or empty directory")
     if not target.parent.is_dir():
         raise UpsampleError(f"suite directory {str(target)!r}: its parent folder does not "
                             "exist; create it first")

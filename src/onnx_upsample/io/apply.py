@@ -25,21 +25,19 @@ import numpy as np
 
 from .._errors import UpsampleError, UpsampleWarning
 from .atomic import same_file
+from .chunked import computing, store_npy, store_zarr
 from .formats import (
     DEFAULT_JPEG_QUALITY,
     IMAGE_FORMATS,
     Kind,
     Source,
     check_image_output,
-    computing,
     kind_of,
     read,
     reason,
     save_image,
     save_npy,
     slow_step,
-    store_npy,
-    store_zarr,
 )
 
 if TYPE_CHECKING:

@@ -35,6 +35,12 @@ __all__ = ["ZARR_MARKERS", "atomic_path", "copy_atomically", "is_zarr_store",
 ZARR_MARKERS = ("zarr.json", ".zarray", ".zgroup")
 
 
+# The temporaries this process is writing now: a leftover named with this process's ID is
+# not one of them when the ID was another's, a process that was killed (a container's
+# entry point gets the same ID at every start).
+_writing: set[str] = set()
+
+
 def is_zarr_store(path: Path) -> bool:
     """Whether ``path`` is a zarr store (a directory holding one of its marker files)."""
     return path.is_dir() and any((path / marker).exists() for marker in ZARR_MARKERS)
@@ -110,6 +116,7 @@ def atomic_path(target: str, directory: bool = False,
             os.close(handle)
     except OSError as error:
         raise UpsampleError(f"cannot write {target!r}: {reason(error)}") from None
+    _writing.add(temporary)
     try:
         yield temporary
         set_default_permissions(temporary, directory)
@@ -117,6 +124,9 @@ def atomic_path(target: str, directory: bool = False,
     except BaseException:
         _remove(temporary)
         raise
+    finally:
+        _writing.discard(temporary)
+
 
 
 def remove_leftovers(target: Path) -> list[Path]:
@@ -133,7 +143,9 @@ def remove_leftovers(target: Path) -> list[Path]:
         writer = name[len(prefix):].partition("-")[0]
         if not writer.isdigit():
             continue  # not named as ours
-        if int(writer) == os.getpid() or _alive(int(writer)):
+        in_progress = (str(path.with_suffix("")) in _writing if path.suffix == ".old"
+                       else str(path) in _writing)
+        if in_progress or (int(writer) != os.getpid() and _alive(int(writer))):
             continue  # a write in progress
         if path.suffix == ".old" and not (target.exists() or target.is_symlink()):
             os.replace(path, target)  # the old target, moved aside before the new one came
@@ -167,7 +179,8 @@ def copy_atomically(source: str, target: str) -> None:
         Where the copy goes; an existing file there is replaced only once the copy is whole.
     """
     os.makedirs(os.path.dirname(target), exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=".onnx-upsample-", dir=os.path.dirname(target))
+    handle, temporary = tempfile.mkstemp(prefix=_prefix(Path(target)), suffix=".tmp",
+                                         dir=os.path.dirname(target))
     os.close(handle)
     try:
         shutil.copyfile(source, temporary)
@@ -221,10 +234,15 @@ def _replace(temporary: str, target: Path, directory: bool,
         _flush_tree(temporary)
         if replacing:
             # the old store is moved aside first so that the new one takes its name in one
-            # rename; it is deleted only once the new one is in place
+            # rename; it is deleted only once the new one is in place, and put back if the
+            # new one cannot take its place
             aside = f"{temporary}.old"
             os.replace(target, aside)
-            os.replace(temporary, target)
+            try:
+                os.replace(temporary, target)
+            except BaseException:
+                os.replace(aside, target)
+                raise
             _flush_folder(target.parent)
             shutil.rmtree(aside, ignore_errors=True)
         else:
