@@ -303,6 +303,9 @@ typedef struct {
     void *acc;                /* the accumulator row, for results that are converted */
     char *stage;              /* streaming stores: a converted row waiting to be streamed */
     size_t dst_size;
+    /* for vec: the rows' sum, set once per item (vec_row_init); each row sets its output
+     * and the kind of identity sum */
+    VecRow row;
 } Blend;
 
 static void plan_blend(const LinearJob *job, const LinearOps *ops, const Segment *seg,
@@ -321,13 +324,24 @@ static void plan_blend(const LinearJob *job, const LinearOps *ops, const Segment
     blend->dst_size = linear_types[job->dst].bytes;
 }
 
+/* The vector sum's fields that every output row of the item shares: its tables of weights
+ * (W, F) and of corner rows (E) stay where they are, their contents change row by row. */
+static void vec_row_init(const LinearJob *job, const Segment *seg, Blend *blend,
+                         const float *factors, void *const *corners)
+{
+    VecRow row = {seg->width, job->n_interp, seg->taps, seg->weights, factors, corners,
+                  (float *)blend->acc, blend->direct && job->stream, blend->periodic_end, 0,
+                  (const float *)(const void *)seg->last, job->identity};
+    blend->row = row;
+}
+
 /* One output row `o` of the segment from its corner rows and their outer weights (`plain`:
  * see linear_cache.h). Float results are summed straight into the output row, others into
  * the accumulator and converted; with streaming stores both are assembled in the scratch
  * first and then streamed (the vector sums stream float32 results from the registers), so
  * the output is never read. */
 static void blend_row(const LinearJob *job, const LinearOps *ops, const Segment *seg,
-                      const Blend *blend, const float *factors, void *const *corners,
+                      Blend *blend, const float *factors, void *const *corners,
                       int plain, char *o)
 {
     const int64_t width = seg->width;
@@ -335,12 +349,11 @@ static void blend_row(const LinearJob *job, const LinearOps *ops, const Segment 
     char *row_out = job->stream ? (blend->direct ? (char *)blend->acc : blend->stage) : o;
     void *into = blend->direct ? (void *)row_out : blend->acc;
     if (blend->vec) {
-        VecRow row = {width, job->n_interp, seg->taps, seg->weights, factors, corners,
-                      blend->direct ? (float *)(void *)o : (float *)blend->acc,
-                      blend->direct && job->stream, blend->periodic_end,
-                      d ? (plain || !blend->float_values ? 1 : 2) : 0,
-                      (const float *)(const void *)seg->last, d};
-        if (ops->vec_sum_row(&row)) {
+        if (blend->direct)
+            blend->row.out = (float *)(void *)o;
+        if (d)
+            blend->row.identity = plain || !blend->float_values ? 1 : 2;
+        if (ops->vec_sum_row(&blend->row)) {
             if (blend->direct)
                 return;
             ops->store[job->src](blend->acc, row_out, width, job->low_bound, job->high_bound);
@@ -415,6 +428,8 @@ int linear_item(void *context, int64_t item, int worker)
     OuterTaps *now = &taps[0], *last = &taps[1];
     const int64_t row_width = job->out_row_len * job->block;
     const size_t dst_size = blend.dst_size;
+    if (blend.vec)
+        vec_row_init(job, &seg, &blend, factors, rows);
     for (int64_t r = r0; r < r1; r++) {
         if (r > r0) {
             int axis = n - 1;

@@ -169,7 +169,8 @@ static inline char *corner_row(const LinearJob *job, const LinearOps *ops, const
     ages[slot] = clock;
     if (corner < 8)
         cache->last_slot[corner] = slot;
-    cache->plain_now &= (int)cache->plain[slot];
+    if (cache->check_plain)
+        cache->plain_now &= (int)cache->plain[slot];
     return row;
 }
 

@@ -69,7 +69,8 @@ static inline VF NAME(vload_FLOAT32)(const float *p) { return V_LOAD(p); }
  *
  * AVX2: output element g reads input element (g / (k * block)) * block + g % block, a
  * pattern that repeats every lcm(8, k * block) outputs; each output vector of one such
- * cycle is a permutation of 8 inputs loaded from its own start, both made once per call.
+ * cycle is a permutation of 8 inputs loaded from its own start, both made once per call
+ * (single elements at scale 2, the commonest, by unpacking each vector instead).
  * SSE2: scale 2 of single elements by duplicating each vector's lanes; blocks of 2 to 4
  * elements by a vector loaded at each position and stored k times, `block` apart, its lanes
  * past the block written over by the next store (and those of the last position covered by
@@ -82,6 +83,16 @@ static inline VF NAME(vload_FLOAT32)(const float *p) { return V_LOAD(p); }
     static int64_t NAME(vrepeat_##T)(const stored_##T *x, int64_t n, int64_t k,             \
                                      int64_t block, float *e)                                \
     {                                                                                        \
+        if (block == 1 && k == 2) { /* each element twice, without tables */                 \
+            int64_t i = 0;                                                                   \
+            for (; i + 8 <= n; i += 8) {                                                     \
+                VF v = NAME(vload_##T)(x + i);                                               \
+                VF lo = _mm256_unpacklo_ps(v, v), hi = _mm256_unpackhi_ps(v, v);             \
+                V_STORE(e + 2 * i, _mm256_permute2f128_ps(lo, hi, 0x20));                    \
+                V_STORE(e + 2 * i + 8, _mm256_permute2f128_ps(lo, hi, 0x31));                \
+            }                                                                                \
+            return i;                                                                        \
+        }                                                                                    \
         const int64_t kb = k * block;                                                        \
         int64_t cycle = 8; /* outputs per cycle: lcm(8, kb) */                               \
         while (cycle % kb)                                                                   \
@@ -91,22 +102,28 @@ static inline VF NAME(vload_FLOAT32)(const float *p) { return V_LOAD(p); }
             return 0;                                                                        \
         int64_t start[REPEAT_CYCLE], reach = 0;                                              \
         VI order[REPEAT_CYCLE];                                                              \
+        /* output g's input, (g / kb) * block + g % block, counted rather than divided: the \
+         * tables are made for every row, and rows may be short */                           \
+        int64_t q = 0, r = 0, rb = 0;                                                        \
         for (int64_t v = 0; v < vectors; v++) {                                              \
             int32_t lanes[8];                                                                \
             int64_t lo = INT64_MAX, hi = 0;                                                  \
             for (int64_t i = 0; i < 8; i++) {                                                \
-                int64_t g = 8 * v + i, from = (g / kb) * block + g % block;                  \
+                int64_t from = q * block + rb;                                               \
+                lanes[i] = (int32_t)from;                                                    \
                 lo = from < lo ? from : lo;                                                  \
                 hi = from > hi ? from : hi;                                                  \
+                if (++r == kb)                                                               \
+                    r = rb = 0, q++;                                                         \
+                else if (++rb == block)                                                      \
+                    rb = 0;                                                                  \
             }                                                                                \
             if (hi - lo >= 8) /* not one vector's reach (never for blocks up to 8) */        \
                 return 0;                                                                    \
-            for (int64_t i = 0; i < 8; i++) {                                                \
-                int64_t g = 8 * v + i;                                                       \
-                lanes[i] = (int32_t)((g / kb) * block + g % block - lo);                     \
-            }                                                                                \
             start[v] = lo;                                                                   \
-            order[v] = _mm256_loadu_si256((const __m256i *)(const void *)lanes);             \
+            order[v] = _mm256_sub_epi32(                                                     \
+                _mm256_loadu_si256((const __m256i *)(const void *)lanes),                    \
+                _mm256_set1_epi32((int32_t)lo));                                             \
             reach = lo + 8 > reach ? lo + 8 : reach;                                         \
         }                                                                                    \
         int64_t in = 0;                                                                      \
