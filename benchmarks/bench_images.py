@@ -12,7 +12,7 @@ The values differ: OpenCV samples at half-pixel centres with fixed-point weights
 (``INTER_LINEAR_EXACT`` rounds exactly, ``INTER_LINEAR`` is its faster approximation), torch
 samples at half-pixel centres too; onnx-upsample gives onnxruntime's bits. For
 ``(1, H, W, 3)`` uint8, ORT runs a fixed-point path of its own (other values than its rank-3
-kernel and ours; README: "Where results differ from ORT").
+kernel and ours; README: "Where we differ from ORT 1.32, on purpose").
 
 OpenCV (``opencv-python-headless``, the ``bench`` extra, which ``make bench`` installs) and
 torch are optional: a missing one is one line, and its columns are empty.
