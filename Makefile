@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 KERNEL_SOURCES := $(wildcard src/onnx_upsample/_kernels/_native/*.c src/onnx_upsample/_kernels/_native/*.h)
 
-.PHONY: demo test test-sanitize test-portable lint wheel bench conformance-doc clean
+.PHONY: demo test test-sanitize test-portable lint wheel bench bench-instructions conformance-doc clean
 
 $(STAMP): pyproject.toml setup.py $(KERNEL_SOURCES)
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "onnx-upsample needs Python >= 3.11; run make PYTHON=python3.11 (or newer)"' \
@@ -73,8 +73,20 @@ test-portable: $(STAMP)
 wheel: $(STAMP)
 	scripts/build_wheel.sh dist
 
-bench: $(STAMP)
+# bench.py against ORT, then bench_images.py: images side by side with OpenCV (the 'bench'
+# extra, installed here), torch where installed, and ORT
+BENCH_STAMP := $(VENV)/.bench
+$(BENCH_STAMP): $(STAMP)
+	@$(BIN)/python -m pip install --quiet -e '.[dev,bench]' && touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
 	$(BIN)/python benchmarks/bench.py
+	$(BIN)/python benchmarks/bench_images.py
+
+# instructions per output of the compiled kernels under valgrind's callgrind (one thread):
+# repeatable on a busy machine, where wall-clock times are not
+bench-instructions: $(STAMP)
+	$(BIN)/python benchmarks/instructions.py
 
 # docs/conformance.md from real runs of every runtime the 'conformance' extra installs
 conformance-doc: $(STAMP)

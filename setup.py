@@ -60,7 +60,9 @@ HEADERS = [
     "src/onnx_upsample/_kernels/_native/nearest_isa.h",
     "src/onnx_upsample/_kernels/_native/nearest_scalar.h",
     "src/onnx_upsample/_kernels/_native/linear_sum.h",
-    "src/onnx_upsample/_kernels/_native/linear_avx2.h",
+    "src/onnx_upsample/_kernels/_native/linear_vec.h",
+    "src/onnx_upsample/_kernels/_native/linear_vec_io.h",
+    "src/onnx_upsample/_kernels/_native/lanes.h",
 ]
 
 # The stable ABI the extension is written to (kernel_object.h); absent on free-threaded builds

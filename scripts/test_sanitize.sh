@@ -8,7 +8,8 @@
 #
 #   address+undefined: native and kernel tests, the description checks, streaming stores,
 #                      the nearest row loops' overlapping vector loads at every row width,
-#                      threads and buffer pool, the large ORT differential cases, the fuzzer;
+#                      threads and buffer pool, the large ORT differential cases, the fuzzer,
+#                      rank-3 images (whose identity sums read a channel past a row's end);
 #                      not the two tests that fork while other threads are inside calls:
 #                      the sanitizer's allocator (GCC 12, Clang 14) takes no lock around
 #                      fork, so a child forked while another thread is in its malloc waits
@@ -61,7 +62,7 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$PYTHON" -m pytest -q -p no:cacheprovider -p no:randomly \
     tests/test_native.py tests/test_kernels.py tests/test_kernel_description.py \
     tests/test_threads.py tests/test_buffers.py tests/test_ort_large.py tests/test_fuzz.py \
-    tests/test_layouts.py tests/test_nearest_rows.py \
+    tests/test_layouts.py tests/test_nearest_rows.py tests/test_identity_block.py \
     --deselect tests/test_native.py::test_forked_child_runs_parallel_calls \
     --deselect "tests/test_threads.py::test_fork_from_a_signal_handler_during_a_call_is_an_error_in_the_child"
 

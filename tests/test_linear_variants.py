@@ -1,4 +1,5 @@
-"""The AVX2 float32 blend (_native/linear_avx2.h) against the baseline variant, bit for bit.
+"""The float32 vector sums (_native/linear_vec.h: AVX2 and the baseline's SSE2) against each
+other, bit for bit.
 
 The differential suites compare linear results with ORT and the reference allowing NaN
 payloads to differ where two NaNs meet in one sum; the variants must not differ even there.
@@ -7,7 +8,8 @@ never) and every result's bytes must agree. The cases reach what the intrinsics 
 on: 0-3 outer interpolated axes and 1 or 2 row taps, row weights that repeat every 8 outputs
 and ones that do not, rows of 1-7 outputs past the last vector, output rows starting at every
 offset inside a cache line (a view `out=` shifted by 0-15 elements), work split into items
-across rows and row segments, and many NaN payloads, infinities and signed zeros.
+across rows and row segments, rank-3 channel-last images (the identity block), and many NaN
+payloads, infinities and signed zeros.
 """
 
 from __future__ import annotations
@@ -60,6 +62,8 @@ SHAPES = [
     ((2, 3, 4, 5, 2, 40), [1, 2, 2, 2, 1, 1]),  # three outer axes, one tap
     ((1, 2, 3, 4, 5, 40), [1, 1, 1, 1, 2, 1]),  # one outer axis, one tap
     ((3, 4, 50), [1, 1, 2]),              # rank 3: the first two interpolate at scale 1
+    ((9, 13, 3), [2, 2, 1]),              # (H, W, C): the channels an identity block
+    ((9, 13, 4), [1.5, 1.7, 1]),
 ]
 for split in (False, True):
     if split:  # many small work items: rows and row segments split across two threads
@@ -92,7 +96,7 @@ def test_avx2_float_blend_equals_the_baseline_bit_for_bit() -> None:
             for isa in ("baseline", "avx2") for stream in ("never", "always")}
     outputs = outputs_of(runs, timeout=300)
     expected = outputs["baseline", "never"]
-    assert len(expected) == 2 * 12 * 6
+    assert len(expected) == 2 * 14 * 6
     for key, lines in outputs.items():
         differ = [a for a, b in zip(lines, expected, strict=True) if a != b]
         assert not differ, f"{key} differs from the baseline: {differ[:3]}"

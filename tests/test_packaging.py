@@ -20,8 +20,9 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 PROJECT = PYPROJECT["project"]
 EXTRAS: dict[str, list[str]] = PROJECT["optional-dependencies"]
 SELF = canonicalize_name(PROJECT["name"])
-# the extras of developers and of the conformance report; every other extra is a user's
-TOOL_EXTRAS = ("test", "conformance", "dev")
+# the extras of developers, of the conformance report and of the benchmarks; every other
+# extra is a user's
+TOOL_EXTRAS = ("test", "conformance", "dev", "bench")
 # released in minor steps that may break (besides every 0.x project): a new opset and IR
 # version in each
 MINOR_STEPS = {"onnx", "onnxruntime"}

@@ -248,8 +248,9 @@ def prepare_linear(
     block_taps = _block_taps(layout)
     if block_taps is not None:
         optional["block_taps"] = block_taps
-    # an integer scale on the row axis expands input rows without a gather
-    repeat = _repeat_factor(row) if row.kind == "blend" and layout.block_blend is None else 0
+    # an integer scale on the row axis expands input rows without a gather (where the block
+    # is copied, or an identity: the kernel decides, from the block's taps)
+    repeat = _repeat_factor(row) if row.kind == "blend" else 0
     if repeat:
         layout.segment = -(-layout.segment // repeat) * repeat
         layout.n_segments = -(-row.n_out // layout.segment)

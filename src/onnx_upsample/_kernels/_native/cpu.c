@@ -1,6 +1,6 @@
 /* What this CPU can run, asked once per query (the answer is the compiler's cached cpuid).
  * The linear kernels and the nearest row loops have a baseline and an AVX2 build of their
- * hot loops (linear_isa.h with linear_avx2.h, nearest_isa.h); the constructors (describe.c,
+ * hot loops (linear_isa.h with linear_vec.h, nearest_isa.h); the constructors (describe.c,
  * describe_linear.c) pick AVX2 only where this says the CPU has it. */
 #include "cpu.h"
 

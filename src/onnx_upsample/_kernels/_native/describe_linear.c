@@ -80,6 +80,8 @@ static int read_block_taps(Kernel *self, const LinearArgs *a, LinearJob *job)
         if (job->blk_lo[c] < 0 || job->blk_hi[c] < 0 || job->blk_lo[c] >= a->block_in
             || job->blk_hi[c] >= a->block_in)
             return bad("block offsets");
+    job->identity = block_identity(job->blk_lo, job->blk_hi, job->blk_w_lo, job->blk_w_hi,
+                                   a->block, a->block_in);
     return 0;
 }
 
@@ -122,7 +124,7 @@ static int check_linear_sizes(Kernel *self, const LinearArgs *a, LinearJob *job)
         return -1;
     self->x_align = (int)src_bytes;
     self->out_align = (int)dst_bytes;
-    int taps = (job->row_blend ? 2 : 1) * (job->block_blend ? 2 : 1);
+    int taps = (job->row_blend ? 2 : 1) * (job->block_blend && !job->identity ? 2 : 1);
     int64_t per_element = (int64_t)linear_scratch_per_element(taps, job->n_interp, 1, 1);
     if (!mul_ok(a->split.segment, a->block, &segment_elements)
         || segment_elements > ((int64_t)1 << 40)
@@ -132,16 +134,18 @@ static int check_linear_sizes(Kernel *self, const LinearArgs *a, LinearJob *job)
     return 0;
 }
 
-/* A repeat factor must be the row rule's own (rule_repeat); 0 gathers instead. */
+/* A repeat factor must be the row rule's own (rule_repeat); 0 gathers instead. It is used
+ * where the block is copied or an identity, and ignored under another blended block. */
 static int check_row_repeat(const Kernel *self, const LinearArgs *a, LinearJob *job)
 {
     job->row_repeat = 0;
     if (a->row_repeat == 0)
         return 0;
-    if (!job->row_blend || job->block_blend || rule_repeat(&self->axes[job->n_outer])
-        != a->row_repeat || a->split.segment % a->row_repeat)
+    if (!job->row_blend || rule_repeat(&self->axes[job->n_outer]) != a->row_repeat
+        || a->split.segment % a->row_repeat)
         return bad("row repeat");
-    job->row_repeat = a->row_repeat;
+    if (!job->block_blend || job->identity)
+        job->row_repeat = a->row_repeat;
     return 0;
 }
 

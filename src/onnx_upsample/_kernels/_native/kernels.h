@@ -68,6 +68,9 @@ typedef struct {
     int block_blend;          /* the block holds a short interpolated axis (channels last) */
     const int64_t *blk_lo, *blk_hi;   /* input offsets inside a row position */
     const float *blk_w_lo, *blk_w_hi;
+    /* d > 0 where the blended block is an identity (block_identity): then the row's taps are
+     * read as for a copied block, and the sum adds each element's other channel tap itself */
+    int64_t identity;
     int64_t n_blocks, n_segments, segment;
     int64_t segment_base;     /* the call's first segment (col_first / segment) */
     double low_bound, high_bound;     /* saturation of integer results */
@@ -76,6 +79,27 @@ typedef struct {
     void **scratch;           /* one buffer per worker, allocated on first use */
     size_t scratch_bytes;
 } LinearJob;
+
+/* d when a blended block's taps (block elements, block_in of them in the input) are an
+ * identity: the whole of an axis at scale 1, times d parts per element (2 for complex
+ * numbers, else 1). Element c < block - d blends itself (weight 1) and the next channel's
+ * element c + d (weight 0); each of the last d blends itself twice (0.5 and 0.5). Else 0. */
+static inline int64_t block_identity(const int64_t *lo, const int64_t *hi, const float *w_lo,
+                                     const float *w_hi, int64_t block, int64_t block_in)
+{
+    int64_t d = 0;
+    while (d < block && w_lo[block - 1 - d] == 0.5f)
+        d++;
+    if (d == 0 || block != block_in || block % d)
+        return 0;
+    for (int64_t c = 0; c < block; c++) {
+        int last = c >= block - d;
+        if (lo[c] != c || hi[c] != (last ? c : c + d) || w_lo[c] != (last ? 0.5f : 1.0f)
+            || w_hi[c] != (last ? 0.5f : 0.0f))
+            return 0;
+    }
+    return d;
+}
 
 int linear_item(void *job, int64_t item, int worker);
 size_t linear_scratch_bytes(const LinearJob *job);

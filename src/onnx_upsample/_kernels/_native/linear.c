@@ -8,8 +8,12 @@
  *   of its outer corners; input rows are gathered at the taps and converted to the
  *   accumulation type once, into a small per-worker cache, and reused by the following
  *   output rows that read them;
- * - the blend (Blend, blend_row): the weighted sum of the corner rows (linear_sum.h, or the
- *   float32 intrinsics of linear_avx2.h), converted to the output type and written.
+ * - the blend (Blend, blend_row): the weighted sum of the corner rows (the vector loops of
+ *   linear_vec.h where the sum is float32, else linear_sum.h), converted to the output type
+ *   and written.
+ * An identity block (block_identity in kernels.h: the channels of an (H, W, C) image, which
+ * ORT's rank-3 kernel interpolates at scale 1) is read as a copied block, one tap per
+ * element; the sums add each element's other channel tap from the same expanded rows.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +44,27 @@ typedef void (*repeat_fn)(const char *row, int64_t n, int64_t k, int64_t block, 
 typedef void (*store_fn)(const void *acc, char *out, int64_t width, double low_bound,
                          double high_bound);
 typedef void (*sum_fn)(int64_t width, int n_interp, int taps, const float *const *weights,
-                       const float *factors, void *const *expanded, void *acc);
+                       const float *factors, void *const *expanded, void *acc,
+                       const uint32_t *last, int64_t d);
+
+/* One output row's float32 sum for the vector loops (linear_vec.h). */
+typedef struct {
+    int64_t width;            /* elements of the row segment */
+    int n_interp, taps;       /* outer interpolated axes; row taps (1 or 2) */
+    const float *const *W;    /* per tap: each element's weight */
+    const float *F;           /* corner c's weight on outer axis q at F[c * n_interp + q] */
+    void *const *E;           /* per term (corner, then tap): the expanded input row */
+    float *out;
+    int stream;               /* out is the output: its whole cache lines are streamed */
+    int64_t periodic_end;     /* W repeats every `lanes` elements, bit for bit, up to here */
+    /* an identity block: 1 sums each element's terms and, in the last channel's elements,
+     * each one twice (the other channel taps, at weight 0, add a zero of either sign, or a
+     * NaN for an infinite or NaN neighbour: exactly a no-op where the rows are plain, see
+     * linear_cache.h); 2 adds every tap of ORT's sum (rows that are not plain) */
+    int identity;
+    const float *last;        /* identity: per element, all bits set in the last channel */
+    int64_t d;                /* identity: elements from a channel to the next */
+} VecRow;
 
 /* The loops of one instruction set, indexed by the source's element code. */
 typedef struct {
@@ -48,19 +72,27 @@ typedef struct {
     repeat_fn repeat[T_COUNT];
     store_fn store[T_COUNT];  /* writes the code's results (linear_types[code].out) */
     sum_fn sum_float, sum_double;
+    int (*vec_sum_row)(const VecRow *row);  /* the vector sum, 0 where it does not apply */
+    int lanes;                /* its float32 lanes (0: no vector loops) */
 } LinearOps;
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define LANES_SSE2 1
+#endif
 #define ISA base
 #include "linear_isa.h"
 #undef ISA
+#undef LANES_SSE2
 
 #ifdef HAVE_AVX2_TARGET
 #define HAVE_AVX2_VARIANT 1
 #include <immintrin.h>
 AVX2_TARGET_BEGIN
 #define ISA avx2
+#define LANES_AVX2 1
 #include "linear_isa.h"
-#include "linear_avx2.h"
+#undef LANES_AVX2
 #undef ISA
 AVX2_TARGET_END
 #endif
@@ -79,22 +111,27 @@ static const LinearOps *ops_for(int isa)
 
 static size_t round_up(size_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
 
+/* Bytes after each cached row: the identity sums read an element's next channel there
+ * (read, never used, past the row's last element). */
+#define SLOT_PAD 64
+
 /* Layout of one worker's scratch, for a segment of `width` elements. */
 typedef struct {
-    size_t off, weights, cache, acc, stage, keys, ages, factors, total;
+    size_t off, weights, last, cache, acc, stage, keys, ages, plain, factors, total;
 } ScratchLayout;
 
 static int taps_of(const LinearJob *job)
 {
-    return (job->row_blend ? 2 : 1) * (job->block_blend ? 2 : 1);
+    return (job->row_blend ? 2 : 1) * (job->block_blend && !job->identity ? 2 : 1);
 }
 
 /* Scratch bytes per element of a segment, table by table: the one formula, laid out in
  * scratch_layout below, bounded by describe_linear.c and used by Python to size segments. Per tap:
- * an offset and a weight; per tap and cached row slot: an accumulator value; then the
- * accumulator itself, and a staged result for streaming stores. */
+ * an offset and a weight; an identity block's mark of the last channel; per tap and cached
+ * row slot: an accumulator value; then the accumulator itself, and a staged result for
+ * streaming stores. */
 typedef struct {
-    size_t off, weights, cache, acc, stage;
+    size_t off, weights, last, cache, acc, stage;
 } ScratchPerElement;
 
 static ScratchPerElement scratch_per_element(int taps, int n_interp, int acc_double,
@@ -103,14 +140,15 @@ static ScratchPerElement scratch_per_element(int taps, int n_interp, int acc_dou
     size_t acc = acc_double ? sizeof(double) : sizeof(float);
     size_t slots = (size_t)2 << n_interp;
     ScratchPerElement e = {(size_t)taps * sizeof(int64_t), (size_t)taps * sizeof(float),
-                           slots * (size_t)taps * acc, acc, stream ? sizeof(double) : 0};
+                           sizeof(uint32_t), slots * (size_t)taps * acc, acc,
+                           stream ? sizeof(double) : 0};
     return e;
 }
 
 size_t linear_scratch_per_element(int taps, int n_interp, int acc_double, int stream)
 {
     ScratchPerElement e = scratch_per_element(taps, n_interp, acc_double, stream);
-    return e.off + e.weights + e.cache + e.acc + e.stage;
+    return e.off + e.weights + e.last + e.cache + e.acc + e.stage;
 }
 
 static ScratchLayout scratch_layout(const LinearJob *job)
@@ -123,13 +161,16 @@ static ScratchLayout scratch_layout(const LinearJob *job)
                                               job->stream);
     s.off = 0;
     s.weights = s.off + round_up(width * e.off);
-    s.cache = s.weights + round_up(width * e.weights);
-    s.acc = s.cache + round_up(width * e.cache);
+    /* the last channel's mark, read a vector at a time: a vector's worth more */
+    s.last = s.weights + round_up(width * e.weights);
+    s.cache = s.last + round_up((width + 8) * e.last);
+    s.acc = s.cache + round_up(width * e.cache + slots * SLOT_PAD);
     s.stage = s.acc + round_up(width * e.acc);
     /* converted results waiting to be streamed out (streaming stores only) */
     s.keys = s.stage + round_up(width * e.stage);
     s.ages = s.keys + round_up(slots * sizeof(int64_t));
-    s.factors = s.ages + round_up(slots * sizeof(int64_t));
+    s.plain = s.ages + round_up(slots * sizeof(int64_t));
+    s.factors = s.plain + round_up(slots * sizeof(int64_t));
     s.total = s.factors + round_up(combos * (size_t)(job->n_interp ? job->n_interp : 1)
                                    * sizeof(float));
     return s;
@@ -145,6 +186,8 @@ typedef struct {
     int taps;                 /* row taps times block taps: 1, 2 or 4 */
     int64_t *off;             /* per tap: each element's offset into an input row */
     const float *weights[4];  /* per tap: each element's float32 weight */
+    uint32_t *last;           /* an identity block: all bits set where the element is in the
+                               * last channel, else 0 (and 8 more, unused) */
     /* an integer scale k on the row axis (job->row_repeat, j0 a multiple of k): input rows
      * are expanded by repeating each position k times instead of a gather */
     int repeat;
@@ -157,7 +200,8 @@ typedef struct {
 static void flat_taps(const LinearJob *job, const Segment *seg, float *weights)
 {
     const int64_t block = job->block, j0 = seg->j0;
-    const int block_taps = job->block_blend ? 2 : 1;
+    /* an identity block's second tap is the sums' to read: its weights are 0 or the first's */
+    const int block_taps = job->block_blend && !job->identity ? 2 : 1;
     const int row_taps = job->row_blend ? 2 : 1;
     const AxisRule *row_axis = &job->axes[job->n_outer];
     for (int64_t j = j0; j < seg->j1; j++) {
@@ -202,8 +246,9 @@ static int segment_bounds(const LinearJob *job, int64_t s, Segment *seg)
     return seg->j0 < seg->j1;
 }
 
-/* The segment's taps, into the scratch's tables `off` and `weights`. */
-static void segment_taps(const LinearJob *job, int64_t *off, float *weights, Segment *seg)
+/* The segment's taps, into the scratch's tables `off`, `weights` and `last`. */
+static void segment_taps(const LinearJob *job, int64_t *off, float *weights, uint32_t *last,
+                         Segment *seg)
 {
     const int64_t block = job->block, k = job->row_repeat;
     seg->width = (seg->j1 - seg->j0) * block;
@@ -213,8 +258,12 @@ static void segment_taps(const LinearJob *job, int64_t *off, float *weights, Seg
     for (int t = 0; t < seg->taps; t++)
         seg->weights[t] = weights + (size_t)t * (size_t)seg->stride;
     flat_taps(job, seg, weights);
-    seg->repeat = k > 1 && job->row_blend && !job->block_blend && seg->j0 % k == 0
-        && (seg->j1 - seg->j0) % k == 0;
+    seg->last = last;
+    if (job->identity)
+        for (int64_t f = 0; f < seg->width + 8; f++)
+            last[f] = f < seg->width && f % block >= block - job->identity ? ~0u : 0u;
+    seg->repeat = k > 1 && job->row_blend && (!job->block_blend || job->identity)
+        && seg->j0 % k == 0 && (seg->j1 - seg->j0) % k == 0;
     /* with a repeat the high taps are the low ones k * block elements on, except the last
      * k * block */
     seg->tap_offset = (size_t)(seg->repeat ? k * block : seg->stride);
@@ -223,18 +272,18 @@ static void segment_taps(const LinearJob *job, int64_t *off, float *weights, Seg
     seg->repeat_n = seg->repeat ? (seg->j1 - seg->j0) / k : 0;
 }
 
-#ifdef HAVE_AVX2_VARIANT
-/* The end of the prefix of [0, width) over which every tap's weights repeat every 8
- * elements (w[f] == w[f - 8], bit for bit), for the AVX2 float blend. */
-static int64_t periodic_end(const float *const *weight_rows, int taps, int64_t width)
+/* The end of the prefix of [0, width) over which every tap's weights repeat every `lanes`
+ * elements (w[f] == w[f - lanes], bit for bit), for the vector sums. */
+static int64_t periodic_end(const float *const *weight_rows, int taps, int64_t width,
+                            int64_t lanes)
 {
     int64_t end = width;
     for (int t = 0; t < taps; t++) {
-        int64_t f = 8;
+        int64_t f = lanes;
         for (; f < end; f++) {
             uint32_t now, before;
             memcpy(&now, &weight_rows[t][f], sizeof now);
-            memcpy(&before, &weight_rows[t][f - 8], sizeof before);
+            memcpy(&before, &weight_rows[t][f - lanes], sizeof before);
             if (now != before)
                 break;
         }
@@ -242,62 +291,84 @@ static int64_t periodic_end(const float *const *weight_rows, int taps, int64_t w
     }
     return end;
 }
-#endif
 
 #include "linear_cache.h"
 
 /* Step 3: how an item's output rows are summed and written. */
 typedef struct {
     int direct;               /* results are the accumulator type: summed into place */
-    int avx2_float;           /* float32 sums by linear_avx2.h, straight into the output */
-    int64_t periodic_end;     /* for avx2_float: see periodic_end */
+    int vec;                  /* float32 sums by the vector loops (linear_vec.h) */
+    int float_values;         /* the sums' values may be infinite, NaN or -0 (float sources) */
+    int64_t periodic_end;     /* for vec: see periodic_end */
     void *acc;                /* the accumulator row, for results that are converted */
     char *stage;              /* streaming stores: a converted row waiting to be streamed */
     size_t dst_size;
+    /* for vec: the rows' sum, set once per item (vec_row_init); each row sets its output
+     * and the kind of identity sum */
+    VecRow row;
 } Blend;
 
-static void plan_blend(const LinearJob *job, const Segment *seg, void *acc, char *stage,
-                       Blend *blend)
+static void plan_blend(const LinearJob *job, const LinearOps *ops, const Segment *seg,
+                       void *acc, char *stage, Blend *blend)
 {
     blend->direct = (job->dst == T_FLOAT32 && !job->acc_double)
         || (job->dst == T_FLOAT64 && job->acc_double);
-    blend->avx2_float = 0;
-    blend->periodic_end = 0;
-#ifdef HAVE_AVX2_VARIANT
-    /* float32 results straight into the output (streamed from the registers when
-     * streaming), where the intrinsics blend has this count of taps and axes */
-    blend->avx2_float = job->isa == 1 && blend->direct && !job->acc_double && seg->taps <= 2
-        && job->n_interp <= 3 && ((uintptr_t)job->out & 3) == 0;
-    if (blend->avx2_float)
-        blend->periodic_end = periodic_end(seg->weights, seg->taps, seg->width);
-#else
-    (void)seg;
-#endif
+    /* float32 sums straight into a float32 output, or into the accumulator row */
+    blend->vec = ops->lanes > 0 && !job->acc_double && seg->taps <= 2
+        && (!blend->direct || ((uintptr_t)job->out & 3) == 0);
+    blend->float_values = job->src == T_FLOAT32 || job->src == T_HALF;
+    blend->periodic_end = blend->vec ? periodic_end(seg->weights, seg->taps, seg->width,
+                                                    ops->lanes) : 0;
     blend->acc = acc;
     blend->stage = stage;
     blend->dst_size = linear_types[job->dst].bytes;
 }
 
-/* One output row `o` of the segment from its corner rows and their outer weights. Float
- * results are summed straight into the output row, others into the accumulator and
- * converted; with streaming stores both are assembled in the scratch first and then
- * streamed, so the output is never read. */
+/* The vector sum's fields that every output row of the item shares: its tables of weights
+ * (W, F) and of corner rows (E) stay where they are, their contents change row by row. */
+static void vec_row_init(const LinearJob *job, const Segment *seg, Blend *blend,
+                         const float *factors, void *const *corners)
+{
+    VecRow row = {seg->width, job->n_interp, seg->taps, seg->weights, factors, corners,
+                  (float *)blend->acc, blend->direct && job->stream, blend->periodic_end, 0,
+                  (const float *)(const void *)seg->last, job->identity};
+    blend->row = row;
+}
+
+/* One output row `o` of the segment from its corner rows and their outer weights (`plain`:
+ * see linear_cache.h). Float results are summed straight into the output row, others into
+ * the accumulator and converted; with streaming stores both are assembled in the scratch
+ * first and then streamed (the vector sums stream float32 results from the registers), so
+ * the output is never read. */
 static void blend_row(const LinearJob *job, const LinearOps *ops, const Segment *seg,
-                      const Blend *blend, const float *factors, void *const *corners, char *o)
+                      Blend *blend, const float *factors, void *const *corners,
+                      int plain, char *o)
 {
     const int64_t width = seg->width;
-#ifdef HAVE_AVX2_VARIANT
-    if (blend->avx2_float
-        && avx2_sum_row_f(width, blend->periodic_end, job->n_interp, seg->taps, seg->weights,
-                          factors, corners, (float *)(void *)o, job->stream))
-        return;
-#endif
+    const int64_t d = job->identity;
     char *row_out = job->stream ? (blend->direct ? (char *)blend->acc : blend->stage) : o;
     void *into = blend->direct ? (void *)row_out : blend->acc;
+    if (blend->vec) {
+        if (blend->direct)
+            blend->row.out = (float *)(void *)o;
+        if (d)
+            blend->row.identity = plain || !blend->float_values ? 1 : 2;
+        if (ops->vec_sum_row(&blend->row)) {
+            if (blend->direct)
+                return;
+            ops->store[job->src](blend->acc, row_out, width, job->low_bound, job->high_bound);
+            if (job->stream)
+                stream_copy(o, row_out, (size_t)width * blend->dst_size);
+            return;
+        }
+    }
+    const uint32_t *last = d ? seg->last : NULL;
     if (job->acc_double)
-        ops->sum_double(width, job->n_interp, seg->taps, seg->weights, factors, corners, into);
+        ops->sum_double(width, job->n_interp, seg->taps, seg->weights, factors, corners, into,
+                        last, d);
     else
-        ops->sum_float(width, job->n_interp, seg->taps, seg->weights, factors, corners, into);
+        ops->sum_float(width, job->n_interp, seg->taps, seg->weights, factors, corners, into,
+                       last, d);
     if (!blend->direct)
         ops->store[job->src](blend->acc, row_out, width, job->low_bound, job->high_bound);
     if (job->stream)
@@ -326,11 +397,12 @@ int linear_item(void *context, int64_t item, int worker)
     }
     char *scratch = (char *)job->scratch[worker];
     segment_taps(job, (int64_t *)(void *)(scratch + layout.off),
-                 (float *)(void *)(scratch + layout.weights), &seg);
-    CornerCache cache;
-    cache_init(&cache, job, &seg, scratch, &layout);
+                 (float *)(void *)(scratch + layout.weights),
+                 (uint32_t *)(void *)(scratch + layout.last), &seg);
     Blend blend;
-    plan_blend(job, &seg, scratch + layout.acc, scratch + layout.stage, &blend);
+    plan_blend(job, ops, &seg, scratch + layout.acc, scratch + layout.stage, &blend);
+    CornerCache cache;
+    cache_init(&cache, job, &seg, scratch, &layout, job->identity && blend.float_values);
     float *factors = (float *)(void *)(scratch + layout.factors);
     const int64_t corners = (int64_t)1 << job->n_interp;
     void *expanded[2 * 4];
@@ -356,6 +428,8 @@ int linear_item(void *context, int64_t item, int worker)
     OuterTaps *now = &taps[0], *last = &taps[1];
     const int64_t row_width = job->out_row_len * job->block;
     const size_t dst_size = blend.dst_size;
+    if (blend.vec)
+        vec_row_init(job, &seg, &blend, factors, rows);
     for (int64_t r = r0; r < r1; r++) {
         if (r > r0) {
             int axis = n - 1;
@@ -369,7 +443,7 @@ int linear_item(void *context, int64_t item, int worker)
         /* the same input rows as the previous output row (every other row at x2 on an
          * outer axis): the corners' expanded rows are in place, only their weights change */
         const int same = r > r0 && same_corners(now, last, job->n_interp);
-        corner_rows(job, ops, &seg, &cache, now, same, factors, rows);
+        int plain = corner_rows(job, ops, &seg, &cache, now, same, factors, rows);
         if (!same) { /* no copy: the next row's taps go where the older ones were */
             OuterTaps *older = last;
             last = now;
@@ -377,7 +451,7 @@ int linear_item(void *context, int64_t item, int worker)
         }
         char *o = job->out
             + (size_t)(r * row_width + (seg.j0 - job->col_first) * job->block) * dst_size;
-        blend_row(job, ops, &seg, &blend, factors, rows, o);
+        blend_row(job, ops, &seg, &blend, factors, rows, plain, o);
     }
     free(rows_many);
     if (job->stream)

@@ -7,6 +7,15 @@
  * 2 reads each twice), so expanded rows live in 2 * 2**n slots of the worker's scratch,
  * found by their input offset and replaced least recently used first. Included once, by
  * linear.c, after its LinearOps and Segment.
+ *
+ * Under an identity block with float values, each slot also records whether its input row
+ * is plain: every value it reads finite, none -0 and none of magnitude below 2**-100 but
+ * +0. Then an element's other channel tap (weight +0 times a finite value: +0 or -0) cannot
+ * change its sum: adding a zero changes no value but a zero's sign, and the sum of the
+ * element's own terms is never -0 (its largest weight is at least 0.5 per axis, so that
+ * term is +0 or of magnitude at least 2**-108, and a sum is -0 only if every term is -0),
+ * so the fast identity sum is ORT's sum bit for bit. Rows that are not plain take the exact
+ * identity sum.
  */
 
 /* The outer axes' part of one output row: the input offset of its copied axes, and the two
@@ -47,27 +56,58 @@ typedef struct {
     char *rows;               /* the slots' expanded rows, slot_bytes each */
     int64_t *keys;            /* the input offset of the row each slot holds; -1: none */
     int64_t *ages;            /* when each slot was last read (the clock) */
+    int64_t *plain;           /* whether each slot's input row is plain (check_plain) */
     int64_t slots, clock;
     size_t slot_bytes, acc_size;
+    int check_plain;          /* an identity block with float values: rows are checked */
+    int plain_now;            /* the current output row's corners are all plain */
     int64_t last_slot[8];     /* corner c's slot for the previous output row (c < 8) */
 } CornerCache;
 
 static void cache_init(CornerCache *cache, const LinearJob *job, const Segment *seg,
-                       char *scratch, const ScratchLayout *layout)
+                       char *scratch, const ScratchLayout *layout, int check_plain)
 {
     cache->rows = scratch + layout->cache;
     cache->keys = (int64_t *)(void *)(scratch + layout->keys);
     cache->ages = (int64_t *)(void *)(scratch + layout->ages);
+    cache->plain = (int64_t *)(void *)(scratch + layout->plain);
     cache->slots = (int64_t)2 << job->n_interp;
     cache->clock = 0;
     cache->acc_size = linear_types[job->src].acc_bytes;
-    cache->slot_bytes = (size_t)seg->taps * (size_t)seg->stride * cache->acc_size;
+    cache->slot_bytes = (size_t)seg->taps * (size_t)seg->stride * cache->acc_size + SLOT_PAD;
+    cache->check_plain = check_plain;
+    cache->plain_now = 1;
     for (int64_t t = 0; t < cache->slots; t++) {
         cache->keys[t] = -1;
         cache->ages[t] = 0;
+        cache->plain[t] = 1;
+        /* the pad is read (and never used) by the identity sums: defined bytes */
+        memset(cache->rows + (size_t)(t + 1) * cache->slot_bytes - SLOT_PAD, 0, SLOT_PAD);
     }
     for (int c = 0; c < 8; c++)
         cache->last_slot[c] = 0;
+}
+
+/* Magnitudes from which a float32 value is plain (see above): 2**-100's bits. */
+#define PLAIN_LOW 0x0D800000u
+
+/* Whether the input values [first, last] of the row at `row` are plain. */
+static int plain_values(const LinearJob *job, const char *row, int64_t first, int64_t last)
+{
+    uint32_t bad = 0;
+    for (int64_t i = first; i <= last; i++) {
+        uint32_t bits;
+        if (job->src == T_HALF) {
+            uint16_t pattern;
+            memcpy(&pattern, row + (size_t)i * sizeof pattern, sizeof pattern);
+            memcpy(&bits, &job->lut[pattern], sizeof bits);
+        } else {
+            memcpy(&bits, row + (size_t)i * sizeof bits, sizeof bits);
+        }
+        uint32_t magnitude = bits & 0x7FFFFFFFu;
+        bad |= (magnitude >= 0x7F800000u) | ((magnitude < PLAIN_LOW) & (bits != 0));
+    }
+    return bad == 0;
 }
 
 /* The input row at `offset` gathered at the segment's taps into `into`. */
@@ -118,23 +158,32 @@ static inline char *corner_row(const LinearJob *job, const LinearOps *ops, const
         keys[slot] = offset;
         row = cache->rows + (size_t)slot * cache->slot_bytes;
         expand_row(job, ops, seg, offset, row, cache->acc_size);
+        if (cache->check_plain) /* the input range every tap of the segment reads */
+            cache->plain[slot] = plain_values(
+                job, job->x + (size_t)offset * linear_types[job->src].bytes, seg->off[0],
+                seg->off[(size_t)(seg->taps - 1) * (size_t)seg->stride
+                         + (size_t)seg->width - 1]);
     } else {
         row = cache->rows + (size_t)slot * cache->slot_bytes;
     }
     ages[slot] = clock;
     if (corner < 8)
         cache->last_slot[corner] = slot;
+    if (cache->check_plain)
+        cache->plain_now &= (int)cache->plain[slot];
     return row;
 }
 
 /* Each corner's outer weights into `factors` (corner c's at c * n_interp) and, unless it
  * reads the rows of the previous output row (`same`), its expanded rows' tap tables into
- * `rows` (corner c's tap t at c * taps + t). */
-static inline void corner_rows(const LinearJob *job, const LinearOps *ops, const Segment *seg,
-                               CornerCache *cache, const OuterTaps *outer, int same,
-                               float *factors, void **rows)
+ * `rows` (corner c's tap t at c * taps + t). Returns whether every corner row is plain. */
+static inline int corner_rows(const LinearJob *job, const LinearOps *ops, const Segment *seg,
+                              CornerCache *cache, const OuterTaps *outer, int same,
+                              float *factors, void **rows)
 {
     const int n_interp = job->n_interp, taps = seg->taps;
+    if (!same)
+        cache->plain_now = 1;
     const int64_t corners = (int64_t)1 << n_interp;
     const size_t tap_bytes = seg->tap_offset * cache->acc_size;
     for (int64_t corner = 0; corner < corners; corner++) {
@@ -154,4 +203,5 @@ static inline void corner_rows(const LinearJob *job, const LinearOps *ops, const
         for (int t = 0; t < taps; t++)
             rows[corner * taps + t] = row + (size_t)t * tap_bytes;
     }
+    return cache->plain_now;
 }

@@ -9,6 +9,29 @@
 #define CAT(a, b) CAT_(a, b)
 #define NAME(base) CAT(base, ISA)
 
+#if defined(LANES_SSE2) || defined(LANES_AVX2)
+#include "lanes.h"
+#include "linear_vec_io.h"
+#include "linear_vec.h"
+/* the vector loops' part of a repeat or a store of these types (linear_vec_io.h) */
+#define VREPEAT(T) NAME(vrepeat_##T)
+#define VSTORE(T) NAME(vstore_##T)
+#else
+#define VREPEAT(T) NAME(no_vrepeat)
+#define VSTORE(T) NAME(no_vstore)
+static inline int64_t NAME(no_vrepeat)(const void *x, int64_t n, int64_t k, int64_t block,
+                                       float *e)
+{
+    (void)x, (void)n, (void)k, (void)block, (void)e;
+    return 0;
+}
+static inline int64_t NAME(no_vstore)(const float *acc, void *o, int64_t width, float top)
+{
+    (void)acc, (void)o, (void)width, (void)top;
+    return 0;
+}
+#endif
+
 #if defined(__GNUC__) && !defined(__clang__)
 #define IVDEP _Pragma("GCC ivdep")
 #elif defined(__clang__)
@@ -66,24 +89,26 @@ static inline __attribute__((always_inline)) double NAME(first_nan_add_d)(double
             e[f] = (acc_##T)x[off[f]];                                                       \
     }
 
-/* An integer scale k on the row axis (no blended block): the low taps are each input
- * position's `block` elements k times over, converted once (no gather). */
-#define DEFINE_EXPAND_REPEAT(T)                                                              \
+/* An integer scale k on the row axis (no blended block, or an identity one): the low taps
+ * are each input position's `block` elements k times over, converted once (no gather);
+ * FIRST(T) gives the positions the vector loops cover, the rest are done here. */
+#define DEFINE_EXPAND_REPEAT(T, FIRST)                                                       \
     static void NAME(repeat_##T)(const char *row, int64_t n, int64_t k, int64_t block,       \
                                  void *restrict into, const float *lut)                      \
     {                                                                                        \
         (void)lut;                                                                           \
         const stored_##T *restrict x = (const stored_##T *)row;                              \
         acc_##T *restrict e = (acc_##T *)into;                                               \
+        int64_t first = FIRST(x, n, k, block, e);                                            \
         if (k == 2 && block == 1) {                                                          \
-            for (int64_t i = 0; i < n; i++) {                                                \
+            for (int64_t i = first; i < n; i++) {                                           \
                 acc_##T v = (acc_##T)x[i];                                                   \
                 e[2 * i] = v;                                                                \
                 e[2 * i + 1] = v;                                                            \
             }                                                                                \
             return;                                                                          \
         }                                                                                    \
-        for (int64_t i = 0; i < n; i++)                                                      \
+        for (int64_t i = first; i < n; i++)                                                  \
             for (int64_t c = 0; c < block; c++) {                                            \
                 acc_##T v = (acc_##T)x[i * block + c];                                       \
                 for (int64_t t = 0; t < k; t++)                                              \
@@ -91,16 +116,24 @@ static inline __attribute__((always_inline)) double NAME(first_nan_add_d)(double
             }                                                                                \
     }
 
-DEFINE_EXPAND_REPEAT(INT8)
-DEFINE_EXPAND_REPEAT(UINT8)
-DEFINE_EXPAND_REPEAT(INT16)
-DEFINE_EXPAND_REPEAT(UINT16)
-DEFINE_EXPAND_REPEAT(INT32)
-DEFINE_EXPAND_REPEAT(FLOAT32)
-DEFINE_EXPAND_REPEAT(INT64)
-DEFINE_EXPAND_REPEAT(UINT64)
-DEFINE_EXPAND_REPEAT(UINT32)
-DEFINE_EXPAND_REPEAT(FLOAT64)
+/* double accumulators: no vector part */
+#define NO_FIRST(x, n, k, block, e) ((void)(x), (void)(n), (void)(k), (void)(block), (void)(e), 0)
+DEFINE_EXPAND_REPEAT(INT8, VREPEAT(INT8))
+DEFINE_EXPAND_REPEAT(UINT8, VREPEAT(UINT8))
+DEFINE_EXPAND_REPEAT(INT16, VREPEAT(INT16))
+DEFINE_EXPAND_REPEAT(UINT16, VREPEAT(UINT16))
+DEFINE_EXPAND_REPEAT(INT32, VREPEAT(INT32))
+/* float32 single elements at scale 2 have nothing to convert: the loop above, which the
+ * compiler vectorises, copies them as fast without a call */
+#define FLOAT32_FIRST(x, n, k, block, e) \
+    ((k) == 2 && (block) == 1 ? 0 : VREPEAT(FLOAT32)(x, n, k, block, e))
+DEFINE_EXPAND_REPEAT(FLOAT32, FLOAT32_FIRST)
+#undef FLOAT32_FIRST
+DEFINE_EXPAND_REPEAT(INT64, NO_FIRST)
+DEFINE_EXPAND_REPEAT(UINT64, NO_FIRST)
+DEFINE_EXPAND_REPEAT(UINT32, NO_FIRST)
+DEFINE_EXPAND_REPEAT(FLOAT64, NO_FIRST)
+#undef NO_FIRST
 
 /* 16-bit floats: each pattern's value from the job's float32 table */
 static void NAME(repeat_HALF)(const char *row, int64_t n, int64_t k, int64_t block,
@@ -156,15 +189,19 @@ static void NAME(expand_HALF)(const char *row, const int64_t *restrict off, int6
 
 /* 8- and 16-bit integers: their bounds are floats exactly, and truncation commutes with
  * clamping to integer bounds, so clamp to [min, max] first, then convert (the same values
- * in fewer vector operations; NaN, which integer inputs cannot produce, goes to min). */
-#define DEFINE_STORE_SMALL(T)                                                                \
+ * in fewer vector operations; NaN, which integer inputs cannot produce, goes to min). The
+ * vector loops (VSTORE) saturate to the type's own range: they take the bounds that are
+ * that range, as they always are (_compiled.py). */
+#define DEFINE_STORE_SMALL(T, LOW, HIGH)                                                     \
     static void NAME(store_##T)(const void *restrict from, char *restrict to, int64_t width, \
                                 double low_bound, double high_bound)                         \
     {                                                                                        \
         const acc_##T *restrict acc = (const acc_##T *)from;                                 \
         stored_##T *restrict o = (stored_##T *)to;                                           \
         const acc_##T low = (acc_##T)low_bound, top = (acc_##T)(high_bound - 1.0);           \
-        for (int64_t f = 0; f < width; f++) {                                                \
+        int64_t f = low_bound == (LOW) && high_bound == (HIGH) + 1.0                         \
+            ? VSTORE(T)(acc, o, width, top) : 0;                                             \
+        for (; f < width; f++) {                                                             \
             acc_##T v = acc[f];                                                              \
             v = v >= low ? v : low;                                                          \
             v = v <= top ? v : top;                                                          \
@@ -172,10 +209,10 @@ static void NAME(expand_HALF)(const char *row, const int64_t *restrict off, int6
         }                                                                                    \
     }
 
-DEFINE_STORE_SMALL(INT8)
-DEFINE_STORE_SMALL(UINT8)
-DEFINE_STORE_SMALL(INT16)
-DEFINE_STORE_SMALL(UINT16)
+DEFINE_STORE_SMALL(INT8, INT8_MIN, INT8_MAX)
+DEFINE_STORE_SMALL(UINT8, 0, UINT8_MAX)
+DEFINE_STORE_SMALL(INT16, INT16_MIN, INT16_MAX)
+DEFINE_STORE_SMALL(UINT16, 0, UINT16_MAX)
 DEFINE_STORE_INT(INT32)
 DEFINE_STORE_INT(UINT32)
 
@@ -237,6 +274,10 @@ static const LinearOps NAME(linear_ops) = {
     .store = {LINEAR_TYPES(OPS_STORE)},
     .sum_float = NAME(sum_f),
     .sum_double = NAME(sum_d),
+#if defined(LANES_SSE2) || defined(LANES_AVX2)
+    .vec_sum_row = NAME(vec_sum_row),
+    .lanes = VL,
+#endif
 };
 #undef OPS_EXPAND
 #undef OPS_REPEAT
@@ -248,6 +289,8 @@ static const LinearOps NAME(linear_ops) = {
 #undef DEFINE_STORE_SMALL
 #undef DEFINE_STORE_COPY
 #undef IVDEP
+#undef VREPEAT
+#undef VSTORE
 #undef NAME
 #undef CAT
 #undef CAT_

@@ -1,0 +1,200 @@
+/* The float-accumulated blend in vector lanes (lanes.h): VL outputs at a time, each the sum
+ * of linear_sum.h in its order (corners of the outer axes innermost first, then the row
+ * taps; each term's weight the float32 product of its row weight and its outer weights,
+ * innermost first; the sum from the first term, left to right, the running sum the first
+ * operand of every add). No output's sum is split or reordered: the lanes are different
+ * outputs. Included by linear_isa.h for each instruction set that has lanes.
+ *
+ * Three ways to save work, none of which changes an operation:
+ * - Where the row weights repeat every VL elements (integer scales 1, 2, 4, 8 on the row
+ *   axis, blocks that divide VL; periodic_end), each term's weight vector is made once per
+ *   row piece and kept in registers: the same products of the same values.
+ * - With streaming stores the whole cache lines of a row are streamed from the registers.
+ * - An identity block (the channels of an (H, W, C) image, which ORT's rank-3 kernel
+ *   interpolates at scale 1: channel c blends c and c + 1 at weights 1 and 0, the last one
+ *   itself twice at 0.5 and 0.5) is expanded like a copied block; see VecRow.identity.
+ */
+
+/* One vector of outputs at f. `wc`: the terms' weight vectors (periodic rows), or NULL:
+ * made here from the row weights W and the outer weights `fv`. ID 1: the identity block's
+ * fast sum (each term is added a second time in the last channel's lanes, where its other
+ * tap is the same element at the same weight; elsewhere -0 is added, which changes
+ * nothing). */
+static inline __attribute__((always_inline)) VF NAME(vec_at)(
+    int64_t f, const int NI, const int T, const int ID, const VF *wc, const VF *fv,
+    const float *const *W, float *const *E, const float *last, VF negzero)
+{
+    VF s = negzero, mask = negzero;
+    if (ID)
+        mask = V_LOAD(last + f);
+    for (int c = 0; c < (1 << NI); c++)
+        for (int t = 0; t < T; t++) {
+            VF w;
+            if (wc) {
+                w = wc[c * T + t];
+            } else {
+                w = V_LOAD(W[t] + f);
+                for (int q = 0; q < NI; q++)
+                    w = V_MUL(w, fv[c * NI + q]);
+            }
+            VF p = V_MUL(w, V_LOAD(E[c * T + t] + f));
+            s = c == 0 && t == 0 ? p : NAME(v_add_first)(s, p);
+            if (ID)
+                s = NAME(v_add_first)(s, V_SEL(mask, p, negzero));
+        }
+    return s;
+}
+
+/* The identity block's exact sum, for rows whose values the fast one does not cover (see
+ * VecRow.identity): every term of ORT's sum, the other channel tap's value read from the
+ * next channel (d elements on) or, in the last channel, from the same element, at weight
+ * 0 (its weight, +0, times the outer weights) or the same weight. */
+static inline __attribute__((always_inline)) VF NAME(vec_exact_at)(
+    int64_t f, int NI, int T, const VF *fv, const float *const *W, float *const *E,
+    const float *last, int64_t d, VF negzero)
+{
+    VF s = negzero, mask = V_LOAD(last + f);
+    for (int c = 0; c < (1 << NI); c++)
+        for (int t = 0; t < T; t++) {
+            VF w = V_LOAD(W[t] + f);
+            for (int q = 0; q < NI; q++)
+                w = V_MUL(w, fv[c * NI + q]);
+            const float *e = E[c * T + t] + f;
+            VF lo = V_LOAD(e);
+            VF p = V_MUL(w, lo);
+            s = c == 0 && t == 0 ? p : NAME(v_add_first)(s, p);
+            VF hi = V_SEL(mask, lo, V_LOAD(e + d));
+            s = NAME(v_add_first)(s, V_MUL(V_AND(w, mask), hi));
+        }
+    return s;
+}
+
+static inline __attribute__((always_inline)) void NAME(vec_put)(float *to, VF v, const int st)
+{
+    if (st)
+        V_STREAM(to, v);
+    else
+        V_STORE(to, v);
+}
+
+/* Outputs [a, b) of a row (b - a >= VL, or a vector ending at b when fewer remain: outputs
+ * computed twice are the same values). With `st`, out + a is aligned to a cache line and
+ * b - a a multiple of 16. The tables are copied to locals: the compiler then keeps them in
+ * registers (a store to the output could, for it, change what a pointer points to). */
+static inline __attribute__((always_inline)) void NAME(vec_piece)(
+    const VecRow *r, int64_t a, int64_t b, const int NI, const int T, const int ID,
+    const int st)
+{
+    VF wc[16], fv[24];
+    float *E[16];
+    const float *W[2] = {r->W[0], r->W[T - 1]};
+    for (int k = 0; k < (1 << NI) * T; k++)
+        E[k] = (float *)r->E[k];
+    for (int k = 0; k < (1 << NI) * NI; k++)
+        fv[k] = V_SET1(r->F[k]);
+    const VF negzero = V_SET1(-0.0f);
+    const float *last = r->last;
+    float *out = r->out;
+    int64_t f = a;
+    const int64_t b_last = b - VL; /* the last vector that fits starts here */
+    if (ID == 2) {
+        for (; f <= b_last; f += VL)
+            NAME(vec_put)(out + f, NAME(vec_exact_at)(f, NI, T, fv, W, E, last, r->d, negzero),
+                          st);
+        if (f < b)
+            V_STORE(out + b - VL, NAME(vec_exact_at)(b - VL, NI, T, fv, W, E, last, r->d,
+                                                     negzero));
+        return;
+    }
+    if (r->periodic_end - a >= VL) {
+        for (int c = 0; c < (1 << NI); c++)
+            for (int t = 0; t < T; t++) {
+                VF w = V_LOAD(W[t] + a);
+                for (int q = 0; q < NI; q++)
+                    w = V_MUL(w, fv[c * NI + q]);
+                wc[c * T + t] = w;
+            }
+        const int64_t end = (r->periodic_end < b ? r->periodic_end : b) - VL;
+        for (; f <= end; f += VL)
+            NAME(vec_put)(out + f, NAME(vec_at)(f, NI, T, ID, wc, fv, W, E, last, negzero), st);
+    }
+    for (; f <= b_last; f += VL)
+        NAME(vec_put)(out + f, NAME(vec_at)(f, NI, T, ID, NULL, fv, W, E, last, negzero), st);
+    if (f < b)
+        V_STORE(out + b - VL, NAME(vec_at)(b - VL, NI, T, ID, NULL, fv, W, E, last, negzero));
+}
+
+typedef void (*NAME(vec_piece_fn))(const VecRow *r, int64_t a, int64_t b, int st);
+
+/* One function per count of outer axes and row taps, and kind of sum (streamed or not):
+ * the term loops unroll and the weights stay in registers. */
+#define DEFINE_VEC_PIECE(NI, T, ID)                                                          \
+    static void NAME(vec_piece_##NI##_##T##_##ID)(const VecRow *r, int64_t a, int64_t b,     \
+                                                  int st)                                    \
+    {                                                                                        \
+        if (st)                                                                              \
+            NAME(vec_piece)(r, a, b, NI, T, ID, 1);                                          \
+        else                                                                                 \
+            NAME(vec_piece)(r, a, b, NI, T, ID, 0);                                          \
+    }
+#define DEFINE_VEC_PIECES(NI, T) DEFINE_VEC_PIECE(NI, T, 0) DEFINE_VEC_PIECE(NI, T, 1)
+DEFINE_VEC_PIECES(0, 1)
+DEFINE_VEC_PIECES(0, 2)
+DEFINE_VEC_PIECES(1, 1)
+DEFINE_VEC_PIECES(1, 2)
+DEFINE_VEC_PIECES(2, 1)
+DEFINE_VEC_PIECES(2, 2)
+DEFINE_VEC_PIECES(3, 1)
+DEFINE_VEC_PIECES(3, 2)
+
+/* The identity block's exact sum, rare (rows with values the fast sum does not cover): one
+ * function for every count of axes and taps. */
+static void NAME(vec_piece_exact)(const VecRow *r, int64_t a, int64_t b, int st)
+{
+    if (st)
+        NAME(vec_piece)(r, a, b, r->n_interp, r->taps, 2, 1);
+    else
+        NAME(vec_piece)(r, a, b, r->n_interp, r->taps, 2, 0);
+}
+
+#define VEC_PIECES(NI, T) \
+    {NAME(vec_piece_##NI##_##T##_0), NAME(vec_piece_##NI##_##T##_1)}
+static const NAME(vec_piece_fn) NAME(vec_pieces)[4][2][2] = {
+    {VEC_PIECES(0, 1), VEC_PIECES(0, 2)},
+    {VEC_PIECES(1, 1), VEC_PIECES(1, 2)},
+    {VEC_PIECES(2, 1), VEC_PIECES(2, 2)},
+    {VEC_PIECES(3, 1), VEC_PIECES(3, 2)},
+};
+#undef VEC_PIECES
+#undef DEFINE_VEC_PIECES
+#undef DEFINE_VEC_PIECE
+
+/* The row's sum into r->out; 0 where the vector loops do not take it (fewer than VL
+ * outputs, more than 3 outer axes or 2 row taps: linear_sum.h then does). With streaming
+ * stores, the partial cache lines at either end are ordinary stores and the whole lines
+ * between are streamed. */
+static int NAME(vec_sum_row)(const VecRow *r)
+{
+    const int NI = r->n_interp, T = r->taps;
+    if (r->width < VL || NI > 3 || T < 1 || T > 2)
+        return 0;
+    NAME(vec_piece_fn) piece = r->identity == 2 ? NAME(vec_piece_exact)
+                                                : NAME(vec_pieces)[NI][T - 1][r->identity];
+    const int64_t width = r->width;
+    int64_t head = 0, body = 0;
+    if (r->stream) {
+        head = (int64_t)(((64 - ((uintptr_t)r->out & 63)) & 63) / sizeof(float));
+        head = head < width ? head : width;
+        body = (width - head) / 16 * 16;
+    }
+    if (body == 0) {
+        piece(r, 0, width, 0);
+        return 1;
+    }
+    if (head)
+        piece(r, 0, head < VL ? VL : head, 0);
+    piece(r, head, head + body, 1);
+    if (head + body < width)
+        piece(r, head + body, width, 0);
+    return 1;
+}
