@@ -14,6 +14,7 @@ with the slow reference elsewhere, serially and split over two threads into row 
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 from differential import assert_identical_but_nan_payloads, dtype_of
@@ -42,8 +43,8 @@ def _tiny(dtype: np.dtype) -> np.ndarray:
     """The type's smallest positive subnormal (of one part, for complex types)."""
     if dtype == dtype_of("bfloat16"):
         return np.array([1], np.uint16).view(dtype)
-    part = np.finfo(dtype).dtype
-    return np.array([np.finfo(part).smallest_subnormal], part)
+    part = ml_dtypes.finfo(dtype).dtype
+    return np.array([ml_dtypes.finfo(part).smallest_subnormal], part)
 
 
 def special_image(shape: tuple[int, ...], name: str, seed: int = 0) -> np.ndarray:
@@ -80,7 +81,7 @@ def special_image(shape: tuple[int, ...], name: str, seed: int = 0) -> np.ndarra
     x[11, ::2, channels - 1] = -tiny
     x[12, 1::3, channels - 1] = -0.0
     x[12, 2::3, channels - 1] = 3 * tiny
-    if np.finfo(dtype).minexp < -101:  # float32, bfloat16, float64 and their complex types
+    if ml_dtypes.finfo(dtype).minexp < -101:  # float32, bfloat16, float64 and their complex types
         x[13, :, 0] = -(2.0 ** -100)  # the least magnitude of a plain row, and just below
         x[14, :, 0] = -(2.0 ** -101)
         x[13:15, :, other] = 2.0 ** -100
