@@ -54,9 +54,7 @@ DIFFERENTIAL := tests/test_ort.py tests/test_ort_differences.py tests/test_ort_l
 	tests/test_fast_vs_reference.py tests/test_fuzz.py
 
 test: lint
-	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest
-	ONNX_UPSAMPLE_ISA=baseline ONNX_UPSAMPLE_STREAMING_STORES=always HYPOTHESIS_PROFILE=ci \
-		$(BIN)/python -m pytest -q $(DIFFERENTIAL)
+	PYTHON=$(BIN)/python scripts/test_suite.sh $(DIFFERENTIAL)
 
 # The C layer under AddressSanitizer + UndefinedBehaviorSanitizer, then ThreadSanitizer: the
 # native, kernel, threading, large differential and fuzz tests (about 2.5 minutes)
