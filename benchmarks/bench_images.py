@@ -27,7 +27,6 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,22 +38,13 @@ from bench import Workload, machine, make_input, upsample_model
 THREADS = 2
 
 
-@dataclass(frozen=True)
-class ImageCase:
-    name: str
-    shape: tuple[int, ...]
-    scales: tuple[float, ...]
-    mode: str
-    dtype: str
-
-
 CASES = [
-    ImageCase("RGB uint8 (H, W, 3) linear", (2000, 3000, 3), (2, 2, 1), "linear", "uint8"),
-    ImageCase("RGB uint8 (1, H, W, 3) linear", (1, 2000, 3000, 3), (1, 2, 2, 1), "linear",
+    Workload("RGB uint8 (H, W, 3) linear", (2000, 3000, 3), (2, 2, 1), "linear", "uint8"),
+    Workload("RGB uint8 (1, H, W, 3) linear", (1, 2000, 3000, 3), (1, 2, 2, 1), "linear",
               "uint8"),
-    ImageCase("grey uint8 linear", (4000, 6000), (2, 2), "linear", "uint8"),
-    ImageCase("RGB float32 (H, W, 3) linear", (1000, 1500, 3), (2, 2, 1), "linear", "float32"),
-    ImageCase("RGB uint8 (H, W, 3) nearest", (1000, 1500, 3), (2, 2, 1), "nearest", "uint8"),
+    Workload("grey uint8 linear", (4000, 6000), (2, 2), "linear", "uint8"),
+    Workload("RGB float32 (H, W, 3) linear", (1000, 1500, 3), (2, 2, 1), "linear", "float32"),
+    Workload("RGB uint8 (H, W, 3) nearest", (1000, 1500, 3), (2, 2, 1), "nearest", "uint8"),
 ]
 # the columns, in order; each case fills those its libraries run
 COLUMNS = ("ours", "cv2 exact", "cv2", "ORT", "torch")
@@ -67,7 +57,7 @@ def _optional(module: str) -> Any:
         return None
 
 
-def contenders(case: ImageCase, x: np.ndarray) -> dict[str, Callable[[], object]]:
+def contenders(case: Workload, x: np.ndarray) -> dict[str, Callable[[], object]]:
     """Each library's call for the case (those installed and able to run it)."""
     import onnxruntime as ort
 

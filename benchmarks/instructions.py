@@ -27,46 +27,36 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-
-
-@dataclass(frozen=True)
-class Case:
-    name: str
-    shape: tuple[int, ...]
-    scales: tuple[float, ...]
-    mode: str
-    dtype: str
-
+sys.path.insert(0, str(HERE))
+from bench import Workload  # noqa: E402
 
 # The image comparison's workloads at a size callgrind runs in seconds; the goals of issue 28
 # are stated for the first two
 CASES = [
-    Case("channel-last uint8 linear", (1, 250, 375, 3), (1, 2, 2, 1), "linear", "uint8"),
-    Case("trilinear float32", (1, 1, 16, 64, 64), (1, 1, 2, 2, 2), "linear", "float32"),
-    Case("RGB uint8 (H, W, 3) linear", (250, 375, 3), (2, 2, 1), "linear", "uint8"),
-    Case("grey uint8 linear", (500, 750), (2, 2), "linear", "uint8"),
-    Case("RGB float32 (H, W, 3) linear", (250, 375, 3), (2, 2, 1), "linear", "float32"),
-    Case("RGB float32 (1, H, W, 3) linear", (1, 250, 375, 3), (1, 2, 2, 1), "linear",
+    Workload("channel-last uint8 linear", (1, 250, 375, 3), (1, 2, 2, 1), "linear", "uint8"),
+    Workload("trilinear float32", (1, 1, 16, 64, 64), (1, 1, 2, 2, 2), "linear", "float32"),
+    Workload("RGB uint8 (H, W, 3) linear", (250, 375, 3), (2, 2, 1), "linear", "uint8"),
+    Workload("grey uint8 linear", (500, 750), (2, 2), "linear", "uint8"),
+    Workload("RGB float32 (H, W, 3) linear", (250, 375, 3), (2, 2, 1), "linear", "float32"),
+    Workload("RGB float32 (1, H, W, 3) linear", (1, 250, 375, 3), (1, 2, 2, 1), "linear",
          "float32"),
-    Case("RGB uint8 (H, W, 3) nearest", (250, 375, 3), (2, 2, 1), "nearest", "uint8"),
+    Workload("RGB uint8 (H, W, 3) nearest", (250, 375, 3), (2, 2, 1), "nearest", "uint8"),
 ]
 
 
-def bench_cases() -> list[Case]:
+def bench_cases() -> list[Workload]:
     """bench.py's workloads, each at its own size."""
-    sys.path.insert(0, str(HERE))
     from bench import WORKLOADS
 
-    return [Case(w.name, w.shape, w.scales, w.mode, w.dtype) for w in WORKLOADS]
+    return list(WORKLOADS)
 
 
-def make_input(case: Case) -> np.ndarray:
+def make_input(case: Workload) -> np.ndarray:
     rng = np.random.default_rng(0)
     dtype = np.dtype(case.dtype)
     if dtype.kind in "iu":
@@ -119,7 +109,7 @@ def native_instructions(callgrind_out: Path) -> int:
     return total
 
 
-def count(case: Case, calls: int, isa: str) -> tuple[int, int]:
+def count(case: Workload, calls: int, isa: str) -> tuple[int, int]:
     """Instructions in `_native` and outputs written, over the preparing call and ``calls``
     calls into ``out=`` (the preparing call runs the same kernel once more; what it adds to
     the module's count besides is its description, a few thousand instructions)."""
