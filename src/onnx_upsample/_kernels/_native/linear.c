@@ -64,6 +64,11 @@ typedef struct {
     int identity;
     const float *last;        /* identity: per element, all bits set in the last channel */
     int64_t d;                /* identity: elements from a channel to the next */
+    /* 1: a pair of output rows that read the same corner rows, the second with its outer
+     * weights at F2 into out2 (identity 0 or 1 only) */
+    int pair;
+    const float *F2;
+    float *out2;
 } VecRow;
 
 /* The loops of one instruction set, indexed by the source's element code. */
@@ -117,7 +122,7 @@ static size_t round_up(size_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
 
 /* Layout of one worker's scratch, for a segment of `width` elements. */
 typedef struct {
-    size_t off, weights, last, cache, acc, stage, keys, ages, plain, factors, total;
+    size_t off, weights, last, cache, acc, stage, keys, ages, plain, factors, factors2, total;
 } ScratchLayout;
 
 static int taps_of(const LinearJob *job)
@@ -128,8 +133,8 @@ static int taps_of(const LinearJob *job)
 /* Scratch bytes per element of a segment, table by table: the one formula, laid out in
  * scratch_layout below, bounded by describe_linear.c and used by Python to size segments. Per tap:
  * an offset and a weight; an identity block's mark of the last channel; per tap and cached
- * row slot: an accumulator value; then the accumulator itself, and a staged result for
- * streaming stores. */
+ * row slot: an accumulator value; then the accumulator rows (two of float32 sums: a pair of
+ * output rows, or one of double sums), and a staged result for streaming stores. */
 typedef struct {
     size_t off, weights, last, cache, acc, stage;
 } ScratchPerElement;
@@ -140,8 +145,8 @@ static ScratchPerElement scratch_per_element(int taps, int n_interp, int acc_dou
     size_t acc = acc_double ? sizeof(double) : sizeof(float);
     size_t slots = (size_t)2 << n_interp;
     ScratchPerElement e = {(size_t)taps * sizeof(int64_t), (size_t)taps * sizeof(float),
-                           sizeof(uint32_t), slots * (size_t)taps * acc, acc,
-                           stream ? sizeof(double) : 0};
+                           sizeof(uint32_t), slots * (size_t)taps * acc,
+                           acc_double ? acc : 2 * acc, stream ? sizeof(double) : 0};
     return e;
 }
 
@@ -171,8 +176,10 @@ static ScratchLayout scratch_layout(const LinearJob *job)
     s.ages = s.keys + round_up(slots * sizeof(int64_t));
     s.plain = s.ages + round_up(slots * sizeof(int64_t));
     s.factors = s.plain + round_up(slots * sizeof(int64_t));
-    s.total = s.factors + round_up(combos * (size_t)(job->n_interp ? job->n_interp : 1)
-                                   * sizeof(float));
+    /* each corner's outer weights, for an output row and the second of a pair */
+    s.factors2 = s.factors + round_up(combos * (size_t)(job->n_interp ? job->n_interp : 1)
+                                      * sizeof(float));
+    s.total = s.factors2 + (s.factors2 - s.factors);
     return s;
 }
 
@@ -300,7 +307,8 @@ typedef struct {
     int vec;                  /* float32 sums by the vector loops (linear_vec.h) */
     int float_values;         /* the sums' values may be infinite, NaN or -0 (float sources) */
     int64_t periodic_end;     /* for vec: see periodic_end */
-    void *acc;                /* the accumulator row, for results that are converted */
+    void *acc;                /* the accumulator row, for results that are converted (vec:
+                               * two rows, the second for a pair's second row) */
     char *stage;              /* streaming stores: a converted row waiting to be streamed */
     size_t dst_size;
     /* for vec: the rows' sum, set once per item (vec_row_init); each row sets its output
@@ -331,7 +339,7 @@ static void vec_row_init(const LinearJob *job, const Segment *seg, Blend *blend,
 {
     VecRow row = {seg->width, job->n_interp, seg->taps, seg->weights, factors, corners,
                   (float *)blend->acc, blend->direct && job->stream, blend->periodic_end, 0,
-                  (const float *)(const void *)seg->last, job->identity};
+                  (const float *)(const void *)seg->last, job->identity, 0, NULL, NULL};
     blend->row = row;
 }
 
@@ -349,6 +357,7 @@ static void blend_row(const LinearJob *job, const LinearOps *ops, const Segment 
     char *row_out = job->stream ? (blend->direct ? (char *)blend->acc : blend->stage) : o;
     void *into = blend->direct ? (void *)row_out : blend->acc;
     if (blend->vec) {
+        blend->row.F = factors; /* the second row of a pair blended alone has its own */
         if (blend->direct)
             blend->row.out = (float *)(void *)o;
         if (d)
@@ -373,6 +382,60 @@ static void blend_row(const LinearJob *job, const LinearOps *ops, const Segment 
         ops->store[job->src](blend->acc, row_out, width, job->low_bound, job->high_bound);
     if (job->stream)
         stream_copy(o, row_out, (size_t)width * blend->dst_size);
+}
+
+/* Two output rows, `o` and `o2`, that read the same corner rows (`factors` and `factors2`
+ * their outer weights): the vector sums load each corner row's values once for both. Each
+ * row's sum is the one blend_row makes, in its order; where the vector loops do not take
+ * a pair (the identity block's exact sum, streamed rows that lie differently in their
+ * cache lines, rows the vector loops do not take), each row is blended alone. */
+static void blend_pair(const LinearJob *job, const LinearOps *ops, const Segment *seg,
+                       Blend *blend, const float *factors, const float *factors2,
+                       void *const *corners, int plain, char *o, char *o2)
+{
+    VecRow *row = &blend->row;
+    const int exact = job->identity && !plain && blend->float_values;
+    const int apart = blend->direct && row->stream && ((uintptr_t)o & 63) != ((uintptr_t)o2 & 63);
+    if (!exact && !apart) {
+        float *acc2 = (float *)blend->acc + seg->width;
+        row->out = blend->direct ? (float *)(void *)o : (float *)blend->acc;
+        row->out2 = blend->direct ? (float *)(void *)o2 : acc2;
+        row->F = factors;
+        row->F2 = factors2;
+        row->identity = job->identity ? 1 : 0;
+        row->pair = 1;
+        int done = ops->vec_sum_row(row);
+        row->pair = 0;
+        if (done) {
+            if (blend->direct)
+                return;
+            const int64_t width = seg->width;
+            char *row_out = job->stream ? blend->stage : o;
+            ops->store[job->src](blend->acc, row_out, width, job->low_bound, job->high_bound);
+            if (job->stream)
+                stream_copy(o, row_out, (size_t)width * blend->dst_size);
+            row_out = job->stream ? blend->stage : o2;
+            ops->store[job->src](acc2, row_out, width, job->low_bound, job->high_bound);
+            if (job->stream)
+                stream_copy(o2, row_out, (size_t)width * blend->dst_size);
+            return;
+        }
+        if (!blend->direct)
+            row->out = (float *)blend->acc;
+    }
+    blend_row(job, ops, seg, blend, factors, corners, plain, o);
+    blend_row(job, ops, seg, blend, factors2, corners, plain, o2);
+}
+
+/* The output position after `position`, C order over the outer axes. */
+static inline void next_position(const LinearJob *job, int64_t *position)
+{
+    int axis = job->n_outer - 1;
+    while (axis > 0 && position[axis] + 1 == job->axes[axis].n_out) {
+        position[axis] = 0;
+        axis--;
+    }
+    position[axis]++;
 }
 
 int linear_item(void *context, int64_t item, int worker)
@@ -426,20 +489,20 @@ int linear_item(void *context, int64_t item, int worker)
     /* this output row's outer taps, and those of the last row that read other input rows */
     OuterTaps taps[2];
     OuterTaps *now = &taps[0], *last = &taps[1];
+    float *factors2 = (float *)(void *)(scratch + layout.factors2);
     const int64_t row_width = job->out_row_len * job->block;
     const size_t dst_size = blend.dst_size;
+    char *out = job->out + (size_t)((seg.j0 - job->col_first) * job->block) * dst_size;
     if (blend.vec)
         vec_row_init(job, &seg, &blend, factors, rows);
+    int peeked = 0; /* `now` holds the taps of `position` already */
     for (int64_t r = r0; r < r1; r++) {
-        if (r > r0) {
-            int axis = n - 1;
-            while (axis > 0 && position[axis] + 1 == job->axes[axis].n_out) {
-                position[axis] = 0;
-                axis--;
-            }
-            position[axis]++;
+        if (!peeked) {
+            if (r > r0)
+                next_position(job, position);
+            outer_taps(job, position, now);
         }
-        outer_taps(job, position, now);
+        peeked = 0;
         /* the same input rows as the previous output row (every other row at x2 on an
          * outer axis): the corners' expanded rows are in place, only their weights change */
         const int same = r > r0 && same_corners(now, last, job->n_interp);
@@ -449,8 +512,20 @@ int linear_item(void *context, int64_t item, int worker)
             last = now;
             now = older;
         }
-        char *o = job->out
-            + (size_t)(r * row_width + (seg.j0 - job->col_first) * job->block) * dst_size;
+        char *o = out + (size_t)(r * row_width) * dst_size;
+        if (blend.vec && r + 1 < r1) {
+            /* the next row, if it reads the same input rows, is blended with this one */
+            next_position(job, position);
+            outer_taps(job, position, now);
+            if (same_corners(now, last, job->n_interp)) {
+                corner_rows(job, ops, &seg, &cache, now, 1, factors2, rows);
+                blend_pair(job, ops, &seg, &blend, factors, factors2, rows, plain, o,
+                           o + (size_t)row_width * dst_size);
+                r++;
+                continue;
+            }
+            peeked = 1;
+        }
         blend_row(job, ops, &seg, &blend, factors, rows, plain, o);
     }
     free(rows_many);

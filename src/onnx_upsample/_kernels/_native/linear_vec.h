@@ -15,34 +15,47 @@
  *   itself twice at 0.5 and 0.5) is expanded like a copied block; see VecRow.identity.
  */
 
-/* One vector of outputs at f. `wc`: the terms' weight vectors (periodic rows), or NULL:
- * made here from the row weights W and the outer weights `fv`. ID 1: the identity block's
- * fast sum (each term is added a second time in the last channel's lanes, where its other
- * tap is the same element at the same weight; elsewhere -0 is added, which changes
- * nothing). */
-static inline __attribute__((always_inline)) VF NAME(vec_at)(
-    int64_t f, const int NI, const int T, const int ID, const VF *wc, const VF *fv,
-    const float *const *W, float *const *E, const float *last, VF negzero)
+/* One vector of outputs at f in each of R output rows that read the same corner rows E (R
+ * is 1, or 2 for a pair: the terms' values are loaded once for both, each row weights them
+ * with its own outer weights). `wc`: the terms' weight vectors of each row (periodic rows,
+ * row q's at q * 16), or NULL: made here from the row weights W and each row's outer
+ * weights `fv` (row q's at q * 24). ID 1: the identity block's fast sum (each term is added
+ * a second time in the last channel's lanes, where its other tap is the same element at the
+ * same weight; elsewhere -0 is added, which changes nothing). */
+static inline __attribute__((always_inline)) void NAME(vec_at)(
+    int64_t f, const int R, const int NI, const int T, const int ID, const VF *wc,
+    const VF *fv, const float *const *W, float *const *E, int64_t step, const float *last,
+    VF negzero, VF *sums)
 {
-    VF s = negzero, mask = negzero;
+    VF s[2] = {negzero, negzero}, mask = negzero;
     if (ID)
         mask = V_LOAD(last + f);
     for (int c = 0; c < (1 << NI); c++)
         for (int t = 0; t < T; t++) {
-            VF w;
-            if (wc) {
-                w = wc[c * T + t];
-            } else {
-                w = V_LOAD(W[t] + f);
-                for (int q = 0; q < NI; q++)
-                    w = V_MUL(w, fv[c * NI + q]);
+            VF e = V_LOAD(E[c] + t * step + f);
+            /* a pair's weights made once (wc) for more than 4 terms do not fit in the
+             * registers: then one load of the values for both rows, not one folded into
+             * each multiply (beside a load of the weight) */
+            if (R == 2 && wc && (1 << NI) * T > 4)
+                __asm__("" : "+x"(e));
+            VF wrow = wc ? negzero : V_LOAD(W[t] + f);
+            for (int q = 0; q < R; q++) {
+                VF w;
+                if (wc) {
+                    w = wc[q * 16 + c * T + t];
+                } else {
+                    w = wrow;
+                    for (int i = 0; i < NI; i++)
+                        w = V_MUL(w, fv[q * 24 + c * NI + i]);
+                }
+                VF p = V_MUL(w, e);
+                s[q] = c == 0 && t == 0 ? p : NAME(v_add_first)(s[q], p);
+                if (ID)
+                    s[q] = NAME(v_add_first)(s[q], V_SEL(mask, p, negzero));
             }
-            VF p = V_MUL(w, V_LOAD(E[c * T + t] + f));
-            s = c == 0 && t == 0 ? p : NAME(v_add_first)(s, p);
-            if (ID)
-                s = NAME(v_add_first)(s, V_SEL(mask, p, negzero));
         }
-    return s;
+    for (int q = 0; q < R; q++)
+        sums[q] = s[q];
 }
 
 /* The identity block's exact sum, for rows whose values the fast one does not cover (see
@@ -51,7 +64,7 @@ static inline __attribute__((always_inline)) VF NAME(vec_at)(
  * 0 (its weight, +0, times the outer weights) or the same weight. */
 static inline __attribute__((always_inline)) VF NAME(vec_exact_at)(
     int64_t f, int NI, int T, const VF *fv, const float *const *W, float *const *E,
-    const float *last, int64_t d, VF negzero)
+    int64_t step, const float *last, int64_t d, VF negzero)
 {
     VF s = negzero, mask = V_LOAD(last + f);
     for (int c = 0; c < (1 << NI); c++)
@@ -59,7 +72,7 @@ static inline __attribute__((always_inline)) VF NAME(vec_exact_at)(
             VF w = V_LOAD(W[t] + f);
             for (int q = 0; q < NI; q++)
                 w = V_MUL(w, fv[c * NI + q]);
-            const float *e = E[c * T + t] + f;
+            const float *e = E[c] + t * step + f;
             VF lo = V_LOAD(e);
             VF p = V_MUL(w, lo);
             s = c == 0 && t == 0 ? p : NAME(v_add_first)(s, p);
@@ -77,67 +90,84 @@ static inline __attribute__((always_inline)) void NAME(vec_put)(float *to, VF v,
         V_STORE(to, v);
 }
 
-/* Outputs [a, b) of a row (b - a >= VL, or a vector ending at b when fewer remain: outputs
- * computed twice are the same values). With `st`, out + a is aligned to a cache line and
- * b - a a multiple of 16. The tables are copied to locals: the compiler then keeps them in
- * registers (a store to the output could, for it, change what a pointer points to). */
+/* Outputs [a, b) of R rows (b - a >= VL, or a vector ending at b when fewer remain: outputs
+ * computed twice are the same values). With `st`, each row's out + a is aligned to a cache
+ * line and b - a a multiple of 16. The tables are copied to locals: the compiler then keeps
+ * them in registers (a store to the output could, for it, change what a pointer points to).
+ * ID 2 (the identity block's exact sum) is for one row. */
 static inline __attribute__((always_inline)) void NAME(vec_piece)(
-    const VecRow *r, int64_t a, int64_t b, const int NI, const int T, const int ID,
-    const int st)
+    const VecRow *r, int64_t a, int64_t b, const int R, const int NI, const int T,
+    const int ID, const int st)
 {
-    VF wc[16], fv[24];
-    float *E[16];
+    VF wc[32], fv[48], s[2];
+    float *E[8];
     const float *W[2] = {r->W[0], r->W[T - 1]};
-    for (int k = 0; k < (1 << NI) * T; k++)
-        E[k] = (float *)r->E[k];
-    for (int k = 0; k < (1 << NI) * NI; k++)
-        fv[k] = V_SET1(r->F[k]);
+    float *out[2] = {r->out, r->out2};
+    /* corner c's taps lie `step` elements apart in its expanded row (linear_cache.h): one
+     * pointer per corner leaves the registers to the weights */
+    for (int c = 0; c < (1 << NI); c++)
+        E[c] = (float *)r->E[c * T];
+    const int64_t step = T == 2 ? (float *)r->E[1] - (float *)r->E[0] : 0;
+    for (int q = 0; q < R; q++)
+        for (int k = 0; k < (1 << NI) * NI; k++)
+            fv[q * 24 + k] = V_SET1(q ? r->F2[k] : r->F[k]);
     const VF negzero = V_SET1(-0.0f);
     const float *last = r->last;
-    float *out = r->out;
     int64_t f = a;
     const int64_t b_last = b - VL; /* the last vector that fits starts here */
     if (ID == 2) {
         for (; f <= b_last; f += VL)
-            NAME(vec_put)(out + f, NAME(vec_exact_at)(f, NI, T, fv, W, E, last, r->d, negzero),
-                          st);
+            NAME(vec_put)(out[0] + f,
+                          NAME(vec_exact_at)(f, NI, T, fv, W, E, step, last, r->d, negzero), st);
         if (f < b)
-            V_STORE(out + b - VL, NAME(vec_exact_at)(b - VL, NI, T, fv, W, E, last, r->d,
-                                                     negzero));
+            V_STORE(out[0] + b - VL, NAME(vec_exact_at)(b - VL, NI, T, fv, W, E, step, last,
+                                                        r->d, negzero));
         return;
     }
     if (r->periodic_end - a >= VL) {
-        for (int c = 0; c < (1 << NI); c++)
-            for (int t = 0; t < T; t++) {
-                VF w = V_LOAD(W[t] + a);
-                for (int q = 0; q < NI; q++)
-                    w = V_MUL(w, fv[c * NI + q]);
-                wc[c * T + t] = w;
-            }
+        for (int q = 0; q < R; q++)
+            for (int c = 0; c < (1 << NI); c++)
+                for (int t = 0; t < T; t++) {
+                    VF w = V_LOAD(W[t] + a);
+                    for (int i = 0; i < NI; i++)
+                        w = V_MUL(w, fv[q * 24 + c * NI + i]);
+                    wc[q * 16 + c * T + t] = w;
+                }
         const int64_t end = (r->periodic_end < b ? r->periodic_end : b) - VL;
-        for (; f <= end; f += VL)
-            NAME(vec_put)(out + f, NAME(vec_at)(f, NI, T, ID, wc, fv, W, E, last, negzero), st);
+        for (; f <= end; f += VL) {
+            NAME(vec_at)(f, R, NI, T, ID, wc, fv, W, E, step, last, negzero, s);
+            for (int q = 0; q < R; q++)
+                NAME(vec_put)(out[q] + f, s[q], st);
+        }
     }
-    for (; f <= b_last; f += VL)
-        NAME(vec_put)(out + f, NAME(vec_at)(f, NI, T, ID, NULL, fv, W, E, last, negzero), st);
-    if (f < b)
-        V_STORE(out + b - VL, NAME(vec_at)(b - VL, NI, T, ID, NULL, fv, W, E, last, negzero));
+    for (; f <= b_last; f += VL) {
+        NAME(vec_at)(f, R, NI, T, ID, NULL, fv, W, E, step, last, negzero, s);
+        for (int q = 0; q < R; q++)
+            NAME(vec_put)(out[q] + f, s[q], st);
+    }
+    if (f < b) {
+        NAME(vec_at)(b - VL, R, NI, T, ID, NULL, fv, W, E, step, last, negzero, s);
+        for (int q = 0; q < R; q++)
+            V_STORE(out[q] + b - VL, s[q]);
+    }
 }
 
 typedef void (*NAME(vec_piece_fn))(const VecRow *r, int64_t a, int64_t b, int st);
 
-/* One function per count of outer axes and row taps, and kind of sum (streamed or not):
- * the term loops unroll and the weights stay in registers. */
-#define DEFINE_VEC_PIECE(NI, T, ID)                                                          \
-    static void NAME(vec_piece_##NI##_##T##_##ID)(const VecRow *r, int64_t a, int64_t b,     \
-                                                  int st)                                    \
+/* One function per count of rows, outer axes and row taps, and kind of sum (streamed or
+ * not): the term loops unroll and the weights stay in registers. */
+#define DEFINE_VEC_PIECE(R, NI, T, ID)                                                       \
+    static void NAME(vec_piece_##R##_##NI##_##T##_##ID)(const VecRow *r, int64_t a,          \
+                                                        int64_t b, int st)                   \
     {                                                                                        \
         if (st)                                                                              \
-            NAME(vec_piece)(r, a, b, NI, T, ID, 1);                                          \
+            NAME(vec_piece)(r, a, b, R, NI, T, ID, 1);                                       \
         else                                                                                 \
-            NAME(vec_piece)(r, a, b, NI, T, ID, 0);                                          \
+            NAME(vec_piece)(r, a, b, R, NI, T, ID, 0);                                       \
     }
-#define DEFINE_VEC_PIECES(NI, T) DEFINE_VEC_PIECE(NI, T, 0) DEFINE_VEC_PIECE(NI, T, 1)
+#define DEFINE_VEC_PIECES(NI, T)                                                             \
+    DEFINE_VEC_PIECE(1, NI, T, 0) DEFINE_VEC_PIECE(1, NI, T, 1)                              \
+    DEFINE_VEC_PIECE(2, NI, T, 0) DEFINE_VEC_PIECE(2, NI, T, 1)
 DEFINE_VEC_PIECES(0, 1)
 DEFINE_VEC_PIECES(0, 2)
 DEFINE_VEC_PIECES(1, 1)
@@ -148,38 +178,40 @@ DEFINE_VEC_PIECES(3, 1)
 DEFINE_VEC_PIECES(3, 2)
 
 /* The identity block's exact sum, rare (rows with values the fast sum does not cover): one
- * function for every count of axes and taps. */
+ * function for every count of axes and taps, one row at a time. */
 static void NAME(vec_piece_exact)(const VecRow *r, int64_t a, int64_t b, int st)
 {
     if (st)
-        NAME(vec_piece)(r, a, b, r->n_interp, r->taps, 2, 1);
+        NAME(vec_piece)(r, a, b, 1, r->n_interp, r->taps, 2, 1);
     else
-        NAME(vec_piece)(r, a, b, r->n_interp, r->taps, 2, 0);
+        NAME(vec_piece)(r, a, b, 1, r->n_interp, r->taps, 2, 0);
 }
 
-#define VEC_PIECES(NI, T) \
-    {NAME(vec_piece_##NI##_##T##_0), NAME(vec_piece_##NI##_##T##_1)}
-static const NAME(vec_piece_fn) NAME(vec_pieces)[4][2][2] = {
-    {VEC_PIECES(0, 1), VEC_PIECES(0, 2)},
-    {VEC_PIECES(1, 1), VEC_PIECES(1, 2)},
-    {VEC_PIECES(2, 1), VEC_PIECES(2, 2)},
-    {VEC_PIECES(3, 1), VEC_PIECES(3, 2)},
+#define VEC_PIECES(R, NI, T) \
+    {NAME(vec_piece_##R##_##NI##_##T##_0), NAME(vec_piece_##R##_##NI##_##T##_1)}
+#define VEC_PIECES_NI(R, NI) {VEC_PIECES(R, NI, 1), VEC_PIECES(R, NI, 2)}
+/* [rows - 1][outer axes][taps - 1][identity] */
+static const NAME(vec_piece_fn) NAME(vec_pieces)[2][4][2][2] = {
+    {VEC_PIECES_NI(1, 0), VEC_PIECES_NI(1, 1), VEC_PIECES_NI(1, 2), VEC_PIECES_NI(1, 3)},
+    {VEC_PIECES_NI(2, 0), VEC_PIECES_NI(2, 1), VEC_PIECES_NI(2, 2), VEC_PIECES_NI(2, 3)},
 };
+#undef VEC_PIECES_NI
 #undef VEC_PIECES
 #undef DEFINE_VEC_PIECES
 #undef DEFINE_VEC_PIECE
 
-/* The row's sum into r->out; 0 where the vector loops do not take it (fewer than VL
- * outputs, more than 3 outer axes or 2 row taps: linear_sum.h then does). With streaming
- * stores, the partial cache lines at either end are ordinary stores and the whole lines
- * between are streamed. */
+/* The row's sum into r->out (and with r->pair, the second row's into r->out2); 0 where the
+ * vector loops do not take it (fewer than VL outputs, more than 3 outer axes or 2 row taps:
+ * linear_sum.h then does). With streaming stores, the partial cache lines at either end are
+ * ordinary stores and the whole lines between are streamed (a pair's rows lie alike in
+ * their cache lines). */
 static int NAME(vec_sum_row)(const VecRow *r)
 {
     const int NI = r->n_interp, T = r->taps;
     if (r->width < VL || NI > 3 || T < 1 || T > 2)
         return 0;
-    NAME(vec_piece_fn) piece = r->identity == 2 ? NAME(vec_piece_exact)
-                                                : NAME(vec_pieces)[NI][T - 1][r->identity];
+    NAME(vec_piece_fn) piece = r->identity == 2
+        ? NAME(vec_piece_exact) : NAME(vec_pieces)[r->pair][NI][T - 1][r->identity];
     const int64_t width = r->width;
     int64_t head = 0, body = 0;
     if (r->stream) {
