@@ -438,6 +438,26 @@ static inline void next_position(const LinearJob *job, int64_t *position)
     position[axis]++;
 }
 
+/* Whether the rows from r (the first of a sweep of the innermost outer axis) and the next
+ * sweep, on the second innermost outer axis, read the same input rows, and both sweeps lie
+ * in the item (rows up to r1). `taps`: the row r's. Rows whose outer positions differ on one
+ * axis read the same input rows when that axis is interpolated with the same taps at both
+ * positions: then every row of the second sweep pairs with its row in the first. */
+static int sweep_pair(const LinearJob *job, const int64_t *position, int64_t r, int64_t r1,
+                      const OuterTaps *taps)
+{
+    const int n = job->n_outer;
+    if (n < 2 || position[n - 1] != 0 || job->axes[n - 2].kind != AXIS_BLEND
+        || position[n - 2] + 1 >= job->axes[n - 2].n_out
+        || r + 2 * job->axes[n - 1].n_out > r1)
+        return 0;
+    const int q = job->axes[n - 1].kind == AXIS_BLEND;
+    int64_t lo, hi;
+    float w_lo, w_hi;
+    axis_taps(&job->axes[n - 2], position[n - 2] + 1, &lo, &hi, &w_lo, &w_hi);
+    return lo == taps->lo[q] && hi == taps->hi[q];
+}
+
 int linear_item(void *context, int64_t item, int worker)
 {
     /* a copy the loops read: the compiler then knows that no call changes it, and keeps
@@ -503,6 +523,44 @@ int linear_item(void *context, int64_t item, int worker)
             outer_taps(job, position, now);
         }
         peeked = 0;
+        if (blend.vec && sweep_pair(job, position, r, r1, now)) {
+            /* rows r + i and r + sweep + i, i = 0 .. sweep - 1, read the same input rows:
+             * each pair is blended at once, and each input row is expanded once for both
+             * sweeps of the innermost outer axis */
+            const int64_t sweep = job->axes[n - 1].n_out;
+            const int q = job->axes[n - 1].kind == AXIS_BLEND; /* the second sweep's axis */
+            const int64_t corners_n = (int64_t)1 << job->n_interp;
+            int64_t unused_lo, unused_hi;
+            float w_second[2];
+            axis_taps(&job->axes[n - 2], position[n - 2] + 1, &unused_lo, &unused_hi,
+                      &w_second[0], &w_second[1]);
+            for (int64_t i = 0; i < sweep; i++, r++) {
+                if (i > 0) {
+                    next_position(job, position);
+                    outer_taps(job, position, now);
+                }
+                const int same = r > r0 && same_corners(now, last, job->n_interp);
+                int plain = corner_rows(job, ops, &seg, &cache, now, same, factors, rows);
+                if (!same) {
+                    OuterTaps *older = last;
+                    last = now;
+                    now = older;
+                }
+                /* the second row's outer weights: the first's, but on the second sweep's
+                 * axis */
+                for (int64_t c = 0; c < corners_n; c++)
+                    for (int a = 0; a < job->n_interp; a++)
+                        factors2[c * job->n_interp + a]
+                            = a != q ? factors[c * job->n_interp + a] : w_second[(c >> q) & 1];
+                char *o = out + (size_t)(r * row_width) * dst_size;
+                blend_pair(job, ops, &seg, &blend, factors, factors2, rows, plain, o,
+                           o + (size_t)(sweep * row_width) * dst_size);
+            }
+            /* on to the row after the second sweep */
+            position[n - 2]++;
+            r += sweep - 1;
+            continue;
+        }
         /* the same input rows as the previous output row (every other row at x2 on an
          * outer axis): the corners' expanded rows are in place, only their weights change */
         const int same = r > r0 && same_corners(now, last, job->n_interp);
@@ -518,7 +576,7 @@ int linear_item(void *context, int64_t item, int worker)
             next_position(job, position);
             outer_taps(job, position, now);
             if (same_corners(now, last, job->n_interp)) {
-                corner_rows(job, ops, &seg, &cache, now, 1, factors2, rows);
+                corner_factors(now, job->n_interp, factors2);
                 blend_pair(job, ops, &seg, &blend, factors, factors2, rows, plain, o,
                            o + (size_t)row_width * dst_size);
                 r++;

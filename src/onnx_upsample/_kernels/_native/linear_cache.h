@@ -142,19 +142,28 @@ static inline char *corner_row(const LinearJob *job, const LinearOps *ops, const
      * cache's fields */
     int64_t *keys = cache->keys, *ages = cache->ages;
     const int64_t slots = cache->slots, clock = ++cache->clock;
-    /* a corner most often reads the row it read for the previous output row */
-    int64_t slot = corner < 8 && keys[cache->last_slot[corner]] == offset
-        ? cache->last_slot[corner] : -1;
-    for (int64_t t = 0; slot < 0 && t < slots; t++) {
-        if (keys[t] == offset)
-            slot = t;
+    /* a corner most often reads the row it read for the previous output row or, when the
+     * innermost interpolated axis moves on by one, the row its neighbour on that axis read */
+    int64_t slot = -1;
+    if (corner < 8 && keys[cache->last_slot[corner]] == offset)
+        slot = cache->last_slot[corner];
+    else if (corner < 7 && keys[cache->last_slot[corner | 1]] == offset)
+        slot = cache->last_slot[corner | 1];
+    /* else any slot that holds it, and the least recently read one to replace, in one pass
+     * (selects, not branches: which slot wins is data the branches cannot predict) */
+    int64_t oldest = 0;
+    if (slot < 0) {
+        int64_t oldest_age = ages[0];
+        for (int64_t t = 0; t < slots; t++) {
+            slot = keys[t] == offset ? t : slot;
+            int older = ages[t] < oldest_age;
+            oldest_age = older ? ages[t] : oldest_age;
+            oldest = older ? t : oldest;
+        }
     }
     char *row;
     if (slot < 0) {
-        slot = 0;
-        for (int64_t t = 1; t < slots; t++)
-            if (ages[t] < ages[slot])
-                slot = t;
+        slot = oldest;
         keys[slot] = offset;
         row = cache->rows + (size_t)slot * cache->slot_bytes;
         expand_row(job, ops, seg, offset, row, cache->acc_size);
@@ -174,31 +183,47 @@ static inline char *corner_row(const LinearJob *job, const LinearOps *ops, const
     return row;
 }
 
-/* Each corner's outer weights into `factors` (corner c's at c * n_interp) and, unless it
- * reads the rows of the previous output row (`same`), its expanded rows' tap tables into
- * `rows` (corner c's tap t at c * taps + t). Returns whether every corner row is plain. */
+/* Corner c's outer weights into factors[c * NI + q] (the high tap's on axis q where bit q
+ * of c is set). */
+static inline __attribute__((always_inline)) void corner_factors_n(const OuterTaps *outer,
+                                                                   const int NI,
+                                                                   float *factors)
+{
+    for (int64_t corner = 0; corner < ((int64_t)1 << NI); corner++)
+        for (int q = 0; q < NI; q++)
+            factors[corner * NI + q] = (corner >> q) & 1 ? outer->w_hi[q] : outer->w_lo[q];
+}
+
+/* The same, unrolled for the counts of axes that volumes and images have. */
+static inline void corner_factors(const OuterTaps *outer, int n_interp, float *factors)
+{
+    switch (n_interp) {
+    case 0: return;
+    case 1: corner_factors_n(outer, 1, factors); return;
+    case 2: corner_factors_n(outer, 2, factors); return;
+    case 3: corner_factors_n(outer, 3, factors); return;
+    default: corner_factors_n(outer, n_interp, factors); return;
+    }
+}
+
+/* Each corner's outer weights into `factors` (corner_factors) and, unless it reads the rows
+ * of the previous output row (`same`), its expanded rows' tap tables into `rows` (corner
+ * c's tap t at c * taps + t). Returns whether every corner row is plain. */
 static inline int corner_rows(const LinearJob *job, const LinearOps *ops, const Segment *seg,
                               CornerCache *cache, const OuterTaps *outer, int same,
                               float *factors, void **rows)
 {
     const int n_interp = job->n_interp, taps = seg->taps;
-    if (!same)
-        cache->plain_now = 1;
+    corner_factors(outer, n_interp, factors);
+    if (same)
+        return cache->plain_now;
+    cache->plain_now = 1;
     const int64_t corners = (int64_t)1 << n_interp;
     const size_t tap_bytes = seg->tap_offset * cache->acc_size;
     for (int64_t corner = 0; corner < corners; corner++) {
         int64_t offset = outer->base;
-        for (int q = 0; q < n_interp; q++) {
-            if ((corner >> q) & 1) {
-                offset += outer->hi[q];
-                factors[corner * n_interp + q] = outer->w_hi[q];
-            } else {
-                offset += outer->lo[q];
-                factors[corner * n_interp + q] = outer->w_lo[q];
-            }
-        }
-        if (same)
-            continue;
+        for (int q = 0; q < n_interp; q++)
+            offset += (corner >> q) & 1 ? outer->hi[q] : outer->lo[q];
         char *row = corner_row(job, ops, seg, cache, corner, offset);
         for (int t = 0; t < taps; t++)
             rows[corner * taps + t] = row + (size_t)t * tap_bytes;
