@@ -46,3 +46,24 @@ def exported_suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]
 def importable_test_backends(monkeypatch: pytest.MonkeyPatch) -> None:
     """Let the suite's worker processes import tests/conformance_backends.py."""
     monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent))
+
+
+@pytest.fixture
+def split_two_threads(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Every call in this test split into small row segments and rows over two threads (the
+    linear kernel's work items then start and end inside rows' sweeps)."""
+    import onnx_upsample
+    from onnx_upsample import _kernels, set_num_threads
+    from onnx_upsample._kernels import _layout
+
+    monkeypatch.setattr(_layout, "MIN_SHARE_WORK", 1)
+    monkeypatch.setattr(_layout, "LINEAR_SCRATCH_BYTES", 1 << 12)
+    cores = onnx_upsample._threads.available_cores()
+    monkeypatch.setattr(onnx_upsample._threads, "available_cores", lambda: max(2, cores))
+    _kernels.launcher.cache_clear()
+    onnx_upsample._api._PREPARED.clear()
+    set_num_threads(2)
+    yield
+    onnx_upsample._threads._requested = None
+    _kernels.launcher.cache_clear()
+    onnx_upsample._api._PREPARED.clear()

@@ -20,8 +20,7 @@ import pytest
 from differential import assert_identical_but_nan_payloads, dtype_of
 from ort_oracle import assert_same_bits, ort_accepts, ort_upsample
 
-import onnx_upsample
-from onnx_upsample import reference, set_num_threads, upsample
+from onnx_upsample import reference, upsample
 
 FLOAT_TYPES = ("float32", "float16", "bfloat16", "float64", "complex64", "complex128")
 INT_TYPES = ("uint8", "int8", "int32", "int16", "uint16", "int64", "uint32", "uint64")
@@ -121,25 +120,6 @@ def test_float_channels_with_special_values(shape, scales, name) -> None:
 @pytest.mark.parametrize("name", INT_TYPES)
 def test_integer_channels(shape, scales, name) -> None:
     check(special_image(shape, name), scales)
-
-
-@pytest.fixture
-def split_two_threads(monkeypatch: pytest.MonkeyPatch) -> object:
-    """Every call split into small row segments and rows over two threads."""
-    from onnx_upsample import _kernels
-    from onnx_upsample._kernels import _layout
-
-    monkeypatch.setattr(_layout, "MIN_SHARE_WORK", 1)
-    monkeypatch.setattr(_layout, "LINEAR_SCRATCH_BYTES", 1 << 12)
-    cores = onnx_upsample._threads.available_cores()
-    monkeypatch.setattr(onnx_upsample._threads, "available_cores", lambda: max(2, cores))
-    _kernels.launcher.cache_clear()
-    onnx_upsample._api._PREPARED.clear()
-    set_num_threads(2)
-    yield
-    onnx_upsample._threads._requested = None
-    _kernels.launcher.cache_clear()
-    onnx_upsample._api._PREPARED.clear()
 
 
 @pytest.mark.parametrize("scales", [[2.0, 2.0, 1.0], [1.5, 1.25, 1.0]])
