@@ -66,19 +66,20 @@ def check(x: np.ndarray, scales: list[float]) -> None:
 
 @pytest.mark.parametrize(("shape", "scales"), CASES)
 @pytest.mark.parametrize("name", TYPES)
-def test_pairs_match(shape, scales, name) -> None:
+def test_pairs_match(shape: tuple[int, ...], scales: list[float], name: str) -> None:
     check(values(shape, name), scales)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("shape", "scales"), CASES)
 @pytest.mark.parametrize("name", ["float32", "uint8"])
-def test_pairs_split_over_threads(shape, scales, name, split_two_threads) -> None:
+def test_pairs_split_over_threads(shape: tuple[int, ...], scales: list[float], name: str,
+                                  split_two_threads: None) -> None:
     check(values(shape, name), scales)
 
 
 @pytest.mark.parametrize("name", ["float32", "float16"])
-def test_pairs_with_special_values(name) -> None:
+def test_pairs_with_special_values(name: str) -> None:
     """Infinities and NaNs in some input rows: a pair's rows take each its own NaN (0 x inf
     where a weight is 0) and keep the payload of their own first NaN term."""
     x = values((6, 10, 37), name)
