@@ -348,9 +348,9 @@ static void vec_row_init(const LinearJob *job, const Segment *seg, Blend *blend,
  * the accumulator and converted; with streaming stores both are assembled in the scratch
  * first and then streamed (the vector sums stream float32 results from the registers), so
  * the output is never read. */
-static void blend_row(const LinearJob *job, const LinearOps *ops, const Segment *seg,
-                      Blend *blend, const float *factors, void *const *corners,
-                      int plain, char *o)
+static inline __attribute__((always_inline)) void blend_row(
+    const LinearJob *job, const LinearOps *ops, const Segment *seg, Blend *blend,
+    const float *factors, void *const *corners, int plain, char *o)
 {
     const int64_t width = seg->width;
     const int64_t d = job->identity;
@@ -382,6 +382,15 @@ static void blend_row(const LinearJob *job, const LinearOps *ops, const Segment 
         ops->store[job->src](blend->acc, row_out, width, job->low_bound, job->high_bound);
     if (job->stream)
         stream_copy(o, row_out, (size_t)width * blend->dst_size);
+}
+
+/* blend_row, called: for the rows of a pair blended alone (the row loop has its own copy) */
+static __attribute__((noinline)) void blend_row_alone(const LinearJob *job,
+                                                      const LinearOps *ops, const Segment *seg,
+                                                      Blend *blend, const float *factors,
+                                                      void *const *corners, int plain, char *o)
+{
+    blend_row(job, ops, seg, blend, factors, corners, plain, o);
 }
 
 /* Two output rows, `o` and `o2`, that read the same corner rows (`factors` and `factors2`
@@ -423,8 +432,8 @@ static void blend_pair(const LinearJob *job, const LinearOps *ops, const Segment
         if (!blend->direct)
             row->out = (float *)blend->acc;
     }
-    blend_row(job, ops, seg, blend, factors, corners, plain, o);
-    blend_row(job, ops, seg, blend, factors2, corners, plain, o2);
+    blend_row_alone(job, ops, seg, blend, factors, corners, plain, o);
+    blend_row_alone(job, ops, seg, blend, factors2, corners, plain, o2);
 }
 
 /* The output position after `position`, C order over the outer axes. */
