@@ -128,3 +128,23 @@ def test_split_over_threads(name, scales, split_two_threads) -> None:
     x = special_image((40, 120, 3), name, seed=1)
     x[30:33, 100:103] = special_image((24, 9, 3), name)[1:4, 1:4]  # -0 in a later segment
     check(x, scales)
+
+
+# (dtype, scales): where every product and sum is exact in float32 (small integers, weights
+# of few binary digits) the last channel's sum is made once and doubled; at the edge of
+# exactness and past it (16-bit values at x8, x16; 1/3 weights at x3) every tap is added
+@pytest.mark.parametrize(("name", "scales"), [
+    ("uint8", [4.0, 4.0, 1.0]),
+    ("uint8", [3.0, 2.0, 1.0]),
+    ("int8", [8.0, 2.0, 1.0]),
+    ("uint16", [8.0, 8.0, 1.0]),
+    ("int16", [8.0, 16.0, 1.0]),
+    ("uint16", [16.0, 16.0, 1.0]),
+])
+def test_integer_channels_at_the_edge_of_exact_sums(name: str, scales: list[float]) -> None:
+    rng = np.random.default_rng(3)
+    info = np.iinfo(dtype_of(name))
+    x = rng.integers(info.min, info.max, (5, 4, 3), dtype=dtype_of(name), endpoint=True)
+    x[0, 0] = info.max
+    x[1, 1] = info.min
+    check(x, scales)

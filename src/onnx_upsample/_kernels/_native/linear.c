@@ -60,7 +60,8 @@ typedef struct {
     /* an identity block: 1 sums each element's terms and, in the last channel's elements,
      * each one twice (the other channel taps, at weight 0, add a zero of either sign, or a
      * NaN for an infinite or NaN neighbour: exactly a no-op where the rows are plain, see
-     * linear_cache.h); 2 adds every tap of ORT's sum (rows that are not plain) */
+     * linear_cache.h); 2 adds every tap of ORT's sum (rows that are not plain); 3 doubles
+     * the last channel's sum (Blend.exact_sums) */
     int identity;
     const float *last;        /* identity: per element, all bits set in the last channel */
     int64_t d;                /* identity: elements from a channel to the next */
@@ -301,11 +302,89 @@ static int64_t periodic_end(const float *const *weight_rows, int taps, int64_t w
 
 #include "linear_cache.h"
 
+/* The binary digits after the point of a float32 weight: w is a multiple of 2**-digits. */
+static int fraction_digits(float w)
+{
+    uint32_t bits;
+    memcpy(&bits, &w, sizeof bits);
+    int exponent = (int)((bits >> 23) & 0xFF);
+    uint32_t mantissa = bits & 0x7FFFFFu;
+    if (exponent == 0 && mantissa == 0)
+        return 0;
+    if (exponent == 0xFF)
+        return 1000; /* never from a rule; no exact sum */
+    if (exponent)
+        mantissa |= 0x800000u;
+    else
+        exponent = 1;
+    int zeros = 0;
+    while (!(mantissa & 1u)) {
+        mantissa >>= 1;
+        zeros++;
+    }
+    int digits = 150 - exponent - zeros; /* w = mantissa * 2**(exponent - 150) */
+    return digits > 0 ? digits : 0;
+}
+
+/* The most fraction digits among n weights. */
+static int most_digits(const float *w, int64_t n)
+{
+    int most = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int d = fraction_digits(w[i]);
+        most = d > most ? d : most;
+    }
+    return most;
+}
+
+/* Whether every product and partial sum of the item's blends is exact in float32: inputs
+ * of at most B = 8 or 16 bits (integers of magnitude up to 2**B), and term weights that are
+ * multiples of 2**-J (J: the row taps' digits plus each interpolated outer axis's) with
+ * B + J <= 24. Every term weight is then at most 1 and their sum at most 1 per axis, so each
+ * product and partial sum is a multiple of 2**-J below 2**B in magnitude: an integer times
+ * 2**-J below 2**24, which float32 holds. With every operation exact, ORT's sum in its order
+ * is the exact value, whatever the order. Scales 2, 4, 8 on uint8 images qualify; 3 and 1.5
+ * (weights of 1/3) do not. */
+static int exact_sums(const LinearJob *job, const Segment *seg)
+{
+    int bits;
+    switch (job->src) {
+    case T_INT8: case T_UINT8: bits = 8; break;
+    case T_INT16: case T_UINT16: bits = 16; break;
+    default: return 0;
+    }
+    int digits = 0; /* each term has one row tap's weight */
+    for (int t = 0; t < seg->taps; t++) {
+        int d = most_digits(seg->weights[t], seg->width);
+        digits = d > digits ? d : digits;
+    }
+    for (int axis = 0; axis < job->n_outer && bits + digits <= 24; axis++) {
+        const AxisRule *a = &job->axes[axis];
+        if (a->kind != AXIS_BLEND)
+            continue;
+        int most = 0;
+        for (int64_t o = 0; o < a->n_out && bits + digits + most <= 24; o++) {
+            int64_t lo, hi;
+            float w_lo, w_hi;
+            axis_taps(a, o, &lo, &hi, &w_lo, &w_hi);
+            int d = fraction_digits(w_lo), e = fraction_digits(w_hi);
+            most = d > most ? d : most;
+            most = e > most ? e : most;
+        }
+        digits += most;
+    }
+    return bits + digits <= 24;
+}
+
 /* Step 3: how an item's output rows are summed and written. */
 typedef struct {
     int direct;               /* results are the accumulator type: summed into place */
     int vec;                  /* float32 sums by the vector loops (linear_vec.h) */
     int float_values;         /* the sums' values may be infinite, NaN or -0 (float sources) */
+    /* an identity block whose every product and partial sum is exact in float32 (small
+     * integers, weights of few binary digits: exact_sums): any order of the additions gives
+     * ORT's value, so the last channel's terms are summed once and the sum doubled */
+    int exact_sums;
     int64_t periodic_end;     /* for vec: see periodic_end */
     void *acc;                /* the accumulator row, for results that are converted (vec:
                                * two rows, the second for a pair's second row) */
@@ -325,6 +404,7 @@ static void plan_blend(const LinearJob *job, const LinearOps *ops, const Segment
     blend->vec = ops->lanes > 0 && !job->acc_double && seg->taps <= 2
         && (!blend->direct || ((uintptr_t)job->out & 3) == 0);
     blend->float_values = job->src == T_FLOAT32 || job->src == T_HALF;
+    blend->exact_sums = blend->vec && job->identity && exact_sums(job, seg);
     blend->periodic_end = blend->vec ? periodic_end(seg->weights, seg->taps, seg->width,
                                                     ops->lanes) : 0;
     blend->acc = acc;
@@ -361,7 +441,8 @@ static inline __attribute__((always_inline)) void blend_row(
         if (blend->direct)
             blend->row.out = (float *)(void *)o;
         if (d)
-            blend->row.identity = plain || !blend->float_values ? 1 : 2;
+            blend->row.identity = plain || !blend->float_values ? (blend->exact_sums ? 3 : 1)
+                                                                : 2;
         if (ops->vec_sum_row(&blend->row)) {
             if (blend->direct)
                 return;
@@ -411,7 +492,7 @@ static void blend_pair(const LinearJob *job, const LinearOps *ops, const Segment
         row->out2 = blend->direct ? (float *)(void *)o2 : acc2;
         row->F = factors;
         row->F2 = factors2;
-        row->identity = job->identity ? 1 : 0;
+        row->identity = job->identity ? (blend->exact_sums ? 3 : 1) : 0;
         row->pair = 1;
         int done = ops->vec_sum_row(row);
         row->pair = 0;

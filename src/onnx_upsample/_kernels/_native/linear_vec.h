@@ -21,14 +21,16 @@
  * row q's at q * 16), or NULL: made here from the row weights W and each row's outer
  * weights `fv` (row q's at q * 24). ID 1: the identity block's fast sum (each term is added
  * a second time in the last channel's lanes, where its other tap is the same element at the
- * same weight; elsewhere -0 is added, which changes nothing). */
+ * same weight; elsewhere -0 is added, which changes nothing). ID 3: the identity block where
+ * every product and sum is exact (see Blend.exact_sums in linear.c): the last channel's sum
+ * of its own terms, doubled, is the same value. */
 static inline __attribute__((always_inline)) void NAME(vec_at)(
     int64_t f, const int R, const int NI, const int T, const int ID, const VF *wc,
     const VF *fv, const float *const *W, float *const *E, int64_t step, const float *last,
     VF negzero, VF *sums)
 {
     VF s[2] = {negzero, negzero}, mask = negzero;
-    if (ID)
+    if (ID == 1 || ID == 3)
         mask = V_LOAD(last + f);
     for (int c = 0; c < (1 << NI); c++)
         for (int t = 0; t < T; t++) {
@@ -50,12 +52,12 @@ static inline __attribute__((always_inline)) void NAME(vec_at)(
                 }
                 VF p = V_MUL(w, e);
                 s[q] = c == 0 && t == 0 ? p : NAME(v_add_first)(s[q], p);
-                if (ID)
+                if (ID == 1)
                     s[q] = NAME(v_add_first)(s[q], V_SEL(mask, p, negzero));
             }
         }
     for (int q = 0; q < R; q++)
-        sums[q] = s[q];
+        sums[q] = ID == 3 ? NAME(v_add_first)(s[q], V_AND(s[q], mask)) : s[q];
 }
 
 /* The identity block's exact sum, for rows whose values the fast one does not cover (see
@@ -166,8 +168,8 @@ typedef void (*NAME(vec_piece_fn))(const VecRow *r, int64_t a, int64_t b, int st
             NAME(vec_piece)(r, a, b, R, NI, T, ID, 0);                                       \
     }
 #define DEFINE_VEC_PIECES(NI, T)                                                             \
-    DEFINE_VEC_PIECE(1, NI, T, 0) DEFINE_VEC_PIECE(1, NI, T, 1)                              \
-    DEFINE_VEC_PIECE(2, NI, T, 0) DEFINE_VEC_PIECE(2, NI, T, 1)
+    DEFINE_VEC_PIECE(1, NI, T, 0) DEFINE_VEC_PIECE(1, NI, T, 1) DEFINE_VEC_PIECE(1, NI, T, 3) \
+    DEFINE_VEC_PIECE(2, NI, T, 0) DEFINE_VEC_PIECE(2, NI, T, 1) DEFINE_VEC_PIECE(2, NI, T, 3)
 DEFINE_VEC_PIECES(0, 1)
 DEFINE_VEC_PIECES(0, 2)
 DEFINE_VEC_PIECES(1, 1)
@@ -187,11 +189,12 @@ static void NAME(vec_piece_exact)(const VecRow *r, int64_t a, int64_t b, int st)
         NAME(vec_piece)(r, a, b, 1, r->n_interp, r->taps, 2, 0);
 }
 
-#define VEC_PIECES(R, NI, T) \
-    {NAME(vec_piece_##R##_##NI##_##T##_0), NAME(vec_piece_##R##_##NI##_##T##_1)}
+#define VEC_PIECES(R, NI, T)                                                              \
+    {NAME(vec_piece_##R##_##NI##_##T##_0), NAME(vec_piece_##R##_##NI##_##T##_1),          \
+     NAME(vec_piece_##R##_##NI##_##T##_3)}
 #define VEC_PIECES_NI(R, NI) {VEC_PIECES(R, NI, 1), VEC_PIECES(R, NI, 2)}
-/* [rows - 1][outer axes][taps - 1][identity] */
-static const NAME(vec_piece_fn) NAME(vec_pieces)[2][4][2][2] = {
+/* [rows - 1][outer axes][taps - 1][identity: 0, 1, or 3 at 2 (2 is vec_piece_exact)] */
+static const NAME(vec_piece_fn) NAME(vec_pieces)[2][4][2][3] = {
     {VEC_PIECES_NI(1, 0), VEC_PIECES_NI(1, 1), VEC_PIECES_NI(1, 2), VEC_PIECES_NI(1, 3)},
     {VEC_PIECES_NI(2, 0), VEC_PIECES_NI(2, 1), VEC_PIECES_NI(2, 2), VEC_PIECES_NI(2, 3)},
 };
@@ -211,7 +214,8 @@ static int NAME(vec_sum_row)(const VecRow *r)
     if (r->width < VL || NI > 3 || T < 1 || T > 2)
         return 0;
     NAME(vec_piece_fn) piece = r->identity == 2
-        ? NAME(vec_piece_exact) : NAME(vec_pieces)[r->pair][NI][T - 1][r->identity];
+        ? NAME(vec_piece_exact)
+        : NAME(vec_pieces)[r->pair][NI][T - 1][r->identity == 3 ? 2 : r->identity];
     const int64_t width = r->width;
     int64_t head = 0, body = 0;
     if (r->stream) {
