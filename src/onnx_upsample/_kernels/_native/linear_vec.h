@@ -92,6 +92,31 @@ static inline __attribute__((always_inline)) void NAME(vec_put)(float *to, VF v,
         V_STORE(to, v);
 }
 
+/* Streamed outputs of a pair of rows from f, a cache line (16 floats) of each row at a time
+ * while the line's last vector starts at or before `end`: the first row's whole line is
+ * streamed, then the second's (alternating vectors of two rows leave the write-combining
+ * buffers partial lines to flush, which costs memory-bound rows more than the pair saves).
+ * Returns the first output not written. */
+static inline __attribute__((always_inline)) int64_t NAME(vec_pair_lines)(
+    const VecRow *r, int64_t f, int64_t end, const int NI, const int T, const int ID,
+    const VF *wc, const VF *fv, const float *const *W, float *const *E, int64_t step,
+    const float *last, VF negzero, float *const *out)
+{
+    (void)r;
+    for (; f + 16 - VL <= end; f += 16) {
+        VF line[2][16 / VL], s[2];
+        for (int u = 0; u < 16 / VL; u++) {
+            NAME(vec_at)(f + u * VL, 2, NI, T, ID, wc, fv, W, E, step, last, negzero, s);
+            line[0][u] = s[0];
+            line[1][u] = s[1];
+        }
+        for (int q = 0; q < 2; q++)
+            for (int u = 0; u < 16 / VL; u++)
+                V_STREAM(out[q] + f + u * VL, line[q][u]);
+    }
+    return f;
+}
+
 /* Outputs [a, b) of R rows (b - a >= VL, or a vector ending at b when fewer remain: outputs
  * computed twice are the same values). With `st`, each row's out + a is aligned to a cache
  * line and b - a a multiple of 16. The tables are copied to locals: the compiler then keeps
@@ -136,12 +161,18 @@ static inline __attribute__((always_inline)) void NAME(vec_piece)(
                     wc[q * 16 + c * T + t] = w;
                 }
         const int64_t end = (r->periodic_end < b ? r->periodic_end : b) - VL;
+        if (st && R == 2)
+            f = NAME(vec_pair_lines)(r, f, end, NI, T, ID, wc, fv, W, E, step, last, negzero,
+                                     out);
         for (; f <= end; f += VL) {
             NAME(vec_at)(f, R, NI, T, ID, wc, fv, W, E, step, last, negzero, s);
             for (int q = 0; q < R; q++)
                 NAME(vec_put)(out[q] + f, s[q], st);
         }
     }
+    if (st && R == 2)
+        f = NAME(vec_pair_lines)(r, f, b_last, NI, T, ID, NULL, fv, W, E, step, last, negzero,
+                                 out);
     for (; f <= b_last; f += VL) {
         NAME(vec_at)(f, R, NI, T, ID, NULL, fv, W, E, step, last, negzero, s);
         for (int q = 0; q < R; q++)
