@@ -1,0 +1,220 @@
+/* Step 3 of a linear work item (see linear.c): how an item's output rows are summed and
+ * written, one row at a time or in pairs of rows that read the same corner rows, and when
+ * an identity block's sums may be made in another order (exact_sums). Included once, by
+ * linear.c, after linear_cache.h.
+ */
+
+/* The binary digits after the point of a float32 weight: w is a multiple of 2**-digits. */
+static int fraction_digits(float w)
+{
+    uint32_t bits;
+    memcpy(&bits, &w, sizeof bits);
+    int exponent = (int)((bits >> 23) & 0xFF);
+    uint32_t mantissa = bits & 0x7FFFFFu;
+    if (exponent == 0 && mantissa == 0)
+        return 0;
+    if (exponent == 0xFF)
+        return 1000; /* never from a rule; no exact sum */
+    if (exponent)
+        mantissa |= 0x800000u;
+    else
+        exponent = 1;
+    int zeros = 0;
+    while (!(mantissa & 1u)) {
+        mantissa >>= 1;
+        zeros++;
+    }
+    int digits = 150 - exponent - zeros; /* w = mantissa * 2**(exponent - 150) */
+    return digits > 0 ? digits : 0;
+}
+
+/* The most fraction digits among n weights. */
+static int most_digits(const float *w, int64_t n)
+{
+    int most = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int d = fraction_digits(w[i]);
+        most = d > most ? d : most;
+    }
+    return most;
+}
+
+/* Whether every product and partial sum of the item's blends is exact in float32: inputs
+ * of at most B = 8 or 16 bits (integers of magnitude up to 2**B), and term weights that are
+ * multiples of 2**-J (J: the row taps' digits plus each interpolated outer axis's) with
+ * B + J <= 24. Every term weight is then at most 1 and their sum at most 1 per axis, so each
+ * product and partial sum is a multiple of 2**-J below 2**B in magnitude: an integer times
+ * 2**-J below 2**24, which float32 holds. With every operation exact, ORT's sum in its order
+ * is the exact value, whatever the order. Scales 2, 4, 8 on uint8 images qualify; 3 and 1.5
+ * (weights of 1/3) do not. */
+static int exact_sums(const LinearJob *job, const Segment *seg)
+{
+    int bits;
+    switch (job->src) {
+    case T_INT8: case T_UINT8: bits = 8; break;
+    case T_INT16: case T_UINT16: bits = 16; break;
+    default: return 0;
+    }
+    int digits = 0; /* each term has one row tap's weight */
+    for (int t = 0; t < seg->taps; t++) {
+        int d = most_digits(seg->weights[t], seg->width);
+        digits = d > digits ? d : digits;
+    }
+    for (int axis = 0; axis < job->n_outer && bits + digits <= 24; axis++) {
+        const AxisRule *a = &job->axes[axis];
+        if (a->kind != AXIS_BLEND)
+            continue;
+        int most = 0;
+        for (int64_t o = 0; o < a->n_out && bits + digits + most <= 24; o++) {
+            int64_t lo, hi;
+            float w_lo, w_hi;
+            axis_taps(a, o, &lo, &hi, &w_lo, &w_hi);
+            int d = fraction_digits(w_lo), e = fraction_digits(w_hi);
+            most = d > most ? d : most;
+            most = e > most ? e : most;
+        }
+        digits += most;
+    }
+    return bits + digits <= 24;
+}
+
+/* Step 3: how an item's output rows are summed and written. */
+typedef struct {
+    int direct;               /* results are the accumulator type: summed into place */
+    int vec;                  /* float32 sums by the vector loops (linear_vec.h) */
+    int float_values;         /* the sums' values may be infinite, NaN or -0 (float sources) */
+    /* an identity block whose every product and partial sum is exact in float32 (small
+     * integers, weights of few binary digits: exact_sums): any order of the additions gives
+     * ORT's value, so the last channel's terms are summed once and the sum doubled */
+    int exact_sums;
+    int64_t periodic_end;     /* for vec: see periodic_end */
+    void *acc;                /* the accumulator row, for results that are converted (vec:
+                               * two rows, the second for a pair's second row) */
+    char *stage;              /* streaming stores: a converted row waiting to be streamed */
+    size_t dst_size;
+    /* for vec: the rows' sum, set once per item (vec_row_init); each row sets its output
+     * and the kind of identity sum */
+    VecRow row;
+} Blend;
+
+static void plan_blend(const LinearJob *job, const LinearOps *ops, const Segment *seg,
+                       void *acc, char *stage, Blend *blend)
+{
+    blend->direct = (job->dst == T_FLOAT32 && !job->acc_double)
+        || (job->dst == T_FLOAT64 && job->acc_double);
+    /* float32 sums straight into a float32 output, or into the accumulator row */
+    blend->vec = ops->lanes > 0 && !job->acc_double && seg->taps <= 2
+        && (!blend->direct || ((uintptr_t)job->out & 3) == 0);
+    blend->float_values = job->src == T_FLOAT32 || job->src == T_HALF;
+    blend->exact_sums = blend->vec && job->identity && exact_sums(job, seg);
+    blend->periodic_end = blend->vec ? periodic_end(seg->weights, seg->taps, seg->width,
+                                                    ops->lanes) : 0;
+    blend->acc = acc;
+    blend->stage = stage;
+    blend->dst_size = linear_types[job->dst].bytes;
+}
+
+/* The vector sum's fields that every output row of the item shares: its tables of weights
+ * (W, F) and of corner rows (E) stay where they are, their contents change row by row. */
+static void vec_row_init(const LinearJob *job, const Segment *seg, Blend *blend,
+                         const float *factors, void *const *corners)
+{
+    VecRow row = {seg->width, job->n_interp, seg->taps, seg->weights, factors, corners,
+                  (float *)blend->acc, blend->direct && job->stream, blend->periodic_end, 0,
+                  (const float *)(const void *)seg->last, job->identity, 0, NULL, NULL};
+    blend->row = row;
+}
+
+/* One output row `o` of the segment from its corner rows and their outer weights (`plain`:
+ * see linear_cache.h). Float results are summed straight into the output row, others into
+ * the accumulator and converted; with streaming stores both are assembled in the scratch
+ * first and then streamed (the vector sums stream float32 results from the registers), so
+ * the output is never read. */
+static inline __attribute__((always_inline)) void blend_row(
+    const LinearJob *job, const LinearOps *ops, const Segment *seg, Blend *blend,
+    const float *factors, void *const *corners, int plain, char *o)
+{
+    const int64_t width = seg->width;
+    const int64_t d = job->identity;
+    char *row_out = job->stream ? (blend->direct ? (char *)blend->acc : blend->stage) : o;
+    void *into = blend->direct ? (void *)row_out : blend->acc;
+    if (blend->vec) {
+        blend->row.F = factors; /* the second row of a pair blended alone has its own */
+        if (blend->direct)
+            blend->row.out = (float *)(void *)o;
+        if (d)
+            blend->row.identity = plain || !blend->float_values ? (blend->exact_sums ? 3 : 1)
+                                                                : 2;
+        if (ops->vec_sum_row(&blend->row)) {
+            if (blend->direct)
+                return;
+            ops->store[job->src](blend->acc, row_out, width, job->low_bound, job->high_bound);
+            if (job->stream)
+                stream_copy(o, row_out, (size_t)width * blend->dst_size);
+            return;
+        }
+    }
+    const uint32_t *last = d ? seg->last : NULL;
+    if (job->acc_double)
+        ops->sum_double(width, job->n_interp, seg->taps, seg->weights, factors, corners, into,
+                        last, d);
+    else
+        ops->sum_float(width, job->n_interp, seg->taps, seg->weights, factors, corners, into,
+                       last, d);
+    if (!blend->direct)
+        ops->store[job->src](blend->acc, row_out, width, job->low_bound, job->high_bound);
+    if (job->stream)
+        stream_copy(o, row_out, (size_t)width * blend->dst_size);
+}
+
+/* blend_row, called: for the rows of a pair blended alone (the row loop has its own copy) */
+static __attribute__((noinline)) void blend_row_alone(const LinearJob *job,
+                                                      const LinearOps *ops, const Segment *seg,
+                                                      Blend *blend, const float *factors,
+                                                      void *const *corners, int plain, char *o)
+{
+    blend_row(job, ops, seg, blend, factors, corners, plain, o);
+}
+
+/* Two output rows, `o` and `o2`, that read the same corner rows (`factors` and `factors2`
+ * their outer weights): the vector sums load each corner row's values once for both. Each
+ * row's sum is the one blend_row makes, in its order; where the vector loops do not take
+ * a pair (the identity block's exact sum, streamed rows that lie differently in their
+ * cache lines, rows the vector loops do not take), each row is blended alone. */
+static void blend_pair(const LinearJob *job, const LinearOps *ops, const Segment *seg,
+                       Blend *blend, const float *factors, const float *factors2,
+                       void *const *corners, int plain, char *o, char *o2)
+{
+    VecRow *row = &blend->row;
+    const int exact = job->identity && !plain && blend->float_values;
+    const int apart = blend->direct && row->stream && ((uintptr_t)o & 63) != ((uintptr_t)o2 & 63);
+    if (!exact && !apart) {
+        float *acc2 = (float *)blend->acc + seg->width;
+        row->out = blend->direct ? (float *)(void *)o : (float *)blend->acc;
+        row->out2 = blend->direct ? (float *)(void *)o2 : acc2;
+        row->F = factors;
+        row->F2 = factors2;
+        row->identity = job->identity ? (blend->exact_sums ? 3 : 1) : 0;
+        row->pair = 1;
+        int done = ops->vec_sum_row(row);
+        row->pair = 0;
+        if (done) {
+            if (blend->direct)
+                return;
+            const int64_t width = seg->width;
+            char *row_out = job->stream ? blend->stage : o;
+            ops->store[job->src](blend->acc, row_out, width, job->low_bound, job->high_bound);
+            if (job->stream)
+                stream_copy(o, row_out, (size_t)width * blend->dst_size);
+            row_out = job->stream ? blend->stage : o2;
+            ops->store[job->src](acc2, row_out, width, job->low_bound, job->high_bound);
+            if (job->stream)
+                stream_copy(o2, row_out, (size_t)width * blend->dst_size);
+            return;
+        }
+        if (!blend->direct)
+            row->out = (float *)blend->acc;
+    }
+    blend_row_alone(job, ops, seg, blend, factors, corners, plain, o);
+    blend_row_alone(job, ops, seg, blend, factors2, corners, plain, o2);
+}
