@@ -98,11 +98,10 @@ static inline __attribute__((always_inline)) void NAME(vec_put)(float *to, VF v,
  * buffers partial lines to flush, which costs memory-bound rows more than the pair saves).
  * Returns the first output not written. */
 static inline __attribute__((always_inline)) int64_t NAME(vec_pair_lines)(
-    const VecRow *r, int64_t f, int64_t end, const int NI, const int T, const int ID,
-    const VF *wc, const VF *fv, const float *const *W, float *const *E, int64_t step,
-    const float *last, VF negzero, float *const *out)
+    int64_t f, int64_t end, const int NI, const int T, const int ID, const VF *wc,
+    const VF *fv, const float *const *W, float *const *E, int64_t step, const float *last,
+    VF negzero, float *const *out)
 {
-    (void)r;
     for (; f + 16 - VL <= end; f += 16) {
         VF line[2][16 / VL], s[2];
         for (int u = 0; u < 16 / VL; u++) {
@@ -113,6 +112,25 @@ static inline __attribute__((always_inline)) int64_t NAME(vec_pair_lines)(
         for (int q = 0; q < 2; q++)
             for (int u = 0; u < 16 / VL; u++)
                 V_STREAM(out[q] + f + u * VL, line[q][u]);
+    }
+    return f;
+}
+
+/* Outputs of R rows from f, a vector at a time while the vector starts at or before `end`
+ * (pairs of streamed rows a line at a time); `wc` as in vec_at. Returns the first output not
+ * written. */
+static inline __attribute__((always_inline)) int64_t NAME(vec_run)(
+    int64_t f, int64_t end, const int R, const int NI, const int T, const int ID, const int st,
+    const VF *wc, const VF *fv, const float *const *W, float *const *E, int64_t step,
+    const float *last, VF negzero, float *const *out)
+{
+    VF s[4];
+    if (st && R == 2)
+        f = NAME(vec_pair_lines)(f, end, NI, T, ID, wc, fv, W, E, step, last, negzero, out);
+    for (; f <= end; f += VL) {
+        NAME(vec_at)(f, R, NI, T, ID, wc, fv, W, E, step, last, negzero, s);
+        for (int q = 0; q < R; q++)
+            NAME(vec_put)(out[q] + f, s[q], st);
     }
     return f;
 }
@@ -161,23 +179,9 @@ static inline __attribute__((always_inline)) void NAME(vec_piece)(
                     wc[q * 16 + c * T + t] = w;
                 }
         const int64_t end = (r->periodic_end < b ? r->periodic_end : b) - VL;
-        if (st && R == 2)
-            f = NAME(vec_pair_lines)(r, f, end, NI, T, ID, wc, fv, W, E, step, last, negzero,
-                                     out);
-        for (; f <= end; f += VL) {
-            NAME(vec_at)(f, R, NI, T, ID, wc, fv, W, E, step, last, negzero, s);
-            for (int q = 0; q < R; q++)
-                NAME(vec_put)(out[q] + f, s[q], st);
-        }
+        f = NAME(vec_run)(f, end, R, NI, T, ID, st, wc, fv, W, E, step, last, negzero, out);
     }
-    if (st && R == 2)
-        f = NAME(vec_pair_lines)(r, f, b_last, NI, T, ID, NULL, fv, W, E, step, last, negzero,
-                                 out);
-    for (; f <= b_last; f += VL) {
-        NAME(vec_at)(f, R, NI, T, ID, NULL, fv, W, E, step, last, negzero, s);
-        for (int q = 0; q < R; q++)
-            NAME(vec_put)(out[q] + f, s[q], st);
-    }
+    f = NAME(vec_run)(f, b_last, R, NI, T, ID, st, NULL, fv, W, E, step, last, negzero, out);
     if (f < b) {
         NAME(vec_at)(b - VL, R, NI, T, ID, NULL, fv, W, E, step, last, negzero, s);
         for (int q = 0; q < R; q++)
