@@ -406,7 +406,6 @@ int linear_item(void *context, int64_t item, int worker)
              * sweeps of the innermost outer axis */
             const int64_t sweep = job->axes[n - 1].n_out;
             const int q = job->axes[n - 1].kind == AXIS_BLEND; /* the second sweep's axis */
-            const int64_t corners_n = (int64_t)1 << job->n_interp;
             int64_t unused_lo, unused_hi;
             float w_second[2];
             axis_taps(&job->axes[n - 2], position[n - 2] + 1, &unused_lo, &unused_hi,
@@ -424,11 +423,14 @@ int linear_item(void *context, int64_t item, int worker)
                     now = older;
                 }
                 /* the second row's outer weights: the first's, but on the second sweep's
-                 * axis */
-                for (int64_t c = 0; c < corners_n; c++)
-                    for (int a = 0; a < job->n_interp; a++)
-                        factors2[c * job->n_interp + a]
-                            = a != q ? factors[c * job->n_interp + a] : w_second[(c >> q) & 1];
+                 * axis (its taps are the first row's: `last` now holds them) */
+                OuterTaps *taps_now = same ? now : last;
+                const float first_lo = taps_now->w_lo[q], first_hi = taps_now->w_hi[q];
+                taps_now->w_lo[q] = w_second[0];
+                taps_now->w_hi[q] = w_second[1];
+                corner_factors(taps_now, job->n_interp, factors2);
+                taps_now->w_lo[q] = first_lo;
+                taps_now->w_hi[q] = first_hi;
                 char *o = out + (size_t)(r * row_width) * dst_size;
                 blend_pair(job, ops, &seg, &blend, factors, factors2, rows, plain, o,
                            o + (size_t)(sweep * row_width) * dst_size);

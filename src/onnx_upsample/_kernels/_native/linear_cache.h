@@ -206,6 +206,23 @@ static inline void corner_factors(const OuterTaps *outer, int n_interp, float *f
     }
 }
 
+/* The tap tables of each corner's expanded row into `rows` (corner c's tap t at c * taps + t),
+ * the counts of axes and taps constant where they are small: the loops then unroll. */
+static inline __attribute__((always_inline)) void corner_tables_n(
+    const LinearJob *job, const LinearOps *ops, const Segment *seg, CornerCache *cache,
+    const OuterTaps *outer, const int n_interp, const int taps, void **rows)
+{
+    const size_t tap_bytes = seg->tap_offset * cache->acc_size;
+    for (int64_t corner = 0; corner < ((int64_t)1 << n_interp); corner++) {
+        int64_t offset = outer->base;
+        for (int q = 0; q < n_interp; q++)
+            offset += (corner >> q) & 1 ? outer->hi[q] : outer->lo[q];
+        char *row = corner_row(job, ops, seg, cache, corner, offset);
+        for (int t = 0; t < taps; t++)
+            rows[corner * taps + t] = row + (size_t)t * tap_bytes;
+    }
+}
+
 /* Each corner's outer weights into `factors` (corner_factors) and, unless it reads the rows
  * of the previous output row (`same`), its expanded rows' tap tables into `rows` (corner
  * c's tap t at c * taps + t). Returns whether every corner row is plain. */
@@ -218,15 +235,13 @@ static inline int corner_rows(const LinearJob *job, const LinearOps *ops, const 
     if (same)
         return cache->plain_now;
     cache->plain_now = 1;
-    const int64_t corners = (int64_t)1 << n_interp;
-    const size_t tap_bytes = seg->tap_offset * cache->acc_size;
-    for (int64_t corner = 0; corner < corners; corner++) {
-        int64_t offset = outer->base;
-        for (int q = 0; q < n_interp; q++)
-            offset += (corner >> q) & 1 ? outer->hi[q] : outer->lo[q];
-        char *row = corner_row(job, ops, seg, cache, corner, offset);
-        for (int t = 0; t < taps; t++)
-            rows[corner * taps + t] = row + (size_t)t * tap_bytes;
-    }
+    if (n_interp == 1 && taps == 2)
+        corner_tables_n(job, ops, seg, cache, outer, 1, 2, rows);
+    else if (n_interp == 2 && taps == 2)
+        corner_tables_n(job, ops, seg, cache, outer, 2, 2, rows);
+    else if (n_interp == 3 && taps == 2)
+        corner_tables_n(job, ops, seg, cache, outer, 3, 2, rows);
+    else
+        corner_tables_n(job, ops, seg, cache, outer, n_interp, taps, rows);
     return cache->plain_now;
 }
