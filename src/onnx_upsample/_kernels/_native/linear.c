@@ -70,6 +70,11 @@ typedef struct {
     int pair;
     const float *F2;
     float *out2;
+    /* the corners summed, where some outer axes fall on an input row (Blend.collapse):
+     * n_interp of the row's n_full axes are interpolated, kept corner k is corner
+     * corner_of[k] of E and F (F's layout over n_full axes), its axis i axis axis_of[i] */
+    int n_full;
+    const int8_t *corner_of, *axis_of;
 } VecRow;
 
 /* The loops of one instruction set, indexed by the source's element code. */
@@ -78,9 +83,13 @@ typedef struct {
     repeat_fn repeat[T_COUNT];
     store_fn store[T_COUNT];  /* writes the code's results (linear_types[code].out) */
     sum_fn sum_float, sum_double;
+    int (*plain_float32)(const char *row, int64_t n);  /* see linear_cache.h */
     int (*vec_sum_row)(const VecRow *row);  /* the vector sum, 0 where it does not apply */
     int lanes;                /* its float32 lanes (0: no vector loops) */
 } LinearOps;
+
+/* Magnitudes from which a float32 value is plain (see linear_cache.h): 2**-100's bits. */
+#define PLAIN_LOW 0x0D800000u
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -362,7 +371,8 @@ int linear_item(void *context, int64_t item, int worker)
     Blend blend;
     plan_blend(job, ops, &seg, scratch + layout.acc, scratch + layout.stage, &blend);
     CornerCache cache;
-    cache_init(&cache, job, &seg, scratch, &layout, job->identity && blend.float_values);
+    cache_init(&cache, job, &seg, scratch, &layout,
+               blend.float_values && (job->identity || blend.collapse));
     float *factors = (float *)(void *)(scratch + layout.factors);
     const int64_t corners = (int64_t)1 << job->n_interp;
     void *expanded[2 * 4];

@@ -88,12 +88,13 @@ static void cache_init(CornerCache *cache, const LinearJob *job, const Segment *
         cache->last_slot[c] = 0;
 }
 
-/* Magnitudes from which a float32 value is plain (see above): 2**-100's bits. */
-#define PLAIN_LOW 0x0D800000u
-
-/* Whether the input values [first, last] of the row at `row` are plain. */
-static int plain_values(const LinearJob *job, const char *row, int64_t first, int64_t last)
+/* Whether the input values [first, last] of the row at `row` are plain (PLAIN_LOW: the
+ * smallest plain magnitude's bits, in linear.c). */
+static int plain_values(const LinearJob *job, const LinearOps *ops, const char *row,
+                        int64_t first, int64_t last)
 {
+    if (job->src == T_FLOAT32)
+        return ops->plain_float32(row + (size_t)first * sizeof(float), last - first + 1);
     uint32_t bad = 0;
     for (int64_t i = first; i <= last; i++) {
         uint32_t bits;
@@ -169,7 +170,7 @@ static inline char *corner_row(const LinearJob *job, const LinearOps *ops, const
         expand_row(job, ops, seg, offset, row, cache->acc_size);
         if (cache->check_plain) /* the input range every tap of the segment reads */
             cache->plain[slot] = plain_values(
-                job, job->x + (size_t)offset * linear_types[job->src].bytes, seg->off[0],
+                job, ops, job->x + (size_t)offset * linear_types[job->src].bytes, seg->off[0],
                 seg->off[(size_t)(seg->taps - 1) * (size_t)seg->stride
                          + (size_t)seg->width - 1]);
     } else {

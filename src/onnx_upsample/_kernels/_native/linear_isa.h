@@ -263,6 +263,25 @@ DEFINE_STORE_COPY(FLOAT64)
 #undef ACC
 #undef SUFFIX
 
+/* Whether n float32 values from `row` are plain (see linear_cache.h): every one finite, none
+ * -0 and none of magnitude below 2**-100 but +0. One branch-free pass of a maximum and a
+ * minimum, which the compiler vectorises: the largest magnitude must be finite; with the
+ * bits rotated left by one (the sign last: +0 is 0, -0 is 1, a magnitude m is 2m or
+ * 2m + 1) and 1 subtracted (+0 wraps to the largest), the smallest must be at least
+ * 2 * PLAIN_LOW - 1. */
+static int NAME(plain_float32)(const char *row, int64_t n)
+{
+    uint32_t most = 0, least = 0xFFFFFFFFu;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, row + (size_t)i * sizeof bits, sizeof bits);
+        uint32_t magnitude = bits & 0x7FFFFFFFu, rotated = ((bits << 1) | (bits >> 31)) - 1u;
+        most = magnitude > most ? magnitude : most;
+        least = rotated < least ? rotated : least;
+    }
+    return most < 0x7F800000u && least >= 2 * PLAIN_LOW - 1;
+}
+
 /* Every code has its loops, by name: a code without them does not compile. A code's store
  * writes the code its results are written as (T_HALF: float32). */
 #define OPS_EXPAND(T, stored, acc, out) [T_##T] = NAME(expand_##T),
@@ -274,6 +293,7 @@ static const LinearOps NAME(linear_ops) = {
     .store = {LINEAR_TYPES(OPS_STORE)},
     .sum_float = NAME(sum_f),
     .sum_double = NAME(sum_d),
+    .plain_float32 = NAME(plain_float32),
 #if defined(LANES_SSE2) || defined(LANES_AVX2)
     .vec_sum_row = NAME(vec_sum_row),
     .lanes = VL,

@@ -92,41 +92,32 @@ static inline __attribute__((always_inline)) void NAME(vec_put)(float *to, VF v,
         V_STORE(to, v);
 }
 
-/* Streamed outputs of a pair of rows from f, a cache line (16 floats) of each row at a time
- * while the line's last vector starts at or before `end`: the first row's whole line is
- * streamed, then the second's (alternating vectors of two rows leave the write-combining
- * buffers partial lines to flush, which costs memory-bound rows more than the pair saves).
- * Returns the first output not written. */
-static inline __attribute__((always_inline)) int64_t NAME(vec_pair_lines)(
-    int64_t f, int64_t end, const int NI, const int T, const int ID, const VF *wc,
-    const VF *fv, const float *const *W, float *const *E, int64_t step, const float *last,
-    VF negzero, float *const *out)
-{
-    for (; f + 16 - VL <= end; f += 16) {
-        VF line[2][16 / VL], s[2];
-        for (int u = 0; u < 16 / VL; u++) {
-            NAME(vec_at)(f + u * VL, 2, NI, T, ID, wc, fv, W, E, step, last, negzero, s);
-            line[0][u] = s[0];
-            line[1][u] = s[1];
-        }
-        for (int q = 0; q < 2; q++)
-            for (int u = 0; u < 16 / VL; u++)
-                V_STREAM(out[q] + f + u * VL, line[q][u]);
-    }
-    return f;
-}
-
-/* Outputs of R rows from f, a vector at a time while the vector starts at or before `end`
- * (pairs of streamed rows a line at a time); `wc` as in vec_at. Returns the first output not
- * written. */
+/* Outputs of R rows from f, a vector at a time while the vector starts at or before `end`;
+ * `wc` as in vec_at. Several vectors of each row at a time first: the loop's own
+ * instructions are shared by more outputs, and a streamed row is written a whole cache
+ * line (16 floats) at a time, the first row's line, then the second's (alternating vectors
+ * of two rows leave the write-combining buffers partial lines to flush, which costs
+ * memory-bound rows more than the pair saves). Returns the first output not written. */
 static inline __attribute__((always_inline)) int64_t NAME(vec_run)(
     int64_t f, int64_t end, const int R, const int NI, const int T, const int ID, const int st,
     const VF *wc, const VF *fv, const float *const *W, float *const *E, int64_t step,
     const float *last, VF negzero, float *const *out)
 {
-    VF s[4];
-    if (st && R == 2)
-        f = NAME(vec_pair_lines)(f, end, NI, T, ID, wc, fv, W, E, step, last, negzero, out);
+    enum { U = 16 / VL > 2 ? 16 / VL : 2 };
+    /* a pair's sums and weights fill the registers at one vector per row */
+    const int u_n = st ? 16 / VL : R == 2 ? 1 : 2;
+    VF s[2];
+    for (; f + (u_n - 1) * VL <= end; f += u_n * VL) {
+        VF line[2][U];
+        for (int u = 0; u < u_n; u++) {
+            NAME(vec_at)(f + u * VL, R, NI, T, ID, wc, fv, W, E, step, last, negzero, s);
+            for (int q = 0; q < R; q++)
+                line[q][u] = s[q];
+        }
+        for (int q = 0; q < R; q++)
+            for (int u = 0; u < u_n; u++)
+                NAME(vec_put)(out[q] + f + u * VL, line[q][u], st);
+    }
     for (; f <= end; f += VL) {
         NAME(vec_at)(f, R, NI, T, ID, wc, fv, W, E, step, last, negzero, s);
         for (int q = 0; q < R; q++)
@@ -150,12 +141,16 @@ static inline __attribute__((always_inline)) void NAME(vec_piece)(
     float *out[2] = {r->out, r->out2};
     /* corner c's taps lie `step` elements apart in its expanded row (linear_cache.h): one
      * pointer per corner leaves the registers to the weights */
+    /* a pair sums every corner (rows that leave corners out are summed alone) */
     for (int c = 0; c < (1 << NI); c++)
-        E[c] = (float *)r->E[c * T];
+        E[c] = (float *)r->E[(R == 2 ? c : r->corner_of[c]) * T];
     const int64_t step = T == 2 ? (float *)r->E[1] - (float *)r->E[0] : 0;
     for (int q = 0; q < R; q++)
-        for (int k = 0; k < (1 << NI) * NI; k++)
-            fv[q * 24 + k] = V_SET1(q ? r->F2[k] : r->F[k]);
+        for (int c = 0; c < (1 << NI); c++)
+            for (int i = 0; i < NI; i++)
+                fv[q * 24 + c * NI + i] = V_SET1(
+                    R == 2 ? (q ? r->F2 : r->F)[c * NI + i]
+                           : r->F[r->corner_of[c] * r->n_full + r->axis_of[i]]);
     const VF negzero = V_SET1(-0.0f);
     const float *last = r->last;
     int64_t f = a;
