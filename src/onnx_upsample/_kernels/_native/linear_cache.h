@@ -5,7 +5,8 @@
  * each gathered at the segment's taps and converted to the accumulation type: an "expanded"
  * row of `taps` tables. Neighbouring output rows mostly read the same input rows (a scale of
  * 2 reads each twice), so expanded rows live in 2 * 2**n slots of the worker's scratch,
- * found by their input offset and replaced least recently used first. Included once, by
+ * found by their input offset; a slot is replaced only when neither the previous output row
+ * nor the current one reads it. Included once, by
  * linear.c, after its LinearOps and Segment.
  *
  * Under an identity block with float values, each slot also records whether its input row
@@ -62,6 +63,9 @@ typedef struct {
     int check_plain;          /* an identity block with float values: rows are checked */
     int plain_now;            /* the current output row's corners are all plain */
     int64_t last_slot[8];     /* corner c's slot for the previous output row (c < 8) */
+    /* slots read since `protect` (ages above it) hold rows of the previous or the current
+     * output row; `hand` goes round the others for the slot to replace */
+    int64_t protect, row_start, hand;
 } CornerCache;
 
 static void cache_init(CornerCache *cache, const LinearJob *job, const Segment *seg,
@@ -77,6 +81,7 @@ static void cache_init(CornerCache *cache, const LinearJob *job, const Segment *
     cache->slot_bytes = (size_t)seg->taps * (size_t)seg->stride * cache->acc_size + SLOT_PAD;
     cache->check_plain = check_plain;
     cache->plain_now = 1;
+    cache->protect = cache->row_start = cache->hand = 0;
     for (int64_t t = 0; t < cache->slots; t++) {
         cache->keys[t] = -1;
         cache->ages[t] = 0;
@@ -150,21 +155,20 @@ static inline char *corner_row(const LinearJob *job, const LinearOps *ops, const
         slot = cache->last_slot[corner];
     else if (corner < 7 && keys[cache->last_slot[corner | 1]] == offset)
         slot = cache->last_slot[corner | 1];
-    /* else any slot that holds it, and the least recently read one to replace, in one pass
-     * (selects, not branches: which slot wins is data the branches cannot predict) */
-    int64_t oldest = 0;
-    if (slot < 0) {
-        int64_t oldest_age = ages[0];
-        for (int64_t t = 0; t < slots; t++) {
+    /* else any slot that holds it (a select per slot: which one wins is data the branches
+     * cannot predict) */
+    if (slot < 0)
+        for (int64_t t = 0; t < slots; t++)
             slot = keys[t] == offset ? t : slot;
-            int older = ages[t] < oldest_age;
-            oldest_age = older ? ages[t] : oldest_age;
-            oldest = older ? t : oldest;
-        }
-    }
     char *row;
     if (slot < 0) {
-        slot = oldest;
+        /* the next slot round that neither the previous nor this output row reads: the rows
+         * an output row reads next are among those (2 * 2**n slots, at most 2**n a row, so
+         * one is always free) */
+        do {
+            slot = cache->hand;
+            cache->hand = slot + 1 == slots ? 0 : slot + 1;
+        } while (ages[slot] > cache->protect);
         keys[slot] = offset;
         row = cache->rows + (size_t)slot * cache->slot_bytes;
         expand_row(job, ops, seg, offset, row, cache->acc_size);
@@ -236,6 +240,8 @@ static inline int corner_rows(const LinearJob *job, const LinearOps *ops, const 
     if (same)
         return cache->plain_now;
     cache->plain_now = 1;
+    cache->protect = cache->row_start;
+    cache->row_start = cache->clock;
     if (n_interp == 1 && taps == 2)
         corner_tables_n(job, ops, seg, cache, outer, 1, 2, rows);
     else if (n_interp == 2 && taps == 2)
