@@ -2,7 +2,9 @@
 
 Where an output row falls on an input row along an interpolated outer axis (weights 1 and
 +0: every other row at x2, every third at x3, each at scale 1), the linear kernel leaves out
-the corners of that axis's high tap: their terms are +0 times a value. That is exact only
+the corners of that axis's high tap: their terms are +0 times a value. Two rows that read the
+same input rows are still summed in one pass where the first leaves out the corners of one
+more axis than the second (rows 2k and 2k + 1 at x2). That is exact only
 where the value is finite and the sum's sign of zero cannot change: integer values (never
 -0, and a zero converts to 0 either way), or float rows that the kernel has checked plain
 (no infinity, NaN, -0 or value below 2**-100 but +0; the rows of an (H, W, C) image, which
@@ -29,6 +31,7 @@ INTEGER_CASES = [
     ((9, 14), [3.0, 2.0]),  # grey at x3: every third row
     ((8, 6, 19), [4.0, 1.5, 2.0]),  # depth every fourth, height every third
     ((3, 5, 4, 17), [2.0, 3.0, 1.5, 2.0]),  # three outer axes: every set of them
+    ((3, 4, 5, 18), [2.0, 2.0, 2.0, 2.0]),  # x2 on three: pairs nested on each of them
     ((7, 12, 3), [1.0, 2.0, 1.0]),  # scale 1 on an interpolated axis: all rows but the last
     ((6, 9, 10), [1.7, 2.0, 2.0]),  # 1.7: only the first depth falls on a row
 ]

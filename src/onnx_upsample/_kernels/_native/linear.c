@@ -75,6 +75,9 @@ typedef struct {
      * corner_of[k] of E and F (F's layout over n_full axes), its axis i axis axis_of[i] */
     int n_full;
     const int8_t *corner_of, *axis_of;
+    /* -1, or for a pair (identity 0): the first row also leaves out the corners of the
+     * high tap of kept axis `nested`, where the second row does not */
+    int nested;
 } VecRow;
 
 /* The loops of one instruction set, indexed by the source's element code. */

@@ -79,13 +79,14 @@ static int exact_sums(const LinearJob *job, const Segment *seg)
 }
 
 /* Whether outer axis q of an output row whose corner weights are `factors` (see
- * corner_factors) falls on an input row: weights 1 and +0, as every other row at x2 has. */
+ * corner_factors) falls on an input row: weights 1 and +0, as every other row at x2 has
+ * (compared as bits: +0, not -0). */
 static inline int axis_collapses(const float *factors, int n_interp, int q)
 {
-    float w_lo = factors[q], w_hi = factors[((size_t)1 << q) * (size_t)n_interp + (size_t)q];
-    uint32_t hi_bits;
-    memcpy(&hi_bits, &w_hi, sizeof hi_bits);
-    return hi_bits == 0 && w_lo == 1.0f;
+    uint32_t lo, hi;
+    memcpy(&lo, &factors[q], sizeof lo);
+    memcpy(&hi, &factors[((size_t)1 << q) * (size_t)n_interp + (size_t)q], sizeof hi);
+    return (hi == 0) & (lo == 0x3F800000u);
 }
 
 /* Whether some interpolated outer axis often falls on an input row (see Blend.collapse):
@@ -161,8 +162,8 @@ static void plan_blend(const LinearJob *job, const LinearOps *ops, const Segment
     blend->float_values = job->src == T_FLOAT32 || job->src == T_HALF;
     blend->exact_sums = blend->vec && job->identity && exact_sums(job, seg);
     /* float rows only where an identity block has them checked already: checking every
-     * row costs more than the corners left out save (trilinear x2 float32: 6.2 ->
-     * 7.4 instructions per output, the rows then summed one at a time, not in pairs) */
+     * row costs more than the corners left out save (trilinear x2 float32: 6.1 -> 6.25
+     * instructions per output, with the nested pairs; 7.4 with single rows) */
     blend->collapse = blend->vec && job->n_interp >= 1 && job->n_interp <= 3
         && seg->taps <= 2 && (!blend->float_values || job->identity)
         && axes_may_collapse(job, blend->float_values);
@@ -195,7 +196,7 @@ static void vec_row_init(const LinearJob *job, const Segment *seg, Blend *blend,
     VecRow row = {seg->width, job->n_interp, seg->taps, seg->weights, factors, corners,
                   (float *)blend->acc, blend->direct && job->stream, blend->periodic_end, 0,
                   (const float *)(const void *)seg->last, job->identity, 0, NULL, NULL,
-                  job->n_interp, blend->kept_corner[0], blend->kept_axis[0]};
+                  job->n_interp, blend->kept_corner[0], blend->kept_axis[0], -1};
     blend->row = row;
 }
 
@@ -270,11 +271,26 @@ static void blend_pair(const LinearJob *job, const LinearOps *ops, const Segment
 {
     VecRow *row = &blend->row;
     const int exact = job->identity && !plain && blend->float_values;
-    /* a row that leaves corners out (Blend.collapse) is summed alone */
-    const int collapses = blend->collapse && (plain || !blend->float_values)
-        && (collapse_mask(factors, job->n_interp) | collapse_mask(factors2, job->n_interp));
     const int apart = blend->direct && row->stream && ((uintptr_t)o & 63) != ((uintptr_t)o2 & 63);
-    if (!exact && !apart && !collapses) {
+    /* rows that leave corners out (Blend.collapse) pair where the first row leaves out
+     * those of one more axis than the second (ID 4 + k in linear_vec.h: rows 2k and 2k + 1
+     * at x2, the first on an input row; the second of two rows that read the same input
+     * rows never is unless the first is). Others are summed alone. */
+    int nested = -1, common = 0, paired = 1;
+    if (blend->collapse && (plain || !blend->float_values)) {
+        const int m1 = collapse_mask(factors, job->n_interp);
+        const int m2 = collapse_mask(factors2, job->n_interp);
+        const int extra = m1 ^ m2;
+        common = m1 & m2;
+        if (extra && !(extra & (extra - 1)) && (m1 & extra) && !job->identity) {
+            nested = 0; /* the extra axis's place among the kept axes */
+            for (int q = 0; q < job->n_interp; q++)
+                nested += !((common >> q) & 1) && (1 << q) < extra;
+        } else {
+            paired = m1 == 0 && m2 == 0;
+        }
+    }
+    if (!exact && !apart && paired) {
         float *acc2 = (float *)blend->acc + seg->width;
         row->out = blend->direct ? (float *)(void *)o : (float *)blend->acc;
         row->out2 = blend->direct ? (float *)(void *)o2 : acc2;
@@ -282,8 +298,20 @@ static void blend_pair(const LinearJob *job, const LinearOps *ops, const Segment
         row->F2 = factors2;
         row->identity = job->identity ? (blend->exact_sums ? 3 : 1) : 0;
         row->pair = 1;
+        if (nested >= 0) {
+            row->nested = nested;
+            row->n_interp = common ? blend->kept_count[common] : job->n_interp;
+            row->corner_of = blend->kept_corner[common];
+            row->axis_of = blend->kept_axis[common];
+        }
         int done = ops->vec_sum_row(row);
         row->pair = 0;
+        if (nested >= 0) {
+            row->nested = -1;
+            row->n_interp = job->n_interp;
+            row->corner_of = blend->kept_corner[0];
+            row->axis_of = blend->kept_axis[0];
+        }
         if (done) {
             if (blend->direct)
                 return;

@@ -23,7 +23,10 @@
  * a second time in the last channel's lanes, where its other tap is the same element at the
  * same weight; elsewhere -0 is added, which changes nothing). ID 3: the identity block where
  * every product and sum is exact (see Blend.exact_sums in linear.c): the last channel's sum
- * of its own terms, doubled, is the same value. */
+ * of its own terms, doubled, is the same value. ID 4 + k (a pair): the first row falls on an
+ * input row along axis k (bit k of a corner), where the second does not: its sum leaves out
+ * the corners of that axis's high tap (weight +0; see Blend.collapse in linear_blend.h), in
+ * the order of the others. */
 static inline __attribute__((always_inline)) void NAME(vec_at)(
     int64_t f, const int R, const int NI, const int T, const int ID, const VF *wc,
     const VF *fv, const float *const *W, float *const *E, int64_t step, const float *last,
@@ -42,6 +45,8 @@ static inline __attribute__((always_inline)) void NAME(vec_at)(
                 __asm__("" : "+x"(e));
             VF wrow = wc ? negzero : V_LOAD(W[t] + f);
             for (int q = 0; q < R; q++) {
+                if (ID >= 4 && q == 0 && ((c >> (ID - 4)) & 1))
+                    continue;
                 VF w;
                 if (wc) {
                     w = wc[q * 16 + c * T + t];
@@ -141,16 +146,18 @@ static inline __attribute__((always_inline)) void NAME(vec_piece)(
     float *out[2] = {r->out, r->out2};
     /* corner c's taps lie `step` elements apart in its expanded row (linear_cache.h): one
      * pointer per corner leaves the registers to the weights */
-    /* a pair sums every corner (rows that leave corners out are summed alone) */
+    /* the kept corners (Blend.collapse; every corner for a pair of rows that both sum
+     * every corner) */
+    const int every = R == 2 && ID < 4;
     for (int c = 0; c < (1 << NI); c++)
-        E[c] = (float *)r->E[(R == 2 ? c : r->corner_of[c]) * T];
+        E[c] = (float *)r->E[(every ? c : r->corner_of[c]) * T];
     const int64_t step = T == 2 ? (float *)r->E[1] - (float *)r->E[0] : 0;
     for (int q = 0; q < R; q++)
         for (int c = 0; c < (1 << NI); c++)
             for (int i = 0; i < NI; i++)
                 fv[q * 24 + c * NI + i] = V_SET1(
-                    R == 2 ? (q ? r->F2 : r->F)[c * NI + i]
-                           : r->F[r->corner_of[c] * r->n_full + r->axis_of[i]]);
+                    every ? (q ? r->F2 : r->F)[c * NI + i]
+                          : (q ? r->F2 : r->F)[r->corner_of[c] * r->n_full + r->axis_of[i]]);
     const VF negzero = V_SET1(-0.0f);
     const float *last = r->last;
     int64_t f = a;
@@ -209,6 +216,14 @@ DEFINE_VEC_PIECES(2, 2)
 DEFINE_VEC_PIECES(3, 1)
 DEFINE_VEC_PIECES(3, 2)
 
+/* Pairs whose first row leaves out the corners of one more axis (ID 4 + that axis, in the
+ * kept corners' axes): every other row of an interpolated outer axis at x2 beside the next */
+DEFINE_VEC_PIECE(2, 1, 1, 4) DEFINE_VEC_PIECE(2, 1, 2, 4)
+DEFINE_VEC_PIECE(2, 2, 1, 4) DEFINE_VEC_PIECE(2, 2, 1, 5)
+DEFINE_VEC_PIECE(2, 2, 2, 4) DEFINE_VEC_PIECE(2, 2, 2, 5)
+DEFINE_VEC_PIECE(2, 3, 1, 4) DEFINE_VEC_PIECE(2, 3, 1, 5) DEFINE_VEC_PIECE(2, 3, 1, 6)
+DEFINE_VEC_PIECE(2, 3, 2, 4) DEFINE_VEC_PIECE(2, 3, 2, 5) DEFINE_VEC_PIECE(2, 3, 2, 6)
+
 /* The identity block's exact sum, rare (rows with values the fast sum does not cover): one
  * function for every count of axes and taps, one row at a time. */
 static void NAME(vec_piece_exact)(const VecRow *r, int64_t a, int64_t b, int st)
@@ -228,6 +243,15 @@ static const NAME(vec_piece_fn) NAME(vec_pieces)[2][4][2][3] = {
     {VEC_PIECES_NI(1, 0), VEC_PIECES_NI(1, 1), VEC_PIECES_NI(1, 2), VEC_PIECES_NI(1, 3)},
     {VEC_PIECES_NI(2, 0), VEC_PIECES_NI(2, 1), VEC_PIECES_NI(2, 2), VEC_PIECES_NI(2, 3)},
 };
+/* [outer axes - 1][the first row's axis][taps - 1] */
+static const NAME(vec_piece_fn) NAME(vec_pieces_nested)[3][3][2] = {
+    {{NAME(vec_piece_2_1_1_4), NAME(vec_piece_2_1_2_4)}, {NULL, NULL}, {NULL, NULL}},
+    {{NAME(vec_piece_2_2_1_4), NAME(vec_piece_2_2_2_4)},
+     {NAME(vec_piece_2_2_1_5), NAME(vec_piece_2_2_2_5)}, {NULL, NULL}},
+    {{NAME(vec_piece_2_3_1_4), NAME(vec_piece_2_3_2_4)},
+     {NAME(vec_piece_2_3_1_5), NAME(vec_piece_2_3_2_5)},
+     {NAME(vec_piece_2_3_1_6), NAME(vec_piece_2_3_2_6)}},
+};
 #undef VEC_PIECES_NI
 #undef VEC_PIECES
 #undef DEFINE_VEC_PIECES
@@ -243,8 +267,10 @@ static int NAME(vec_sum_row)(const VecRow *r)
     const int NI = r->n_interp, T = r->taps;
     if (r->width < VL || NI > 3 || T < 1 || T > 2)
         return 0;
-    NAME(vec_piece_fn) piece = r->identity == 2
-        ? NAME(vec_piece_exact)
+    if (r->nested >= 0 && (NI < 1 || r->nested >= NI || r->identity))
+        return 0;
+    NAME(vec_piece_fn) piece = r->identity == 2 ? NAME(vec_piece_exact)
+        : r->nested >= 0 ? NAME(vec_pieces_nested)[NI - 1][r->nested][T - 1]
         : NAME(vec_pieces)[r->pair][NI][T - 1][r->identity == 3 ? 2 : r->identity];
     const int64_t width = r->width;
     int64_t head = 0, body = 0;
