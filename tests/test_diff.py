@@ -250,6 +250,14 @@ def test_linear_example_is_what_the_script_makes() -> None:
             if n.op_type == "Upsample" and a.name == "mode"] == [b"linear"]
 
 
+def avx512_cpu() -> bool:
+    """Whether onnxruntime's own kernels (its convolutions) may take AVX-512 paths here."""
+    try:
+        return " avx512f" in Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+
+
 def _transcripts() -> list[tuple[str, list[str]]]:
     """Each ``$ onnx-upsample diff ...`` block of the README: the command and its lines."""
     import re
@@ -277,6 +285,10 @@ def test_readme_diff_transcripts_are_what_the_command_prints(
 
     if "linear" in command and platform.machine().lower() not in ("x86_64", "amd64"):
         pytest.skip("onnxruntime's NCHWc layout kernel runs on x86 only")
+    if avx512_cpu():
+        pytest.skip("the transcripts were recorded where onnxruntime's convolutions take "
+                    "their AVX2 kernels; its AVX-512 ones round other bits, so the Upsample's "
+                    "input differs from the reference's")
     monkeypatch.chdir(ROOT)
     code, out, _ = run_cli(capsys, *shlex.split(command))
     assert code == (1 if "linear" in command else 0)

@@ -152,7 +152,11 @@ def test_affinity_changes_after_the_first_call_are_seen() -> None:
 # there (not return a result with holes), and the child's next calls must work. The handler
 # runs where the caller looks for signals, between its work items, or after the call when
 # the caller's items were all done: a fork there leaves a complete result, which is right
-# too. Each attempt is a fresh call; the script stops at the first fork inside a call.
+# too. Each attempt is a fresh call; the script stops at the first fork inside a call. The
+# caller looks for signals at most every 20 ms (POLL_INTERVAL in pool.c), so the call must
+# last several times that on a fast machine: 64 planes of 1996 x 1996 bytes at scales whose
+# weights are rarely 1 and 0 (about 90 ms on 2 cores of an AVX-512 EPYC; 8 planes at x4
+# ended within 20 ms there, 32 in 19 ms).
 FORK_IN_HANDLER = r"""
 import os, signal, sys, time
 import numpy as np
@@ -160,13 +164,13 @@ import onnx_upsample as u
 from onnx_upsample import _threads
 _threads.available_cores = lambda: 2
 u.set_num_threads(2)
-x = (np.arange(8 * 512 * 512) % 251).astype(np.uint8).reshape(8, 512, 512)
-scales = [1, 4, 4]
+x = (np.arange(64 * 512 * 512) % 251).astype(np.uint8).reshape(64, 512, 512)
+scales = [1, 3.9, 3.9]
 expected = u.upsample(x, scales, "linear")
 t0 = time.perf_counter(); u.upsample(x, scales, "linear"); duration = time.perf_counter() - t0
 children = []
 signal.signal(signal.SIGALRM, lambda *_: children.append(os.fork()))
-for attempt in range(5):
+for attempt in range(10):
     children.clear()
     signal.setitimer(signal.ITIMER_REAL, duration / 3)
     try:

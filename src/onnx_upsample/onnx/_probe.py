@@ -111,6 +111,13 @@ def _sub_model(model: onnx.ModelProto, nodes: Sequence[onnx.NodeProto],
         produced.update(name for name in node.output if name)
     needed = [name for name in dict.fromkeys(needed) if name in values or name in constants]
     initializers = {tensor.name: tensor for tensor in model.graph.initializer}
+    # a Constant node's output that no run recorded: the node comes along, still a constant
+    makers = [node for node in model.graph.node if node.op_type == "Constant"
+              and node.domain in DEFAULT_DOMAINS and len(node.output) == 1
+              and node.output[0] in needed and node.output[0] not in initializers
+              and node.output[0] not in values]
+    needed = [name for name in needed if all(name != node.output[0] for node in makers)]
+    nodes = [*makers, *nodes]
     # an initializer listed as a graph input stays listed: from IR 4 on that makes it an
     # input with a default, which runtimes do not fold as a constant (and IR 3 lists all)
     listed = {value.name: value for value in model.graph.input if value.name in initializers}

@@ -16,7 +16,8 @@
  * element's own terms is never -0 (its largest weight is at least 0.5 per axis, so that
  * term is +0 or of magnitude at least 2**-108, and a sum is -0 only if every term is -0),
  * so the fast identity sum is ORT's sum bit for bit. Rows that are not plain take the exact
- * identity sum.
+ * identity sum. Plain rows may also leave out the corners of weight +0 (Blend.collapse in
+ * linear_blend.h), by the same argument.
  */
 
 /* The outer axes' part of one output row: the input offset of its copied axes, and the two

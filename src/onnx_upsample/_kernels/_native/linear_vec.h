@@ -5,7 +5,7 @@
  * operand of every add). No output's sum is split or reordered: the lanes are different
  * outputs. Included by linear_isa.h for each instruction set that has lanes.
  *
- * Three ways to save work, none of which changes an operation:
+ * Four ways to save work, none of which changes a result's bits:
  * - Where the row weights repeat every VL elements (integer scales 1, 2, 4, 8 on the row
  *   axis, blocks that divide VL; periodic_end), each term's weight vector is made once per
  *   row piece and kept in registers: the same products of the same values.
@@ -13,6 +13,9 @@
  * - An identity block (the channels of an (H, W, C) image, which ORT's rank-3 kernel
  *   interpolates at scale 1: channel c blends c and c + 1 at weights 1 and 0, the last one
  *   itself twice at 0.5 and 0.5) is expanded like a copied block; see VecRow.identity.
+ * - A row that falls on an input row along an outer axis leaves out the corners of weight +0
+ *   there (VecRow.corner_of; ID 4 + k for a pair whose first row leaves out one more axis),
+ *   where that changes no bit (Blend.collapse in linear_blend.h).
  */
 
 /* One vector of outputs at f in each of R output rows that read the same corner rows E (R
