@@ -116,6 +116,24 @@ def test_noise_before_a_node_is_not_blamed_on_it(two: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("importable_test_backends")
+def test_noise_before_a_node_whose_scales_come_from_a_constant_node(tmp_path: Path) -> None:
+    """Run alone, the node takes its Constant node along: no run records the constant's
+    value (it was a KeyError)."""
+    model = _two_upsamples()
+    scales = model.graph.initializer.pop()
+    model.graph.node.insert(0, helper.make_node("Constant", [], ["scales"], name="scales",
+                                                value=scales))
+    path = tmp_path / "constant_scales.onnx"
+    onnx.save(model, str(path))
+    found = diff(str(path), EXACT, PERTURBED)
+    lin = _row(found, "lin")
+    assert not lin.input_difference.identical
+    assert lin.alone is not None and lin.alone.identical
+    assert lin.verdict == "input differs"
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("importable_test_backends")
 def test_a_runtime_that_refuses_a_node(two: str, capsys: pytest.CaptureFixture[str]) -> None:
     """It runs the rest of the model, the refused nodes' outputs coming from the other."""
     found = diff(two, NO_UPSAMPLE, EXACT)
