@@ -32,6 +32,8 @@ INTEGER_CASES = [
     ((8, 6, 19), [4.0, 1.5, 2.0]),  # depth every fourth, height every third
     ((3, 5, 4, 17), [2.0, 3.0, 1.5, 2.0]),  # three outer axes: every set of them
     ((3, 4, 5, 18), [2.0, 2.0, 2.0, 2.0]),  # x2 on three: pairs nested on each of them
+    ((1, 4, 4, 4, 16), [1.0, 2.0, 2.0, 2.0, 1.0]),  # the same, no row taps: nested beside
+    # axes both rows leave out
     ((7, 12, 3), [1.0, 2.0, 1.0]),  # scale 1 on an interpolated axis: all rows but the last
     ((6, 9, 10), [1.7, 2.0, 2.0]),  # 1.7: only the first depth falls on a row
 ]
@@ -41,8 +43,8 @@ INTEGER_TYPES = ["int8", "uint8", "int16", "uint16", "int32"]
 
 def integer_values(shape: tuple[int, ...], name: str) -> np.ndarray:
     rng = np.random.default_rng(sum(shape))
-    info = np.iinfo(dtype_of(name))
-    return rng.integers(max(int(info.min), -(2**24)), min(int(info.max), 2**24), shape,
+    info = np.iinfo(dtype_of(name))  # int32 beyond 2**24 too: rounded when converted
+    return rng.integers(max(int(info.min), -(2**30)), min(int(info.max), 2**30), shape,
                         dtype=dtype_of(name), endpoint=True)
 
 
