@@ -13,7 +13,8 @@ py=${PYTHON:-.venv/bin/python}
 differential=("$@")
 kernels=("${differential[@]}" tests/test_identity_block.py tests/test_native.py
          tests/test_native_constants.py tests/test_kernels.py tests/test_kernel_description.py
-         tests/test_linear_variants.py tests/test_row_pairs.py tests/test_nearest_rows.py
+         tests/test_linear_variants.py tests/test_row_pairs.py tests/test_collapsed_axes.py
+         tests/test_nearest_rows.py
          tests/test_layouts.py tests/test_reference.py tests/test_reference_types.py
          tests/test_nan_bits.py tests/test_threads.py tests/test_buffers.py tests/test_memory.py
          tests/test_dtypes.py)
@@ -27,7 +28,7 @@ trap 'rm -f "$log"' EXIT
         echo "== the differential suites again: baseline instruction set, streaming stores on"
         ONNX_UPSAMPLE_ISA=baseline ONNX_UPSAMPLE_STREAMING_STORES=always \
             "$py" -m pytest -q -p no:cacheprovider "${differential[@]}" \
-                tests/test_identity_block.py tests/test_row_pairs.py
+                tests/test_identity_block.py tests/test_row_pairs.py tests/test_collapsed_axes.py
     }
 } >"$log" 2>&1 &
 lane=$!
