@@ -201,7 +201,13 @@ def test_fork_from_a_signal_handler_during_a_call_is_an_error_in_the_child(tmp_p
     assert all(line == "parent complete True" for line in parents if line), parents
     assert children and all(line.endswith(" True") for line in children), children
     assert "child wrong True" not in children, "a forked child kept a result with holes"
-    assert children[-1] == "child refused True", f"no fork landed inside a call: {children}"
+    if children[-1] != "child refused True":
+        # every fork landed where the child's result is complete (after the call, or where
+        # it ran on one thread): right, but the refusal is not exercised. Seen on a 2-core
+        # AVX-512 EPYC while make test's other process ran (10 of 10 attempts, in 2 of 3
+        # runs; never when the machine was otherwise idle): reported, not passed
+        pytest.skip(f"no fork landed inside a parallel call in {len(children)} attempts "
+                    "(a loaded machine); the refusal in the child is not exercised this run")
 
 
 # --- where the count comes from, and threadpoolctl ------------------------------------------
