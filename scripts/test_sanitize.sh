@@ -63,7 +63,7 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     tests/test_native.py tests/test_kernels.py tests/test_kernel_description.py \
     tests/test_threads.py tests/test_buffers.py tests/test_ort_large.py tests/test_fuzz.py \
     tests/test_layouts.py tests/test_nearest_rows.py tests/test_identity_block.py \
-    tests/test_row_pairs.py tests/test_collapsed_axes.py \
+    tests/test_row_pairs.py tests/test_collapsed_axes.py tests/test_corner_cache.py \
     --deselect tests/test_native.py::test_forked_child_runs_parallel_calls \
     --deselect "tests/test_threads.py::test_fork_from_a_signal_handler_during_a_call_is_an_error_in_the_child"
 

@@ -98,3 +98,53 @@ def test_float_zero_sums_keep_their_sign(name: str) -> None:
     check(x, [2.0, 2.0, 1.0])
     x[::2] = 0.0
     check(x, [2.0, 2.0, 1.0])
+
+
+@pytest.mark.parametrize(("shape", "scales"), INTEGER_CASES)
+@pytest.mark.parametrize("name", ["float32", "float16"])
+def test_plain_float_rows_collapse(shape: tuple[int, ...], scales: list[float], name: str) -> None:
+    rng = np.random.default_rng(sum(shape) + 1)
+    check((rng.standard_normal(shape) * 100).astype(dtype_of(name)), scales)
+
+
+# values that make a row not plain, each where leaving out a term would change a bit: an
+# infinity or NaN times +0 is NaN; -0 and the least subnormal (whose products underflow to
+# -0) give a sum of -0 that a +0 term makes +0; and the values about the least plain
+# magnitude, 2**-100, on both sides
+NOT_PLAIN = [np.inf, -np.inf, np.nan, -0.0, -1e-45, -1e-39, 1e-31, -(2.0**-100),
+             -np.nextafter(np.float32(2.0**-100), np.float32(0))]
+
+
+def special_planes(shape: tuple[int, ...], name: str, value: float, rows: slice) -> np.ndarray:
+    """Values of mixed sign with `value` in some places of the input rows `rows` of each
+    plane (the axis before the last): the rows that rows on an input row leave out."""
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal(shape) * 10).astype(dtype_of(name))
+    x[..., rows, 1::5] = value
+    return x
+
+
+@pytest.mark.parametrize("value", NOT_PLAIN)
+@pytest.mark.parametrize("name", ["float32", "float16"])
+def test_float_rows_that_are_not_plain_take_every_term(value: float, name: str) -> None:
+    # an image, and a volume at x2 on depth, height and width; odd rows not plain, then
+    # the rows of one depth (the high taps of every even output depth)
+    check(special_planes((1, 2, 10, 19), name, value, slice(1, None, 4)), [1.0, 1.0, 2.0, 2.0])
+    check(special_planes((1, 1, 5, 8, 21), name, value, slice(3, None, 4)),
+          [1.0, 1.0, 2.0, 2.0, 2.0])
+    volume = special_planes((1, 1, 5, 8, 21), name, 1.0, slice(0, 0))
+    volume[:, :, 3] = value
+    check(volume, [1.0, 1.0, 2.0, 2.0, 2.0])
+
+
+@pytest.mark.parametrize("name", ["float32", "float16"])
+def test_float_zero_sums_of_planes_keep_their_sign(name: str) -> None:
+    # the sums of -0 of an image and a volume, then with rows of +0 in between
+    for shape, scales in [((1, 2, 8, 17), [1.0, 1.0, 2.0, 2.0]),
+                          ((1, 1, 4, 6, 17), [1.0, 1.0, 2.0, 2.0, 2.0])]:
+        x = np.full(shape, -0.0, dtype_of(name))
+        check(x, scales)
+        x[..., ::2, :] = 0.0
+        check(x, scales)
+        x[..., ::3, :] = 1e-45 if name == "float32" else 6e-8
+        check(x, scales)

@@ -18,7 +18,7 @@ import pytest
 
 import onnx_upsample
 from onnx_upsample import UpsampleError, _resources
-from onnx_upsample._kernels import _compiled, _layout
+from onnx_upsample._kernels import _compiled, _layout, _native
 
 CHILD = """
 import sys, numpy as np, ml_dtypes
@@ -68,7 +68,8 @@ def test_working_memory_is_a_small_fraction_of_the_output(shape, scales, mode, d
 
 
 def test_working_memory_bounds_cover_the_kernels_scratch() -> None:
-    per_thread = _layout.LINEAR_SCRATCH_BYTES + 8 * _compiled.MAX_GATHER_SEGMENT
+    per_thread = (_layout.LINEAR_SCRATCH_BYTES + _native.LINEAR_DIRECT_CACHE_BYTES
+                  + 8 * _compiled.MAX_GATHER_SEGMENT)
     assert _resources.KERNEL_WORKING_BYTES_PER_THREAD >= per_thread
     assert _resources.KERNEL_WORKING_BYTES >= _compiled.HALF_SCRATCH_BYTES
 

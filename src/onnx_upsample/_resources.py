@@ -56,8 +56,9 @@ def format_bytes(n: int) -> str:
 
 
 # What one call of the kernels may need besides its output: per thread, a linear scratch
-# (_kernels._layout.LINEAR_SCRATCH_BYTES) and a gathered row's positions
-# (_kernels._compiled.MAX_GATHER_SEGMENT entries), and once the float32 piece of a
+# (_kernels._layout.LINEAR_SCRATCH_BYTES, with a cache of expanded input rows of at most
+# _native.LINEAR_DIRECT_CACHE_BYTES where its rows are found by number) and a gathered row's
+# positions (_kernels._compiled.MAX_GATHER_SEGMENT entries), and once the float32 piece of a
 # float16/bfloat16 result (_kernels._compiled.HALF_SCRATCH_BYTES); a test holds these
 # bounds together. Nothing the kernels use grows with the output.
 KERNEL_WORKING_BYTES_PER_THREAD = 3 << 20

@@ -103,6 +103,7 @@ static inline int64_t block_identity(const int64_t *lo, const int64_t *hi, const
 
 int linear_item(void *job, int64_t item, int worker);
 size_t linear_scratch_bytes(const LinearJob *job);
+size_t linear_direct_cache_bytes(void);
 size_t linear_scratch_per_element(int taps, int n_interp, int acc_double, int stream);
 
 #endif

@@ -113,13 +113,28 @@ static int axes_may_collapse(const LinearJob *job, int float_values)
 }
 
 /* The outer axes of a row that fall on an input row (axis_collapses), as bits. */
-static inline int collapse_mask(const float *factors, int n_interp)
+static inline __attribute__((always_inline)) int collapse_mask_n(const float *factors,
+                                                                 const int n_interp)
 {
     int mask = 0;
     for (int q = 0; q < n_interp; q++)
         mask |= axis_collapses(factors, n_interp, q) << q;
     return mask;
 }
+
+/* The same for the counts of axes that collapse (Blend.collapse), unrolled. */
+static inline int collapse_mask(const float *factors, int n_interp)
+{
+    switch (n_interp) {
+    case 1: return collapse_mask_n(factors, 1);
+    case 2: return collapse_mask_n(factors, 2);
+    case 3: return collapse_mask_n(factors, 3);
+    default: return collapse_mask_n(factors, n_interp);
+    }
+}
+
+/* How two rows of a pair whose collapsing axes are m1 and m2 are summed (Blend.pairing). */
+enum { PAIR_ALONE = -2, PAIR_EVERY = -1 };
 
 /* Step 3: how an item's output rows are summed and written. */
 typedef struct {
@@ -141,6 +156,12 @@ typedef struct {
     int collapse;
     /* per set of collapsing axes (bits): the corners kept, in order, and the axes left */
     int8_t kept_corner[8][8], kept_axis[8][3], kept_count[8];
+    /* for collapse, per pair of sets (the first row's, the second's): PAIR_EVERY, both sum
+     * every corner; k >= 0, the first leaves out the corners of kept axis k more than the
+     * second (ID 4 + k in linear_vec.h: rows 2k and 2k + 1 at x2, the first on an input
+     * row; the second of two rows that read the same input rows never is unless the first
+     * is); PAIR_ALONE, each row summed alone */
+    int8_t pairing[8][8];
     int64_t periodic_end;     /* for vec: see periodic_end */
     void *acc;                /* the accumulator row, for results that are converted (vec:
                                * two rows, the second for a pair's second row) */
@@ -161,12 +182,11 @@ static void plan_blend(const LinearJob *job, const LinearOps *ops, const Segment
         && (!blend->direct || ((uintptr_t)job->out & 3) == 0);
     blend->float_values = job->src == T_FLOAT32 || job->src == T_HALF;
     blend->exact_sums = blend->vec && job->identity && exact_sums(job, seg);
-    /* float rows only where an identity block has them checked already: checking every
-     * row costs more than the corners left out save (trilinear x2 float32: 6.1 -> 6.25
-     * instructions per output, with the nested pairs; 7.4 with single rows) */
+    /* float rows where each input row is checked once as it is expanded (linear_cache.h):
+     * trilinear x2 float32 6.1 -> 5.0 instructions per output, with the cheaper check and
+     * pairing table below and the rows of two depths cached */
     blend->collapse = blend->vec && job->n_interp >= 1 && job->n_interp <= 3
-        && seg->taps <= 2 && (!blend->float_values || job->identity)
-        && axes_may_collapse(job, blend->float_values);
+        && seg->taps <= 2 && axes_may_collapse(job, blend->float_values);
     /* mask 0 (every corner) for every row the vector loops sum: up to 3 axes */
     const int n = job->n_interp <= 3 ? job->n_interp : 0;
     for (int mask = 0; mask < (1 << n); mask++) {
@@ -181,6 +201,17 @@ static void plan_blend(const LinearJob *job, const LinearOps *ops, const Segment
             if (!(c & mask))
                 blend->kept_corner[mask][k++] = (int8_t)c;
     }
+    for (int m1 = 0; m1 < (1 << n); m1++)
+        for (int m2 = 0; m2 < (1 << n); m2++) {
+            const int extra = m1 ^ m2, common = m1 & m2;
+            int pairing = m1 == 0 && m2 == 0 ? PAIR_EVERY : PAIR_ALONE;
+            if (extra && !(extra & (extra - 1)) && (m1 & extra) && !job->identity) {
+                pairing = 0; /* the extra axis's place among the kept axes */
+                for (int q = 0; q < n; q++)
+                    pairing += !((common >> q) & 1) && (1 << q) < extra;
+            }
+            blend->pairing[m1][m2] = (int8_t)pairing;
+        }
     blend->periodic_end = blend->vec ? periodic_end(seg->weights, seg->taps, seg->width,
                                                     ops->lanes) : 0;
     blend->acc = acc;
@@ -272,23 +303,15 @@ static void blend_pair(const LinearJob *job, const LinearOps *ops, const Segment
     VecRow *row = &blend->row;
     const int exact = job->identity && !plain && blend->float_values;
     const int apart = blend->direct && row->stream && ((uintptr_t)o & 63) != ((uintptr_t)o2 & 63);
-    /* rows that leave corners out (Blend.collapse) pair where the first row leaves out
-     * those of one more axis than the second (ID 4 + k in linear_vec.h: rows 2k and 2k + 1
-     * at x2, the first on an input row; the second of two rows that read the same input
-     * rows never is unless the first is). Others are summed alone. */
+    /* rows that leave corners out (Blend.collapse) pair as Blend.pairing says */
     int nested = -1, common = 0, paired = 1;
     if (blend->collapse && (plain || !blend->float_values)) {
         const int m1 = collapse_mask(factors, job->n_interp);
         const int m2 = collapse_mask(factors2, job->n_interp);
-        const int extra = m1 ^ m2;
+        const int pairing = blend->pairing[m1][m2];
         common = m1 & m2;
-        if (extra && !(extra & (extra - 1)) && (m1 & extra) && !job->identity) {
-            nested = 0; /* the extra axis's place among the kept axes */
-            for (int q = 0; q < job->n_interp; q++)
-                nested += !((common >> q) & 1) && (1 << q) < extra;
-        } else {
-            paired = m1 == 0 && m2 == 0;
-        }
+        nested = pairing >= 0 ? pairing : -1;
+        paired = pairing != PAIR_ALONE;
     }
     if (!exact && !apart && paired) {
         float *acc2 = (float *)blend->acc + seg->width;

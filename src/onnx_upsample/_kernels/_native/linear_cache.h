@@ -4,14 +4,18 @@
  * An output row blends the input rows of its 2**n outer corners (n interpolated outer axes),
  * each gathered at the segment's taps and converted to the accumulation type: an "expanded"
  * row of `taps` tables. Neighbouring output rows mostly read the same input rows (a scale of
- * 2 reads each twice), so expanded rows live in 2 * 2**n slots of the worker's scratch,
- * found by their input offset; a slot is replaced only when neither the previous output row
- * nor the current one reads it. Included once, by
- * linear.c, after its LinearOps and Segment.
+ * 2 reads each twice), so expanded rows live in slots of the worker's scratch. Where the
+ * rows of two steps of the outermost interpolated axis fit in a bounded number of slots
+ * (linear.c's cache_slots; a volume's depth pairs read each plane of the input twice, a
+ * sweep apart), each input row has the one slot its row number gives: found at once, kept
+ * until a row that many rows on takes its place. Elsewhere 2 * 2**n slots are searched for
+ * the row's input offset; a slot is replaced only when neither the previous output row nor
+ * the current one reads it. Included once, by linear.c, after its LinearOps and Segment.
  *
- * Under an identity block with float values, each slot also records whether its input row
- * is plain: every value it reads finite, none -0 and none of magnitude below 2**-100 but
- * +0. Then an element's other channel tap (weight +0 times a finite value: +0 or -0) cannot
+ * With float values, under an identity block or where rows leave out corners (Blend.collapse
+ * in linear_blend.h), each slot also records whether its input row is plain: every value it
+ * reads finite, none -0 and none of magnitude below 2**-100 but +0. Then an element's other
+ * channel tap (weight +0 times a finite value: +0 or -0) cannot
  * change its sum: adding a zero changes no value but a zero's sign, and the sum of the
  * element's own terms is never -0 (its largest weight is at least 0.5 per axis, so that
  * term is +0 or of magnitude at least 2**-108, and a sum is -0 only if every term is -0),
@@ -60,8 +64,12 @@ typedef struct {
     int64_t *ages;            /* when each slot was last read (the clock) */
     int64_t *plain;           /* whether each slot's input row is plain (check_plain) */
     int64_t slots, clock;
+    /* rows found by number (linear.c's cache_slots): input row `offset / row_len` in slot
+     * number & (slots - 1), the only slot that may hold it */
+    int direct;
+    int64_t row_len;
     size_t slot_bytes, acc_size;
-    int check_plain;          /* an identity block with float values: rows are checked */
+    int check_plain;          /* float values, an identity block or collapse: rows checked */
     int plain_now;            /* the current output row's corners are all plain */
     int64_t last_slot[8];     /* corner c's slot for the previous output row (c < 8) */
     /* slots read since `protect` (ages above it) hold rows of the previous or the current
@@ -76,7 +84,9 @@ static void cache_init(CornerCache *cache, const LinearJob *job, const Segment *
     cache->keys = (int64_t *)(void *)(scratch + layout->keys);
     cache->ages = (int64_t *)(void *)(scratch + layout->ages);
     cache->plain = (int64_t *)(void *)(scratch + layout->plain);
-    cache->slots = (int64_t)2 << job->n_interp;
+    cache->slots = (int64_t)layout->slots;
+    cache->direct = layout->direct;
+    cache->row_len = layout->direct ? job->axes[job->n_outer - 1].stride : 1;
     cache->clock = 0;
     cache->acc_size = linear_types[job->src].acc_bytes;
     cache->slot_bytes = (size_t)seg->taps * (size_t)seg->stride * cache->acc_size + SLOT_PAD;
@@ -117,6 +127,17 @@ static int plain_values(const LinearJob *job, const LinearOps *ops, const char *
     return bad == 0;
 }
 
+/* Whether the input row at `offset` is plain where the segment's taps read it (from its
+ * first tap to its last). */
+static inline int row_is_plain(const LinearJob *job, const LinearOps *ops, const Segment *seg,
+                               int64_t offset)
+{
+    return plain_values(job, ops, job->x + (size_t)offset * linear_types[job->src].bytes,
+                        seg->off[0],
+                        seg->off[(size_t)(seg->taps - 1) * (size_t)seg->stride
+                                 + (size_t)seg->width - 1]);
+}
+
 /* The input row at `offset` gathered at the segment's taps into `into`. */
 static void expand_row(const LinearJob *job, const LinearOps *ops, const Segment *seg,
                        int64_t offset, char *into, size_t acc_size)
@@ -140,8 +161,36 @@ static void expand_row(const LinearJob *job, const LinearOps *ops, const Segment
     }
 }
 
+/* The input row at `offset` expanded into `slot` (and checked), which held another. */
+static __attribute__((noinline)) void fill_slot(const LinearJob *job, const LinearOps *ops,
+                                                const Segment *seg, CornerCache *cache,
+                                                int64_t slot, int64_t offset)
+{
+    cache->keys[slot] = offset;
+    expand_row(job, ops, seg, offset, cache->rows + (size_t)slot * cache->slot_bytes,
+               cache->acc_size);
+    if (cache->check_plain)
+        cache->plain[slot] = row_is_plain(job, ops, seg, offset);
+}
+
+/* The slot of the input row at `offset` where rows are found by number (cache->direct),
+ * expanded there if it holds another row. */
+static inline __attribute__((always_inline)) char *direct_row(const LinearJob *job,
+                                                              const LinearOps *ops,
+                                                              const Segment *seg,
+                                                              CornerCache *cache,
+                                                              int64_t offset)
+{
+    const int64_t slot = offset / cache->row_len & (cache->slots - 1);
+    if (cache->keys[slot] != offset)
+        fill_slot(job, ops, seg, cache, slot, offset);
+    if (cache->check_plain)
+        cache->plain_now &= (int)cache->plain[slot];
+    return cache->rows + (size_t)slot * cache->slot_bytes;
+}
+
 /* The slot holding corner `corner`'s input row at `offset`, expanded there if no slot
- * holds it yet. */
+ * holds it yet, where slots are searched. */
 static inline char *corner_row(const LinearJob *job, const LinearOps *ops, const Segment *seg,
                                CornerCache *cache, int64_t corner, int64_t offset)
 {
@@ -149,9 +198,9 @@ static inline char *corner_row(const LinearJob *job, const LinearOps *ops, const
      * cache's fields */
     int64_t *keys = cache->keys, *ages = cache->ages;
     const int64_t slots = cache->slots, clock = ++cache->clock;
+    int64_t slot = -1;
     /* a corner most often reads the row it read for the previous output row or, when the
      * innermost interpolated axis moves on by one, the row its neighbour on that axis read */
-    int64_t slot = -1;
     if (corner < 8 && keys[cache->last_slot[corner]] == offset)
         slot = cache->last_slot[corner];
     else if (corner < 7 && keys[cache->last_slot[corner | 1]] == offset)
@@ -161,7 +210,6 @@ static inline char *corner_row(const LinearJob *job, const LinearOps *ops, const
     if (slot < 0)
         for (int64_t t = 0; t < slots; t++)
             slot = keys[t] == offset ? t : slot;
-    char *row;
     if (slot < 0) {
         /* the next slot round that neither the previous nor this output row reads: the rows
          * an output row reads next are among those (2 * 2**n slots, at most 2**n a row, so
@@ -170,23 +218,14 @@ static inline char *corner_row(const LinearJob *job, const LinearOps *ops, const
             slot = cache->hand;
             cache->hand = slot + 1 == slots ? 0 : slot + 1;
         } while (ages[slot] > cache->protect);
-        keys[slot] = offset;
-        row = cache->rows + (size_t)slot * cache->slot_bytes;
-        expand_row(job, ops, seg, offset, row, cache->acc_size);
-        if (cache->check_plain) /* the input range every tap of the segment reads */
-            cache->plain[slot] = plain_values(
-                job, ops, job->x + (size_t)offset * linear_types[job->src].bytes, seg->off[0],
-                seg->off[(size_t)(seg->taps - 1) * (size_t)seg->stride
-                         + (size_t)seg->width - 1]);
-    } else {
-        row = cache->rows + (size_t)slot * cache->slot_bytes;
+        fill_slot(job, ops, seg, cache, slot, offset);
     }
     ages[slot] = clock;
     if (corner < 8)
         cache->last_slot[corner] = slot;
     if (cache->check_plain)
         cache->plain_now &= (int)cache->plain[slot];
-    return row;
+    return cache->rows + (size_t)slot * cache->slot_bytes;
 }
 
 /* Corner c's outer weights into factors[c * NI + q] (the high tap's on axis q where bit q
@@ -223,7 +262,8 @@ static inline __attribute__((always_inline)) void corner_tables_n(
         int64_t offset = outer->base;
         for (int q = 0; q < n_interp; q++)
             offset += (corner >> q) & 1 ? outer->hi[q] : outer->lo[q];
-        char *row = corner_row(job, ops, seg, cache, corner, offset);
+        char *row = cache->direct ? direct_row(job, ops, seg, cache, offset)
+                                  : corner_row(job, ops, seg, cache, corner, offset);
         for (int t = 0; t < taps; t++)
             rows[corner * taps + t] = row + (size_t)t * tap_bytes;
     }

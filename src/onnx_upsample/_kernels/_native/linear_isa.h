@@ -16,6 +16,7 @@
 /* the vector loops' part of a repeat or a store of these types (linear_vec_io.h) */
 #define VREPEAT(T) NAME(vrepeat_##T)
 #define VSTORE(T) NAME(vstore_##T)
+#define VPLAIN NAME(vplain_FLOAT32)
 #else
 #define VREPEAT(T) NAME(no_vrepeat)
 #define VSTORE(T) NAME(no_vstore)
@@ -24,6 +25,13 @@ static inline int64_t NAME(no_vrepeat)(const void *x, int64_t n, int64_t k, int6
 {
     (void)x, (void)n, (void)k, (void)block, (void)e;
     return 0;
+}
+#define VPLAIN NAME(no_vplain)
+static inline int NAME(no_vplain)(const char *row, int64_t n, int64_t *done)
+{
+    (void)row, (void)n;
+    *done = 0;
+    return 1;
 }
 static inline int64_t NAME(no_vstore)(const float *acc, void *o, int64_t width, float top)
 {
@@ -264,22 +272,30 @@ DEFINE_STORE_COPY(FLOAT64)
 #undef SUFFIX
 
 /* Whether n float32 values from `row` are plain (see linear_cache.h): every one finite, none
- * -0 and none of magnitude below 2**-100 but +0. One branch-free pass of a maximum and a
- * minimum, which the compiler vectorises: the largest magnitude must be finite; with the
- * bits rotated left by one (the sign last: +0 is 0, -0 is 1, a magnitude m is 2m or
- * 2m + 1) and 1 subtracted (+0 wraps to the largest), the smallest must be at least
- * 2 * PLAIN_LOW - 1. */
+ * -0 and none of magnitude below 2**-100 but +0. The vector loop's (linear_vec_io.h), then
+ * one branch-free pass over the rest: the largest magnitude must be finite; the smallest
+ * bits read as signed (the negative values from -0 up, in order of magnitude) must not be
+ * a negative one below PLAIN_LOW; the smallest bits less 1 read as unsigned (the positive
+ * values from +0 up, +0 wrapping to the largest, the negative ones above every positive
+ * one) must not be a positive one below it. */
 static int NAME(plain_float32)(const char *row, int64_t n)
 {
-    uint32_t most = 0, least = 0xFFFFFFFFu;
-    for (int64_t i = 0; i < n; i++) {
-        uint32_t bits;
+    int64_t i;
+    if (!VPLAIN(row, n, &i))
+        return 0;
+    int32_t most = 0, least_signed = INT32_MAX;
+    uint32_t least_less_one = UINT32_MAX;
+    for (; i < n; i++) {
+        int32_t bits;
         memcpy(&bits, row + (size_t)i * sizeof bits, sizeof bits);
-        uint32_t magnitude = bits & 0x7FFFFFFFu, rotated = ((bits << 1) | (bits >> 31)) - 1u;
+        const int32_t magnitude = bits & INT32_MAX;
+        const uint32_t less_one = (uint32_t)bits - 1u;
         most = magnitude > most ? magnitude : most;
-        least = rotated < least ? rotated : least;
+        least_signed = bits < least_signed ? bits : least_signed;
+        least_less_one = less_one < least_less_one ? less_one : least_less_one;
     }
-    return most < 0x7F800000u && least >= 2 * PLAIN_LOW - 1;
+    return most < 0x7F800000 && least_signed >= INT32_MIN + (int32_t)PLAIN_LOW
+        && least_less_one >= PLAIN_LOW - 1u;
 }
 
 /* Every code has its loops, by name: a code without them does not compile. A code's store
@@ -311,6 +327,7 @@ static const LinearOps NAME(linear_ops) = {
 #undef IVDEP
 #undef VREPEAT
 #undef VSTORE
+#undef VPLAIN
 #undef NAME
 #undef CAT
 #undef CAT_

@@ -166,6 +166,62 @@ DEFINE_VREPEAT(INT32)
 DEFINE_VREPEAT(FLOAT32)
 #undef DEFINE_VREPEAT
 
+/* The vector part of plain_float32 (linear_isa.h): whether the first values of `row`, whole
+ * vectors of them, are plain (see linear_cache.h); *done: how many it read. The same three
+ * extremes of the bits, then one test of all three. SSE2 has no 32-bit minimum or maximum:
+ * each vector's lanes are compared with the bounds instead (magnitudes are never negative,
+ * so signed compares order them). */
+#if defined(LANES_AVX2)
+static int NAME(vplain_FLOAT32)(const char *row, int64_t n, int64_t *done)
+{
+    const VI magnitude_bits = _mm256_set1_epi32(INT32_MAX), one = _mm256_set1_epi32(1);
+    /* two vectors at a time, their extremes first: one chain of each extreme across the
+     * loop, which the compiler keeps in place */
+    VI most = _mm256_setzero_si256(), least_signed = magnitude_bits;
+    VI least_less_one = _mm256_set1_epi32(-1);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const VI a = _mm256_loadu_si256((const __m256i *)(const void *)(row + 4 * i));
+        const VI b = _mm256_loadu_si256((const __m256i *)(const void *)(row + 4 * i + 32));
+        most = _mm256_max_epi32(most, _mm256_max_epi32(_mm256_and_si256(a, magnitude_bits),
+                                                       _mm256_and_si256(b, magnitude_bits)));
+        least_signed = _mm256_min_epi32(least_signed, _mm256_min_epi32(a, b));
+        least_less_one = _mm256_min_epu32(
+            least_less_one,
+            _mm256_min_epu32(_mm256_sub_epi32(a, one), _mm256_sub_epi32(b, one)));
+    }
+    *done = i;
+    /* unsigned least_less_one < PLAIN_LOW - 1: its minimum with PLAIN_LOW - 2 is itself */
+    const VI tiny_positive = _mm256_cmpeq_epi32(
+        _mm256_min_epu32(least_less_one, _mm256_set1_epi32((int32_t)(PLAIN_LOW - 2u))),
+        least_less_one);
+    const VI bad = _mm256_or_si256(
+        _mm256_or_si256(_mm256_cmpgt_epi32(most, _mm256_set1_epi32(0x7F7FFFFF)),
+                        _mm256_cmpgt_epi32(_mm256_set1_epi32(INT32_MIN + (int32_t)PLAIN_LOW),
+                                           least_signed)),
+        tiny_positive);
+    return _mm256_testz_si256(bad, bad);
+}
+#else
+static int NAME(vplain_FLOAT32)(const char *row, int64_t n, int64_t *done)
+{
+    const VI magnitude_bits = _mm_set1_epi32(INT32_MAX), zero = _mm_setzero_si128();
+    const VI top = _mm_set1_epi32(0x7F7FFFFF), low = _mm_set1_epi32((int32_t)PLAIN_LOW);
+    VI bad = zero;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const VI bits = _mm_loadu_si128((const __m128i *)(const void *)(row + 4 * i));
+        const VI magnitude = _mm_and_si128(bits, magnitude_bits);
+        /* finite; and a magnitude below PLAIN_LOW only for +0 */
+        bad = _mm_or_si128(bad, _mm_cmpgt_epi32(magnitude, top));
+        bad = _mm_or_si128(bad, _mm_andnot_si128(_mm_cmpeq_epi32(bits, zero),
+                                                 _mm_cmplt_epi32(magnitude, low)));
+    }
+    *done = i;
+    return _mm_movemask_epi8(bad) == 0;
+}
+#endif
+
 /* float32 results to 8- and 16-bit integers: the first of `width` (the scalar loop does the
  * rest). min(top, v) first (a NaN stays NaN: minps returns its second operand then), then
  * truncation to int32 (a NaN, or a value below int32's range, gives INT32_MIN), then

@@ -263,6 +263,7 @@ static int add_constants(PyObject *module)
         {"ROW_COPY", ROW_COPY},
         {"ROW_REPEAT", ROW_REPEAT},
         {"ROW_GATHER", ROW_GATHER},
+        {"LINEAR_DIRECT_CACHE_BYTES", (long long)linear_direct_cache_bytes()},
     };
     for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++) {
         PyObject *value = PyLong_FromLongLong(constants[i].value);
