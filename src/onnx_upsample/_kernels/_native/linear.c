@@ -428,7 +428,8 @@ int linear_item(void *context, int64_t item, int worker)
                  (float *)(void *)(scratch + layout.weights),
                  (uint32_t *)(void *)(scratch + layout.last), &seg);
     Blend blend;
-    plan_blend(job, ops, &seg, scratch + layout.acc, scratch + layout.stage, &blend);
+    plan_blend(job, ops, &seg, scratch + layout.acc, scratch + layout.stage, layout.direct,
+               &blend);
     CornerCache cache;
     cache_init(&cache, job, &seg, scratch, &layout,
                blend.float_values && (job->identity || blend.collapse));

@@ -172,8 +172,10 @@ typedef struct {
     VecRow row;
 } Blend;
 
+/* `checked_once`: the corner cache finds rows by number (linear.c's cache_slots), so each
+ * input row is expanded, and checked, about once. */
 static void plan_blend(const LinearJob *job, const LinearOps *ops, const Segment *seg,
-                       void *acc, char *stage, Blend *blend)
+                       void *acc, char *stage, int checked_once, Blend *blend)
 {
     blend->direct = (job->dst == T_FLOAT32 && !job->acc_double)
         || (job->dst == T_FLOAT64 && job->acc_double);
@@ -182,11 +184,17 @@ static void plan_blend(const LinearJob *job, const LinearOps *ops, const Segment
         && (!blend->direct || ((uintptr_t)job->out & 3) == 0);
     blend->float_values = job->src == T_FLOAT32 || job->src == T_HALF;
     blend->exact_sums = blend->vec && job->identity && exact_sums(job, seg);
-    /* float rows where each input row is checked once as it is expanded (linear_cache.h):
-     * trilinear x2 float32 6.1 -> 5.0 instructions per output, with the cheaper check and
-     * pairing table below and the rows of two depths cached */
+    /* float rows must be checked plain as they are expanded (linear_cache.h): where an
+     * identity block checks them anyway, or where two or more collapsing axes save more
+     * than the checks cost, each row checked once (trilinear x2 float32: 6.3 -> 5.0
+     * instructions per output). With one axis a row's check costs about what its rows
+     * save (an image x2: 2.51 -> 2.56), and rows expanded again are checked again (a batch
+     * and a height at x2, searched: 9.08 -> 9.48). */
+    const int check_pays = blend->float_values
+        && (job->identity || (checked_once && job->n_interp >= 2));
     blend->collapse = blend->vec && job->n_interp >= 1 && job->n_interp <= 3
-        && seg->taps <= 2 && axes_may_collapse(job, blend->float_values);
+        && seg->taps <= 2 && (!blend->float_values || check_pays)
+        && axes_may_collapse(job, blend->float_values);
     /* mask 0 (every corner) for every row the vector loops sum: up to 3 axes */
     const int n = job->n_interp <= 3 ? job->n_interp : 0;
     for (int mask = 0; mask < (1 << n); mask++) {
@@ -251,15 +259,18 @@ static inline __attribute__((always_inline)) void blend_row(
             row->out = (float *)(void *)o;
         if (d)
             row->identity = plain || !blend->float_values ? (blend->exact_sums ? 3 : 1) : 2;
-        const int mask = blend->collapse && (plain || !blend->float_values)
-            ? collapse_mask(factors, job->n_interp) : 0;
-        row->n_interp = mask ? blend->kept_count[mask] : job->n_interp;
-        row->corner_of = blend->kept_corner[mask];
-        row->axis_of = blend->kept_axis[mask];
+        /* every field a pair changes is set (none is restored after a call); without
+         * collapse the corners' fields never change */
+        row->pair = 0;
+        if (blend->collapse) {
+            const int mask = plain || !blend->float_values
+                ? collapse_mask(factors, job->n_interp) : 0;
+            row->nested = -1;
+            row->n_interp = mask ? blend->kept_count[mask] : job->n_interp;
+            row->corner_of = blend->kept_corner[mask];
+            row->axis_of = blend->kept_axis[mask];
+        }
         const int done = ops->vec_sum_row(row);
-        row->n_interp = job->n_interp;
-        row->corner_of = blend->kept_corner[0];
-        row->axis_of = blend->kept_axis[0];
         if (done) {
             if (blend->direct)
                 return;
@@ -320,21 +331,14 @@ static void blend_pair(const LinearJob *job, const LinearOps *ops, const Segment
         row->F = factors;
         row->F2 = factors2;
         row->identity = job->identity ? (blend->exact_sums ? 3 : 1) : 0;
+        /* every field a single row changes is set (none is restored after a call); common
+         * is 0 but for nested pairs: every corner, every axis */
         row->pair = 1;
-        if (nested >= 0) {
-            row->nested = nested;
-            row->n_interp = common ? blend->kept_count[common] : job->n_interp;
-            row->corner_of = blend->kept_corner[common];
-            row->axis_of = blend->kept_axis[common];
-        }
+        row->nested = nested;
+        row->n_interp = common ? blend->kept_count[common] : job->n_interp;
+        row->corner_of = blend->kept_corner[common];
+        row->axis_of = blend->kept_axis[common];
         int done = ops->vec_sum_row(row);
-        row->pair = 0;
-        if (nested >= 0) {
-            row->nested = -1;
-            row->n_interp = job->n_interp;
-            row->corner_of = blend->kept_corner[0];
-            row->axis_of = blend->kept_axis[0];
-        }
         if (done) {
             if (blend->direct)
                 return;

@@ -162,15 +162,26 @@ static void expand_row(const LinearJob *job, const LinearOps *ops, const Segment
 }
 
 /* The input row at `offset` expanded into `slot` (and checked), which held another. */
-static __attribute__((noinline)) void fill_slot(const LinearJob *job, const LinearOps *ops,
-                                                const Segment *seg, CornerCache *cache,
-                                                int64_t slot, int64_t offset)
+static inline __attribute__((always_inline)) void fill_slot(const LinearJob *job,
+                                                            const LinearOps *ops,
+                                                            const Segment *seg,
+                                                            CornerCache *cache, int64_t slot,
+                                                            int64_t offset)
 {
     cache->keys[slot] = offset;
     expand_row(job, ops, seg, offset, cache->rows + (size_t)slot * cache->slot_bytes,
                cache->acc_size);
     if (cache->check_plain)
         cache->plain[slot] = row_is_plain(job, ops, seg, offset);
+}
+
+/* fill_slot, called: the rare path of direct_row, out of the corner loop */
+static __attribute__((noinline)) void fill_slot_called(const LinearJob *job,
+                                                       const LinearOps *ops,
+                                                       const Segment *seg, CornerCache *cache,
+                                                       int64_t slot, int64_t offset)
+{
+    fill_slot(job, ops, seg, cache, slot, offset);
 }
 
 /* The slot of the input row at `offset` where rows are found by number (cache->direct),
@@ -183,7 +194,7 @@ static inline __attribute__((always_inline)) char *direct_row(const LinearJob *j
 {
     const int64_t slot = offset / cache->row_len & (cache->slots - 1);
     if (cache->keys[slot] != offset)
-        fill_slot(job, ops, seg, cache, slot, offset);
+        fill_slot_called(job, ops, seg, cache, slot, offset);
     if (cache->check_plain)
         cache->plain_now &= (int)cache->plain[slot];
     return cache->rows + (size_t)slot * cache->slot_bytes;
@@ -251,6 +262,17 @@ static inline void corner_factors(const OuterTaps *outer, int n_interp, float *f
     }
 }
 
+/* The input offset of corner `corner`'s row (bit q: the high tap on axis q). */
+static inline __attribute__((always_inline)) int64_t corner_offset(const OuterTaps *outer,
+                                                                   const int n_interp,
+                                                                   int64_t corner)
+{
+    int64_t offset = outer->base;
+    for (int q = 0; q < n_interp; q++)
+        offset += (corner >> q) & 1 ? outer->hi[q] : outer->lo[q];
+    return offset;
+}
+
 /* The tap tables of each corner's expanded row into `rows` (corner c's tap t at c * taps + t),
  * the counts of axes and taps constant where they are small: the loops then unroll. */
 static inline __attribute__((always_inline)) void corner_tables_n(
@@ -258,12 +280,18 @@ static inline __attribute__((always_inline)) void corner_tables_n(
     const OuterTaps *outer, const int n_interp, const int taps, void **rows)
 {
     const size_t tap_bytes = seg->tap_offset * cache->acc_size;
+    /* two loops: each keeps its own lookup's values in registers */
+    if (cache->direct) {
+        for (int64_t corner = 0; corner < ((int64_t)1 << n_interp); corner++) {
+            char *row = direct_row(job, ops, seg, cache, corner_offset(outer, n_interp, corner));
+            for (int t = 0; t < taps; t++)
+                rows[corner * taps + t] = row + (size_t)t * tap_bytes;
+        }
+        return;
+    }
     for (int64_t corner = 0; corner < ((int64_t)1 << n_interp); corner++) {
-        int64_t offset = outer->base;
-        for (int q = 0; q < n_interp; q++)
-            offset += (corner >> q) & 1 ? outer->hi[q] : outer->lo[q];
-        char *row = cache->direct ? direct_row(job, ops, seg, cache, offset)
-                                  : corner_row(job, ops, seg, cache, corner, offset);
+        char *row = corner_row(job, ops, seg, cache, corner,
+                               corner_offset(outer, n_interp, corner));
         for (int t = 0; t < taps; t++)
             rows[corner * taps + t] = row + (size_t)t * tap_bytes;
     }
