@@ -331,13 +331,15 @@ static void blend_pair(const LinearJob *job, const LinearOps *ops, const Segment
         row->F = factors;
         row->F2 = factors2;
         row->identity = job->identity ? (blend->exact_sums ? 3 : 1) : 0;
-        /* every field a single row changes is set (none is restored after a call); common
-         * is 0 but for nested pairs: every corner, every axis */
+        /* every field a single row changes is set (none is restored after a call; without
+         * collapse none changes); common is 0 but for nested pairs: every corner and axis */
         row->pair = 1;
-        row->nested = nested;
-        row->n_interp = common ? blend->kept_count[common] : job->n_interp;
-        row->corner_of = blend->kept_corner[common];
-        row->axis_of = blend->kept_axis[common];
+        if (blend->collapse) {
+            row->nested = nested;
+            row->n_interp = common ? blend->kept_count[common] : job->n_interp;
+            row->corner_of = blend->kept_corner[common];
+            row->axis_of = blend->kept_axis[common];
+        }
         int done = ops->vec_sum_row(row);
         if (done) {
             if (blend->direct)
