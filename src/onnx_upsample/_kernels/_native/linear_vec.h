@@ -134,33 +134,33 @@ static inline __attribute__((always_inline)) int64_t NAME(vec_run)(
     return f;
 }
 
+/* What every range of a row's sum reads, made once per row: the corner rows' tables and
+ * each row's outer weights as vectors (vec_piece). */
+typedef struct {
+    float *E[8];
+    const float *W[2];
+    float *out[2];
+    int64_t step;
+    VF fv[48];
+} NAME(VecSetup);
+
 /* Outputs [a, b) of R rows (b - a >= VL, or a vector ending at b when fewer remain: outputs
  * computed twice are the same values). With `st`, each row's out + a is aligned to a cache
  * line and b - a a multiple of 16. The tables are copied to locals: the compiler then keeps
  * them in registers (a store to the output could, for it, change what a pointer points to).
  * ID 2 (the identity block's exact sum) is for one row. */
-static inline __attribute__((always_inline)) void NAME(vec_piece)(
-    const VecRow *r, int64_t a, int64_t b, const int R, const int NI, const int T,
-    const int ID, const int st)
+static inline __attribute__((always_inline)) void NAME(vec_range)(
+    const VecRow *r, const NAME(VecSetup) *setup, int64_t a, int64_t b, const int R,
+    const int NI, const int T, const int ID, const int st)
 {
-    VF wc[32], fv[48], s[2];
+    VF wc[32], s[2];
+    const VF *fv = setup->fv;
     float *E[8];
-    const float *W[2] = {r->W[0], r->W[T - 1]};
-    float *out[2] = {r->out, r->out2};
-    /* corner c's taps lie `step` elements apart in its expanded row (linear_cache.h): one
-     * pointer per corner leaves the registers to the weights */
-    /* the kept corners (Blend.collapse; every corner for a pair of rows that both sum
-     * every corner) */
-    const int every = R == 2 && ID < 4;
+    const float *W[2] = {setup->W[0], setup->W[1]};
+    float *out[2] = {setup->out[0], setup->out[1]};
     for (int c = 0; c < (1 << NI); c++)
-        E[c] = (float *)r->E[(every ? c : r->corner_of[c]) * T];
-    const int64_t step = T == 2 ? (float *)r->E[1] - (float *)r->E[0] : 0;
-    for (int q = 0; q < R; q++)
-        for (int c = 0; c < (1 << NI); c++)
-            for (int i = 0; i < NI; i++)
-                fv[q * 24 + c * NI + i] = V_SET1(
-                    every ? (q ? r->F2 : r->F)[c * NI + i]
-                          : (q ? r->F2 : r->F)[r->corner_of[c] * r->n_full + r->axis_of[i]]);
+        E[c] = setup->E[c];
+    const int64_t step = setup->step;
     const VF negzero = V_SET1(-0.0f);
     const float *last = r->last;
     int64_t f = a;
@@ -194,18 +194,55 @@ static inline __attribute__((always_inline)) void NAME(vec_piece)(
     }
 }
 
-typedef void (*NAME(vec_piece_fn))(const VecRow *r, int64_t a, int64_t b, int st);
+/* The row's outputs (R rows'): with streaming stores (body > 0), the `head` outputs before
+ * the first whole cache line and those after the `body` (a multiple of 16 from there) are
+ * ordinary stores, the body's are streamed; else every output an ordinary store. The
+ * tables every range reads are made once. */
+static inline __attribute__((always_inline)) void NAME(vec_piece)(
+    const VecRow *r, int64_t head, int64_t body, const int R, const int NI, const int T,
+    const int ID)
+{
+    NAME(VecSetup) setup;
+    setup.W[0] = r->W[0];
+    setup.W[1] = r->W[T - 1];
+    setup.out[0] = r->out;
+    setup.out[1] = r->out2;
+    /* corner c's taps lie `step` elements apart in its expanded row (linear_cache.h): one
+     * pointer per corner leaves the registers to the weights */
+    /* the kept corners (Blend.collapse; every corner for a pair of rows that both sum
+     * every corner) */
+    const int every = R == 2 && ID < 4;
+    for (int c = 0; c < (1 << NI); c++)
+        setup.E[c] = (float *)r->E[(every ? c : r->corner_of[c]) * T];
+    setup.step = T == 2 ? (float *)r->E[1] - (float *)r->E[0] : 0;
+    for (int q = 0; q < R; q++)
+        for (int c = 0; c < (1 << NI); c++)
+            for (int i = 0; i < NI; i++)
+                setup.fv[q * 24 + c * NI + i] = V_SET1(
+                    every ? (q ? r->F2 : r->F)[c * NI + i]
+                          : (q ? r->F2 : r->F)[r->corner_of[c] * r->n_full + r->axis_of[i]]);
+    const int64_t width = r->width;
+    if (body == 0) {
+        NAME(vec_range)(r, &setup, 0, width, R, NI, T, ID, 0);
+        return;
+    }
+    if (head)
+        NAME(vec_range)(r, &setup, 0, head < VL ? VL : head, R, NI, T, ID, 0);
+    NAME(vec_range)(r, &setup, head, head + body, R, NI, T, ID, 1);
+    if (head + body < width)
+        NAME(vec_range)(r, &setup, head + body, width, R, NI, T, ID, 0);
+}
 
-/* One function per count of rows, outer axes and row taps, and kind of sum (streamed or
- * not): the term loops unroll and the weights stay in registers. */
+typedef void (*NAME(vec_piece_fn))(const VecRow *r, int64_t head, int64_t body);
+
+/* One function per count of rows, outer axes and row taps, and kind of sum: the term loops
+ * unroll and the weights stay in registers. Each makes its tables once for the row's
+ * ordinary and streamed ranges. */
 #define DEFINE_VEC_PIECE(R, NI, T, ID)                                                       \
-    static void NAME(vec_piece_##R##_##NI##_##T##_##ID)(const VecRow *r, int64_t a,          \
-                                                        int64_t b, int st)                   \
+    static void NAME(vec_piece_##R##_##NI##_##T##_##ID)(const VecRow *r, int64_t head,       \
+                                                        int64_t body)                        \
     {                                                                                        \
-        if (st)                                                                              \
-            NAME(vec_piece)(r, a, b, R, NI, T, ID, 1);                                       \
-        else                                                                                 \
-            NAME(vec_piece)(r, a, b, R, NI, T, ID, 0);                                       \
+        NAME(vec_piece)(r, head, body, R, NI, T, ID);                                        \
     }
 #define DEFINE_VEC_PIECES(NI, T)                                                             \
     DEFINE_VEC_PIECE(1, NI, T, 0) DEFINE_VEC_PIECE(1, NI, T, 1) DEFINE_VEC_PIECE(1, NI, T, 3) \
@@ -229,12 +266,9 @@ DEFINE_VEC_PIECE(2, 3, 2, 4) DEFINE_VEC_PIECE(2, 3, 2, 5) DEFINE_VEC_PIECE(2, 3,
 
 /* The identity block's exact sum, rare (rows with values the fast sum does not cover): one
  * function for every count of axes and taps, one row at a time. */
-static void NAME(vec_piece_exact)(const VecRow *r, int64_t a, int64_t b, int st)
+static void NAME(vec_piece_exact)(const VecRow *r, int64_t head, int64_t body)
 {
-    if (st)
-        NAME(vec_piece)(r, a, b, 1, r->n_interp, r->taps, 2, 1);
-    else
-        NAME(vec_piece)(r, a, b, 1, r->n_interp, r->taps, 2, 0);
+    NAME(vec_piece)(r, head, body, 1, r->n_interp, r->taps, 2);
 }
 
 #define VEC_PIECES(R, NI, T)                                                              \
@@ -264,7 +298,7 @@ static const NAME(vec_piece_fn) NAME(vec_pieces_nested)[3][3][2] = {
  * vector loops do not take it (fewer than VL outputs, more than 3 outer axes or 2 row taps:
  * linear_sum.h then does). With streaming stores, the partial cache lines at either end are
  * ordinary stores and the whole lines between are streamed (a pair's rows lie alike in
- * their cache lines). */
+ * their cache lines), all in one call of the piece (vec_piece). */
 static int NAME(vec_sum_row)(const VecRow *r)
 {
     const int NI = r->n_interp, T = r->taps;
@@ -282,14 +316,6 @@ static int NAME(vec_sum_row)(const VecRow *r)
         head = head < width ? head : width;
         body = (width - head) / 16 * 16;
     }
-    if (body == 0) {
-        piece(r, 0, width, 0);
-        return 1;
-    }
-    if (head)
-        piece(r, 0, head < VL ? VL : head, 0);
-    piece(r, head, head + body, 1);
-    if (head + body < width)
-        piece(r, head + body, width, 0);
+    piece(r, head, body);
     return 1;
 }
