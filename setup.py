@@ -54,6 +54,7 @@ HEADERS = [
     "src/onnx_upsample/_kernels/_native/pool.h",
     "src/onnx_upsample/_kernels/_native/cpu.h",
     "src/onnx_upsample/_kernels/_native/linear_types.h",
+    "src/onnx_upsample/_kernels/_native/linear_scratch.h",
     "src/onnx_upsample/_kernels/_native/linear_cache.h",
     "src/onnx_upsample/_kernels/_native/linear_blend.h",
     "src/onnx_upsample/_kernels/_native/linear_isa.h",

@@ -172,8 +172,8 @@ typedef struct {
     VecRow row;
 } Blend;
 
-/* `checked_once`: the corner cache finds rows by number (linear.c's cache_slots), so each
- * input row is expanded, and checked, about once. */
+/* `checked_once`: the corner cache finds rows by number (cache_slots in linear_scratch.h),
+ * so each input row is expanded, and checked, about once. */
 static void plan_blend(const LinearJob *job, const LinearOps *ops, const Segment *seg,
                        void *acc, char *stage, int checked_once, Blend *blend)
 {

@@ -6,7 +6,7 @@
  * row of `taps` tables. Neighbouring output rows mostly read the same input rows (a scale of
  * 2 reads each twice), so expanded rows live in slots of the worker's scratch. Where the
  * rows of two steps of the outermost interpolated axis fit in a bounded number of slots
- * (linear.c's cache_slots; a volume's depth pairs read each plane of the input twice, a
+ * (cache_slots in linear_scratch.h; a volume's depth pairs read each input plane twice, a
  * sweep apart), each input row has the one slot its row number gives: found at once, kept
  * until a row that many rows on takes its place. Elsewhere 2 * 2**n slots are searched for
  * the row's input offset; a slot is replaced only when neither the previous output row nor
@@ -64,8 +64,8 @@ typedef struct {
     int64_t *ages;            /* when each slot was last read (the clock) */
     int64_t *plain;           /* whether each slot's input row is plain (check_plain) */
     int64_t slots, clock;
-    /* rows found by number (linear.c's cache_slots): input row `offset / row_len` in slot
-     * number & (slots - 1), the only slot that may hold it */
+    /* rows found by number (cache_slots in linear_scratch.h): input row `offset / row_len`
+     * in slot number & (slots - 1), the only slot that may hold it */
     int direct;
     int64_t row_len;
     size_t slot_bytes, acc_size;
