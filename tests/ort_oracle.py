@@ -268,3 +268,20 @@ def assert_same_bits(got: np.ndarray, expected: np.ndarray, context: str = "") -
             f"got {got[first]!r} (bits {got_bits[first]!r}), expected {expected[first]!r} "
             f"(bits {expected_bits[first]!r})"
         )
+
+
+def assert_linear_exact(x: np.ndarray, scales: Sequence[float]) -> None:
+    """Assert onnx-upsample's linear result on ``x`` is ORT's bit for bit where ORT has a
+    kernel for it, and the slow reference's elsewhere (NaN payloads aside, where two NaNs
+    meet: see differential.py)."""
+    from differential import assert_identical_but_nan_payloads
+
+    from onnx_upsample import reference, upsample
+
+    context = f"{x.dtype}{x.shape}, scales {list(scales)}"
+    got = upsample(x, list(scales), "linear")
+    if ort_accepts(x.dtype, scales, "linear"):
+        assert_same_bits(got, ort_upsample(x, scales, "linear"), context)
+    else:
+        assert_identical_but_nan_payloads(got, reference.upsample(x, list(scales), "linear"),
+                                          context)

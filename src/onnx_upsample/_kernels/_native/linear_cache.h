@@ -15,13 +15,13 @@
  * With float values, under an identity block or where rows leave out corners (Blend.collapse
  * in linear_blend.h), each slot also records whether its input row is plain: every value it
  * reads finite, none -0 and none of magnitude below 2**-100 but +0. Then an element's other
- * channel tap (weight +0 times a finite value: +0 or -0) cannot
- * change its sum: adding a zero changes no value but a zero's sign, and the sum of the
- * element's own terms is never -0 (its largest weight is at least 0.5 per axis, so that
- * term is +0 or of magnitude at least 2**-108, and a sum is -0 only if every term is -0),
- * so the fast identity sum is ORT's sum bit for bit. Rows that are not plain take the exact
- * identity sum. Plain rows may also leave out the corners of weight +0 (Blend.collapse in
- * linear_blend.h), by the same argument.
+ * channel tap (weight +0 times a finite value: +0 or -0) cannot change its sum: adding a
+ * zero changes no value but a zero's sign, and the sum of the element's own terms is never
+ * -0 (its largest weight is at least 0.5 per axis, so that term is +0 or of magnitude at
+ * least 2**-108, and a sum is -0 only if every term is -0), so the fast identity sum is
+ * ORT's sum bit for bit. Rows that are not plain take the exact identity sum. Plain rows
+ * may also leave out the corners of weight +0 (Blend.collapse in linear_blend.h), by the
+ * same argument.
  */
 
 /* The outer axes' part of one output row: the input offset of its copied axes, and the two
@@ -209,9 +209,9 @@ static inline char *corner_row(const LinearJob *job, const LinearOps *ops, const
      * cache's fields */
     int64_t *keys = cache->keys, *ages = cache->ages;
     const int64_t slots = cache->slots, clock = ++cache->clock;
-    int64_t slot = -1;
     /* a corner most often reads the row it read for the previous output row or, when the
      * innermost interpolated axis moves on by one, the row its neighbour on that axis read */
+    int64_t slot = -1;
     if (corner < 8 && keys[cache->last_slot[corner]] == offset)
         slot = cache->last_slot[corner];
     else if (corner < 7 && keys[cache->last_slot[corner | 1]] == offset)
