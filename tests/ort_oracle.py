@@ -38,7 +38,10 @@ from typing import Literal
 import numpy as np
 import onnx
 import pytest
+from differential import assert_identical_but_nan_payloads
 from onnx import TensorProto, helper
+
+from onnx_upsample import reference, upsample
 
 
 def no_ort_wheel_here() -> str | None:
@@ -274,10 +277,6 @@ def assert_linear_exact(x: np.ndarray, scales: Sequence[float]) -> None:
     """Assert onnx-upsample's linear result on ``x`` is ORT's bit for bit where ORT has a
     kernel for it, and the slow reference's elsewhere (NaN payloads aside, where two NaNs
     meet: see differential.py)."""
-    from differential import assert_identical_but_nan_payloads
-
-    from onnx_upsample import reference, upsample
-
     context = f"{x.dtype}{x.shape}, scales {list(scales)}"
     got = upsample(x, list(scales), "linear")
     if ort_accepts(x.dtype, scales, "linear"):

@@ -86,7 +86,7 @@ static void cache_init(CornerCache *cache, const LinearJob *job, const Segment *
     cache->plain = (int64_t *)(void *)(scratch + layout->plain);
     cache->slots = (int64_t)layout->slots;
     cache->direct = layout->direct;
-    cache->row_len = layout->direct ? job->axes[job->n_outer - 1].stride : 1;
+    cache->row_len = layout->row_len;
     cache->clock = 0;
     cache->acc_size = linear_types[job->src].acc_bytes;
     cache->slot_bytes = (size_t)seg->taps * (size_t)seg->stride * cache->acc_size + SLOT_PAD;

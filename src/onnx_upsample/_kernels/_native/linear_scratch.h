@@ -17,11 +17,13 @@ static size_t round_up(size_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
 #define DIRECT_CACHE_BYTES ((size_t)1 << 19)
 
 /* Layout of one worker's scratch, for a segment of `width` elements; `slots` of the corner
- * cache, `direct` where it finds them by row number (cache_slots). */
+ * cache, `direct` where it finds them by row number (cache_slots), whose number is an input
+ * offset over `row_len` (the elements of an input row). */
 typedef struct {
     size_t off, weights, last, cache, acc, stage, keys, ages, plain, factors, factors2, total;
     size_t slots;
     int direct;
+    int64_t row_len;
 } ScratchLayout;
 
 static int taps_of(const LinearJob *job)
@@ -76,6 +78,7 @@ static void cache_slots(const LinearJob *job, size_t width, ScratchLayout *layou
     const size_t searched = (size_t)2 << job->n_interp;
     layout->slots = searched;
     layout->direct = 0;
+    layout->row_len = 1;
     if (job->n_outer < 1)
         return;
     const int64_t row = job->axes[job->n_outer - 1].stride;
@@ -91,15 +94,14 @@ static void cache_slots(const LinearJob *job, size_t width, ScratchLayout *layou
     }
     const size_t slot_bytes = slot_bytes_of(job, width);
     size_t slots = searched;
-    while (slots < (size_t)span || slots < 2 * (size_t)outermost) {
+    while (slots * slot_bytes <= DIRECT_CACHE_BYTES
+           && (slots < (size_t)span || slots < 2 * (size_t)outermost))
         slots *= 2;
-        if (slots * slot_bytes > DIRECT_CACHE_BYTES)
-            return;
-    }
     if (slots * slot_bytes > DIRECT_CACHE_BYTES)
         return;
     layout->slots = slots;
     layout->direct = 1;
+    layout->row_len = row;
 }
 
 static ScratchLayout scratch_layout(const LinearJob *job)

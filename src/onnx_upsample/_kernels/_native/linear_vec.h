@@ -146,7 +146,7 @@ typedef struct {
 
 /* Outputs [a, b) of R rows (b - a >= VL, or a vector ending at b when fewer remain: outputs
  * computed twice are the same values). With `st`, each row's out + a is aligned to a cache
- * line and b - a a multiple of 16. The tables are copied to locals: the compiler then keeps
+ * line and b - a a multiple of 16. The pointers are copied to locals: the compiler then keeps
  * them in registers (a store to the output could, for it, change what a pointer points to).
  * ID 2 (the identity block's exact sum) is for one row. */
 static inline __attribute__((always_inline)) void NAME(vec_range)(
