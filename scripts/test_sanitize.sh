@@ -6,7 +6,8 @@
 # it). Any report fails the run. ONNX_UPSAMPLE_SANITIZED=1 tells the tests to relax their
 # time limits (a sanitized build is several times slower), and only those.
 #
-#   address+undefined: native and kernel tests, the description checks, streaming stores,
+#   address+undefined: native and kernel tests, the description checks, streaming stores
+#                      (at every offset of the output in a cache line),
 #                      the nearest row loops' overlapping vector loads at every row width,
 #                      threads and buffer pool, the large ORT differential cases, the fuzzer,
 #                      rank-3 images (whose identity sums read a channel past a row's end);
@@ -64,6 +65,7 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     tests/test_threads.py tests/test_buffers.py tests/test_ort_large.py tests/test_fuzz.py \
     tests/test_layouts.py tests/test_nearest_rows.py tests/test_identity_block.py \
     tests/test_row_pairs.py tests/test_collapsed_axes.py tests/test_corner_cache.py \
+    tests/test_streaming_lines.py \
     --deselect tests/test_native.py::test_forked_child_runs_parallel_calls \
     --deselect "tests/test_threads.py::test_fork_from_a_signal_handler_during_a_call_is_an_error_in_the_child"
 

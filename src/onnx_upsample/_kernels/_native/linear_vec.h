@@ -109,7 +109,7 @@ static inline __attribute__((always_inline)) void NAME(vec_put)(float *to, VF v,
 static inline __attribute__((always_inline)) int64_t NAME(vec_run)(
     int64_t f, int64_t end, const int R, const int NI, const int T, const int ID, const int st,
     const VF *wc, const VF *fv, const float *const *W, float *const *E, int64_t step,
-    const float *last, VF negzero, float *const *out)
+    const float *last, VF negzero, float *const *out, int64_t origin)
 {
     enum { U = 16 / VL > 2 ? 16 / VL : 2 };
     /* a pair's sums and weights fill the registers at one vector per row */
@@ -124,12 +124,12 @@ static inline __attribute__((always_inline)) int64_t NAME(vec_run)(
         }
         for (int q = 0; q < R; q++)
             for (int u = 0; u < u_n; u++)
-                NAME(vec_put)(out[q] + f + u * VL, line[q][u], st);
+                NAME(vec_put)(out[q] + (f - origin) + u * VL, line[q][u], st);
     }
     for (; f <= end; f += VL) {
         NAME(vec_at)(f, R, NI, T, ID, wc, fv, W, E, step, last, negzero, s);
         for (int q = 0; q < R; q++)
-            NAME(vec_put)(out[q] + f, s[q], st);
+            NAME(vec_put)(out[q] + (f - origin), s[q], st);
     }
     return f;
 }
@@ -139,25 +139,25 @@ static inline __attribute__((always_inline)) int64_t NAME(vec_run)(
 typedef struct {
     float *E[8];
     const float *W[2];
-    float *out[2];
     int64_t step;
     VF fv[48];
 } NAME(VecSetup);
 
 /* Outputs [a, b) of R rows (b - a >= VL, or a vector ending at b when fewer remain: outputs
- * computed twice are the same values). With `st`, each row's out + a is aligned to a cache
- * line and b - a a multiple of 16. The pointers are copied to locals: the compiler then keeps
- * them in registers (a store to the output could, for it, change what a pointer points to).
- * ID 2 (the identity block's exact sum) is for one row. */
+ * computed twice are the same values), output f of row q at to[q] + (f - origin). With
+ * `st`, each row's to + (a - origin) is aligned to a cache line and b - a a multiple of 16.
+ * The pointers are copied to locals: the compiler then keeps them in registers (a store to
+ * the output could, for it, change what a pointer points to). ID 2 (the identity block's
+ * exact sum) is for one row. */
 static inline __attribute__((always_inline)) void NAME(vec_range)(
     const VecRow *r, const NAME(VecSetup) *setup, int64_t a, int64_t b, const int R,
-    const int NI, const int T, const int ID, const int st)
+    const int NI, const int T, const int ID, const int st, float *const *to, int64_t origin)
 {
     VF wc[32], s[2];
     const VF *fv = setup->fv;
     float *E[8];
     const float *W[2] = {setup->W[0], setup->W[1]};
-    float *out[2] = {setup->out[0], setup->out[1]};
+    float *out[2] = {to[0], R == 2 ? to[1] : NULL};
     for (int c = 0; c < (1 << NI); c++)
         E[c] = setup->E[c];
     const int64_t step = setup->step;
@@ -167,11 +167,11 @@ static inline __attribute__((always_inline)) void NAME(vec_range)(
     const int64_t b_last = b - VL; /* the last vector that fits starts here */
     if (ID == 2) {
         for (; f <= b_last; f += VL)
-            NAME(vec_put)(out[0] + f,
+            NAME(vec_put)(out[0] + (f - origin),
                           NAME(vec_exact_at)(f, NI, T, fv, W, E, step, last, r->d, negzero), st);
         if (f < b)
-            V_STORE(out[0] + b - VL, NAME(vec_exact_at)(b - VL, NI, T, fv, W, E, step, last,
-                                                        r->d, negzero));
+            V_STORE(out[0] + (b - VL - origin),
+                    NAME(vec_exact_at)(b - VL, NI, T, fv, W, E, step, last, r->d, negzero));
         return;
     }
     if (r->periodic_end - a >= VL) {
@@ -184,29 +184,33 @@ static inline __attribute__((always_inline)) void NAME(vec_range)(
                     wc[q * 16 + c * T + t] = w;
                 }
         const int64_t end = (r->periodic_end < b ? r->periodic_end : b) - VL;
-        f = NAME(vec_run)(f, end, R, NI, T, ID, st, wc, fv, W, E, step, last, negzero, out);
+        f = NAME(vec_run)(f, end, R, NI, T, ID, st, wc, fv, W, E, step, last, negzero, out,
+                          origin);
     }
-    f = NAME(vec_run)(f, b_last, R, NI, T, ID, st, NULL, fv, W, E, step, last, negzero, out);
+    f = NAME(vec_run)(f, b_last, R, NI, T, ID, st, NULL, fv, W, E, step, last, negzero, out,
+                      origin);
     if (f < b) {
         NAME(vec_at)(b - VL, R, NI, T, ID, NULL, fv, W, E, step, last, negzero, s);
         for (int q = 0; q < R; q++)
-            V_STORE(out[q] + b - VL, s[q]);
+            V_STORE(out[q] + (b - VL - origin), s[q]);
     }
 }
 
-/* The row's outputs (R rows'): with streaming stores (body > 0), the `head` outputs before
- * the first whole cache line and those after the `body` (a multiple of 16 from there) are
- * ordinary stores, the body's are streamed; else every output an ordinary store. The
- * tables every range reads are made once. */
+/* The row's outputs (R rows'): with streaming stores (`streamed`, body > 0), the body's
+ * whole cache lines streamed from the registers, and the `head` outputs before them and
+ * those after the `body` (a multiple of 16 from there), the parts of lines the row shares
+ * with its neighbours, made in a buffer and streamed from there (stream_words: why not
+ * ordinary stores; a vector stored over the row's first or last streamed line would also
+ * wait for it to reach memory: W8 took 2.5 times as long); else every output an ordinary
+ * store. The tables every range reads are made once. */
 static inline __attribute__((always_inline)) void NAME(vec_piece)(
     const VecRow *r, int64_t head, int64_t body, const int R, const int NI, const int T,
-    const int ID)
+    const int ID, const int streamed)
 {
     NAME(VecSetup) setup;
     setup.W[0] = r->W[0];
     setup.W[1] = r->W[T - 1];
-    setup.out[0] = r->out;
-    setup.out[1] = r->out2;
+    float *out[2] = {r->out, r->out2};
     /* corner c's taps lie `step` elements apart in its expanded row (linear_cache.h): one
      * pointer per corner leaves the registers to the weights */
     /* the kept corners (Blend.collapse; every corner for a pair of rows that both sum
@@ -222,27 +226,49 @@ static inline __attribute__((always_inline)) void NAME(vec_piece)(
                     every ? (q ? r->F2 : r->F)[c * NI + i]
                           : (q ? r->F2 : r->F)[r->corner_of[c] * r->n_full + r->axis_of[i]]);
     const int64_t width = r->width;
-    if (body == 0) {
-        NAME(vec_range)(r, &setup, 0, width, R, NI, T, ID, 0);
+    if (!streamed) {
+        NAME(vec_range)(r, &setup, 0, width, R, NI, T, ID, 0, out, 0);
         return;
     }
-    if (head)
-        NAME(vec_range)(r, &setup, 0, head < VL ? VL : head, R, NI, T, ID, 0);
-    NAME(vec_range)(r, &setup, head, head + body, R, NI, T, ID, 1);
-    if (head + body < width)
-        NAME(vec_range)(r, &setup, head + body, width, R, NI, T, ID, 0);
+    /* a part's outputs from part[q] + VL on; the vector that ends a row may start up to
+     * VL - 1 outputs before the part */
+    float part[2][VL + 16 + VL];
+    float *to_part[2] = {part[0] + VL, part[1] + VL};
+    if (head) {
+        NAME(vec_range)(r, &setup, 0, head < VL ? VL : head, R, NI, T, ID, 0, to_part, 0);
+        for (int q = 0; q < R; q++)
+            stream_words((char *)out[q], (const char *)to_part[q],
+                         (size_t)head * sizeof(float));
+    }
+    NAME(vec_range)(r, &setup, head, head + body, R, NI, T, ID, 1, out, 0);
+    const int64_t rest = head + body;
+    if (rest < width) {
+        NAME(vec_range)(r, &setup, rest, width, R, NI, T, ID, 0, to_part, rest);
+        for (int q = 0; q < R; q++)
+            stream_words((char *)(out[q] + rest), (const char *)to_part[q],
+                         (size_t)(width - rest) * sizeof(float));
+    }
 }
 
 typedef void (*NAME(vec_piece_fn))(const VecRow *r, int64_t head, int64_t body);
 
 /* One function per count of rows, outer axes and row taps, and kind of sum: the term loops
- * unroll and the weights stay in registers. Each makes its tables once for the row's
- * ordinary and streamed ranges. */
+ * unroll and the weights stay in registers. Streamed rows (body > 0) have functions of
+ * their own (vec_streamed_*): their buffer and stores in the same function cost the
+ * ordinary rows' loops registers (2.5% more instructions for (H, W, 3) images and
+ * trilinear, which are never streamed). */
 #define DEFINE_VEC_PIECE(R, NI, T, ID)                                                       \
     static void NAME(vec_piece_##R##_##NI##_##T##_##ID)(const VecRow *r, int64_t head,       \
                                                         int64_t body)                        \
     {                                                                                        \
-        NAME(vec_piece)(r, head, body, R, NI, T, ID);                                        \
+        (void)head;                                                                          \
+        (void)body;                                                                          \
+        NAME(vec_piece)(r, 0, 0, R, NI, T, ID, 0);                                           \
+    }                                                                                        \
+    static void NAME(vec_streamed_##R##_##NI##_##T##_##ID)(const VecRow *r, int64_t head,    \
+                                                           int64_t body)                     \
+    {                                                                                        \
+        NAME(vec_piece)(r, head, body, R, NI, T, ID, 1);                                     \
     }
 #define DEFINE_VEC_PIECES(NI, T)                                                             \
     DEFINE_VEC_PIECE(1, NI, T, 0) DEFINE_VEC_PIECE(1, NI, T, 1) DEFINE_VEC_PIECE(1, NI, T, 3) \
@@ -265,30 +291,39 @@ DEFINE_VEC_PIECE(2, 3, 1, 4) DEFINE_VEC_PIECE(2, 3, 1, 5) DEFINE_VEC_PIECE(2, 3,
 DEFINE_VEC_PIECE(2, 3, 2, 4) DEFINE_VEC_PIECE(2, 3, 2, 5) DEFINE_VEC_PIECE(2, 3, 2, 6)
 
 /* The identity block's exact sum, rare (rows with values the fast sum does not cover): one
- * function for every count of axes and taps, one row at a time. */
+ * function for every count of axes and taps, one row at a time, streamed or not. */
 static void NAME(vec_piece_exact)(const VecRow *r, int64_t head, int64_t body)
 {
-    NAME(vec_piece)(r, head, body, 1, r->n_interp, r->taps, 2);
+    NAME(vec_piece)(r, head, body, 1, r->n_interp, r->taps, 2, body > 0);
 }
 
-#define VEC_PIECES(R, NI, T)                                                              \
-    {NAME(vec_piece_##R##_##NI##_##T##_0), NAME(vec_piece_##R##_##NI##_##T##_1),          \
-     NAME(vec_piece_##R##_##NI##_##T##_3)}
-#define VEC_PIECES_NI(R, NI) {VEC_PIECES(R, NI, 1), VEC_PIECES(R, NI, 2)}
-/* [rows - 1][outer axes][taps - 1][identity: 0, 1, or 3 at 2 (2 is vec_piece_exact)] */
-static const NAME(vec_piece_fn) NAME(vec_pieces)[2][4][2][3] = {
-    {VEC_PIECES_NI(1, 0), VEC_PIECES_NI(1, 1), VEC_PIECES_NI(1, 2), VEC_PIECES_NI(1, 3)},
-    {VEC_PIECES_NI(2, 0), VEC_PIECES_NI(2, 1), VEC_PIECES_NI(2, 2), VEC_PIECES_NI(2, 3)},
+/* K: vec_piece (ordinary stores) or vec_streamed */
+#define VEC_PIECES(K, R, NI, T)                                                           \
+    {NAME(K##_##R##_##NI##_##T##_0), NAME(K##_##R##_##NI##_##T##_1),                      \
+     NAME(K##_##R##_##NI##_##T##_3)}
+#define VEC_PIECES_NI(K, R, NI) {VEC_PIECES(K, R, NI, 1), VEC_PIECES(K, R, NI, 2)}
+#define VEC_PIECES_R(K, R)                                                                \
+    {VEC_PIECES_NI(K, R, 0), VEC_PIECES_NI(K, R, 1), VEC_PIECES_NI(K, R, 2),              \
+     VEC_PIECES_NI(K, R, 3)}
+/* [streamed][rows - 1][outer axes][taps - 1][identity: 0, 1, or 3 at 2 (2 is
+ * vec_piece_exact)] */
+static const NAME(vec_piece_fn) NAME(vec_pieces)[2][2][4][2][3] = {
+    {VEC_PIECES_R(vec_piece, 1), VEC_PIECES_R(vec_piece, 2)},
+    {VEC_PIECES_R(vec_streamed, 1), VEC_PIECES_R(vec_streamed, 2)},
 };
-/* [outer axes - 1][the first row's axis][taps - 1] */
-static const NAME(vec_piece_fn) NAME(vec_pieces_nested)[3][3][2] = {
-    {{NAME(vec_piece_2_1_1_4), NAME(vec_piece_2_1_2_4)}, {NULL, NULL}, {NULL, NULL}},
-    {{NAME(vec_piece_2_2_1_4), NAME(vec_piece_2_2_2_4)},
-     {NAME(vec_piece_2_2_1_5), NAME(vec_piece_2_2_2_5)}, {NULL, NULL}},
-    {{NAME(vec_piece_2_3_1_4), NAME(vec_piece_2_3_2_4)},
-     {NAME(vec_piece_2_3_1_5), NAME(vec_piece_2_3_2_5)},
-     {NAME(vec_piece_2_3_1_6), NAME(vec_piece_2_3_2_6)}},
+#define VEC_PIECES_NESTED(K)                                                              \
+    {{{NAME(K##_2_1_1_4), NAME(K##_2_1_2_4)}, {NULL, NULL}, {NULL, NULL}},                \
+     {{NAME(K##_2_2_1_4), NAME(K##_2_2_2_4)}, {NAME(K##_2_2_1_5), NAME(K##_2_2_2_5)},     \
+      {NULL, NULL}},                                                                      \
+     {{NAME(K##_2_3_1_4), NAME(K##_2_3_2_4)}, {NAME(K##_2_3_1_5), NAME(K##_2_3_2_5)},     \
+      {NAME(K##_2_3_1_6), NAME(K##_2_3_2_6)}}}
+/* [streamed][outer axes - 1][the first row's axis][taps - 1] */
+static const NAME(vec_piece_fn) NAME(vec_pieces_nested)[2][3][3][2] = {
+    VEC_PIECES_NESTED(vec_piece),
+    VEC_PIECES_NESTED(vec_streamed),
 };
+#undef VEC_PIECES_NESTED
+#undef VEC_PIECES_R
 #undef VEC_PIECES_NI
 #undef VEC_PIECES
 #undef DEFINE_VEC_PIECES
@@ -296,9 +331,9 @@ static const NAME(vec_piece_fn) NAME(vec_pieces_nested)[3][3][2] = {
 
 /* The row's sum into r->out (and with r->pair, the second row's into r->out2); 0 where the
  * vector loops do not take it (fewer than VL outputs, more than 3 outer axes or 2 row taps:
- * linear_sum.h then does). With streaming stores, the partial cache lines at either end are
- * ordinary stores and the whole lines between are streamed (a pair's rows lie alike in
- * their cache lines), all in one call of the piece (vec_piece). */
+ * linear_sum.h then does). With streaming stores, every output is streamed: the whole
+ * cache lines a vector at a time (a pair's rows lie alike in their cache lines), the parts
+ * at either end from a buffer, all in one call of the piece (vec_piece). */
 static int NAME(vec_sum_row)(const VecRow *r)
 {
     const int NI = r->n_interp, T = r->taps;
@@ -306,9 +341,6 @@ static int NAME(vec_sum_row)(const VecRow *r)
         return 0;
     if (r->nested >= 0 && (NI < 1 || r->nested >= NI || r->identity))
         return 0;
-    NAME(vec_piece_fn) piece = r->identity == 2 ? NAME(vec_piece_exact)
-        : r->nested >= 0 ? NAME(vec_pieces_nested)[NI - 1][r->nested][T - 1]
-        : NAME(vec_pieces)[r->pair][NI][T - 1][r->identity == 3 ? 2 : r->identity];
     const int64_t width = r->width;
     int64_t head = 0, body = 0;
     if (r->stream) {
@@ -316,6 +348,10 @@ static int NAME(vec_sum_row)(const VecRow *r)
         head = head < width ? head : width;
         body = (width - head) / 16 * 16;
     }
+    const int streamed = body > 0;
+    NAME(vec_piece_fn) piece = r->identity == 2 ? NAME(vec_piece_exact)
+        : r->nested >= 0 ? NAME(vec_pieces_nested)[streamed][NI - 1][r->nested][T - 1]
+        : NAME(vec_pieces)[streamed][r->pair][NI][T - 1][r->identity == 3 ? 2 : r->identity];
     piece(r, head, body);
     return 1;
 }
