@@ -201,8 +201,8 @@ static inline __attribute__((always_inline)) void NAME(vec_range)(
  * those after the `body` (a multiple of 16 from there), the parts of lines the row shares
  * with its neighbours, made in a buffer and streamed from there (stream_words: why not
  * ordinary stores; a vector stored over the row's first or last streamed line would also
- * wait for it to reach memory: W8 took 2.5 times as long); else every output an ordinary
- * store. The tables every range reads are made once. */
+ * wait for it to reach memory); else every output an ordinary store. The tables every
+ * range reads are made once. */
 static inline __attribute__((always_inline)) void NAME(vec_piece)(
     const VecRow *r, int64_t head, int64_t body, const int R, const int NI, const int T,
     const int ID, const int streamed)

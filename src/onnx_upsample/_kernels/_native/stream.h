@@ -26,8 +26,8 @@
  * where dst allows, whole words beside them. Rows written one after the other then fill the
  * line between them in the write-combining buffer. An ordinary store there would first read
  * the line from memory and hold back the streamed lines behind it: a volume's rows (512
- * bytes) took 3 times as long. No call to memcpy: a call here would make the vector loops
- * around it keep their registers on the stack. */
+ * bytes) took twice as long or more. No call to memcpy: a call here would make the vector
+ * loops around it keep their registers on the stack. */
 static inline void stream_words(char *dst, const char *src, size_t n)
 {
 #ifdef HAVE_STREAM_STORES
