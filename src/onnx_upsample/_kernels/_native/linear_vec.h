@@ -331,9 +331,11 @@ static const NAME(vec_piece_fn) NAME(vec_pieces_nested)[2][3][3][2] = {
 
 /* The row's sum into r->out (and with r->pair, the second row's into r->out2); 0 where the
  * vector loops do not take it (fewer than VL outputs, more than 3 outer axes or 2 row taps:
- * linear_sum.h then does). With streaming stores, every output is streamed: the whole
- * cache lines a vector at a time (a pair's rows lie alike in their cache lines), the parts
- * at either end from a buffer, all in one call of the piece (vec_piece). */
+ * linear_sum.h then does). With streaming stores and at least one whole cache line in the
+ * row, every output is streamed: the whole lines a vector at a time (a pair's rows lie
+ * alike in their lines), the parts at either end from a buffer, all in one call of the
+ * piece (vec_piece). A row without a whole line of its own (body 0) is stored the ordinary
+ * way: it shares every line it touches with its neighbours. */
 static int NAME(vec_sum_row)(const VecRow *r)
 {
     const int NI = r->n_interp, T = r->taps;
