@@ -242,9 +242,9 @@ static void vec_row_init(const LinearJob *job, const Segment *seg, Blend *blend,
 /* One output row `o` of the segment from its corner rows and their outer weights (`plain`:
  * see linear_cache.h). Float results are summed straight into the output row, others into
  * the accumulator and converted; with streaming stores both are assembled in the scratch
- * first and then streamed (the vector sums stream float32 results from the registers, but
- * for rows without a whole cache line of their own, see vec_sum_row), so the output is not
- * read. */
+ * first and then streamed (the vector sums stream float32 results from the registers), so
+ * the output is never read; only a float32 row without a whole cache line of its own takes
+ * ordinary stores (vec_sum_row). */
 static inline __attribute__((always_inline)) void blend_row(
     const LinearJob *job, const LinearOps *ops, const Segment *seg, Blend *blend,
     const float *factors, void *const *corners, int plain, char *o)
