@@ -36,36 +36,11 @@ from setuptools import Extension, setup
 from setuptools.command.build import build
 from setuptools.command.build_ext import build_ext
 
-SOURCES = [
-    "src/onnx_upsample/_kernels/_native/module.c",
-    "src/onnx_upsample/_kernels/_native/describe.c",
-    "src/onnx_upsample/_kernels/_native/describe_linear.c",
-    "src/onnx_upsample/_kernels/_native/pool.c",
-    "src/onnx_upsample/_kernels/_native/cpu.c",
-    "src/onnx_upsample/_kernels/_native/nearest.c",
-    "src/onnx_upsample/_kernels/_native/linear.c",
-]
-HEADERS = [
-    "src/onnx_upsample/_kernels/_native/kernels.h",
-    "src/onnx_upsample/_kernels/_native/axis_rule.h",
-    "src/onnx_upsample/_kernels/_native/stream.h",
-    "src/onnx_upsample/_kernels/_native/kernel_object.h",
-    "src/onnx_upsample/_kernels/_native/describe.h",
-    "src/onnx_upsample/_kernels/_native/pool.h",
-    "src/onnx_upsample/_kernels/_native/cpu.h",
-    "src/onnx_upsample/_kernels/_native/linear_types.h",
-    "src/onnx_upsample/_kernels/_native/linear_scratch.h",
-    "src/onnx_upsample/_kernels/_native/linear_cache.h",
-    "src/onnx_upsample/_kernels/_native/linear_blend.h",
-    "src/onnx_upsample/_kernels/_native/linear_isa.h",
-    "src/onnx_upsample/_kernels/_native/nearest_rows.h",
-    "src/onnx_upsample/_kernels/_native/nearest_isa.h",
-    "src/onnx_upsample/_kernels/_native/nearest_scalar.h",
-    "src/onnx_upsample/_kernels/_native/linear_sum.h",
-    "src/onnx_upsample/_kernels/_native/linear_vec.h",
-    "src/onnx_upsample/_kernels/_native/linear_vec_io.h",
-    "src/onnx_upsample/_kernels/_native/lanes.h",
-]
+# Every C file of the extension is one unit (ARCHITECTURE.md); the headers and the
+# instruction-set templates (.inc) are what they include
+NATIVE = Path("src/onnx_upsample/_kernels/_native")
+SOURCES = sorted(str(p) for p in NATIVE.glob("*.c"))
+HEADERS = sorted(str(p) for p in [*NATIVE.glob("*.h"), *NATIVE.glob("*.inc")])
 
 # The stable ABI the extension is written to (kernel_object.h); absent on free-threaded builds
 ABI3 = None if sysconfig.get_config_var("Py_GIL_DISABLED") else "cp311"
@@ -126,16 +101,17 @@ class BuildKernels(build_ext):
                                        if not arg.startswith(("-Wl,-rpath", "-Wl,-R"))]
         for extension in self.extensions:
             if kind == "msvc":
-                extension.extra_compile_args = ["/O2", "/fp:precise"]
+                # C11 (restrict, _Pragma) and its atomics, which the pool's threads need
+                # (MSVC 17.5 and later; an older one runs every job on one thread)
+                extension.extra_compile_args = ["/O2", "/fp:precise", "/std:c11",
+                                                "/experimental:c11atomics"]
             else:
                 flags = ["-O3", "-std=c11", "-ffp-contract=off", "-fno-fast-math",
                          # lets NaN-preserving selects vectorise; values stay IEEE exact
                          "-fno-trapping-math",
                          "-fvisibility=hidden", "-Wall",
-                         # compile as well as link with it (as scripts/check_c.sh does): under
-                         # -std=c11 it is what declares CLOCK_MONOTONIC to pool.c, which
-                         # otherwise times its spins with clock(), CPU time read by a system
-                         # call (700 ns more per kernel call)
+                         # compile as well as link with it (as scripts/check_c.sh does): the
+                         # threads layer's POSIX threads
                          "-pthread"]
                 if platform.machine().lower() in ("i386", "i486", "i586", "i686", "x86"):
                     flags += ["-msse2", "-mfpmath=sse"]

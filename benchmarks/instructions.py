@@ -21,6 +21,7 @@ baseline instruction set's loops.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -137,6 +138,11 @@ def main() -> None:
                         help="the instruction set (default: the best this CPU runs)")
     parser.add_argument("--images-only", action="store_true",
                         help="only the image workloads, not bench.py's")
+    parser.add_argument("--json", metavar="FILE",
+                        help="also write each workload's instructions and outputs to FILE")
+    parser.add_argument("--compare", metavar="FILE",
+                        help="a --json file of another build: print this build's count as a "
+                             "ratio to it (a change of the C layer is held to within 1%%)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -147,15 +153,25 @@ def main() -> None:
     cases = CASES + ([] if args.images_only else bench_cases())
     if args.only:
         cases = [c for c in cases if c.name in args.only or c.name.split()[0] in args.only]
+    before = json.loads(Path(args.compare).read_text()) if args.compare else {}
     print(f"instructions per output in the compiled module, one thread, "
           f"ISA {args.isa or 'default'}\n")
-    print("| workload | shape | scales | mode | dtype | instructions / output |")
-    print("|---|---|---|---|---|---|")
+    compared = " | other build | ratio" if before else ""
+    print(f"| workload | shape | scales | mode | dtype | instructions / output{compared} |")
+    print("|---|---|---|---|---|---|" + ("---|---|" if before else ""))
+    counts: dict[str, list[int]] = {}
     for case in cases:
         instructions, outputs = count(case, args.calls, args.isa)
+        counts[case.name] = [instructions, outputs]
         scales = " ".join(f"{s:g}" for s in case.scales)
-        print(f"| {case.name} | {case.shape} | {scales} | {case.mode} | {case.dtype} | "
-              f"{instructions / outputs:.2f} |", flush=True)
+        row = (f"| {case.name} | {case.shape} | {scales} | {case.mode} | {case.dtype} | "
+               f"{instructions / outputs:.3f}")
+        if case.name in before:
+            other = before[case.name][0] / before[case.name][1]
+            row += f" | {other:.3f} | {instructions / outputs / other:.4f}"
+        print(row + " |", flush=True)
+        if args.json:
+            Path(args.json).write_text(json.dumps(counts, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer and with ThreadSanitizer, into build/sanitize/,
 # beside a copy of the Python package; the tests that drive the C layer hardest run against
 # each build (the sanitizer runtime preloaded into the interpreter, which is not built with
-# it). Any report fails the run. ONNX_UPSAMPLE_SANITIZED=1 tells the tests to relax their
+# it). Any report fails the run. ONNX_UPSAMPLE_SLOW_BUILD=1 tells the tests to relax their
 # time limits (a sanitized build is several times slower), and only those.
 #
 #   address+undefined: native and kernel tests, the description checks, streaming stores
@@ -51,7 +51,7 @@ runtime() {  # the compiler's runtime library of a sanitizer, or a clear failure
     echo "$path"
 }
 
-export ONNX_UPSAMPLE_SANITIZED=1 HYPOTHESIS_PROFILE=ci PYTHONDONTWRITEBYTECODE=1
+export ONNX_UPSAMPLE_SLOW_BUILD=1 HYPOTHESIS_PROFILE=ci PYTHONDONTWRITEBYTECODE=1
 
 echo "test_sanitize: building with -fsanitize=address,undefined"
 build address -fsanitize=address,undefined -fno-sanitize-recover=all

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The whole suite in two lanes, one per core of a 2-core machine (make test must stay under 10
 # minutes there): the kernels' tests, then the differential suites and the tests of the
-# (H, W, C) identity block, the row pairs, the collapsed rows, the corner cache and the
-# streamed outputs at every offset in a cache line once more on the baseline instruction
-# set with streaming stores for every output, in one process; everything else (the model
+# (H, W, C) identity block, the row pairs, the collapsed rows, the corner cache, the
+# streamed outputs at every offset in a cache line and the fast paths' counts once more on
+# the baseline instruction set with streaming stores for every output, in one process; everything else (the model
 # tools, the suite, the command line, files, dask) in another, whose progress prints live.
 # The kernel lane's output follows when both are done. Exit status: non-zero if either lane
 # failed.
@@ -16,8 +16,8 @@ differential=("$@")
 kernels=("${differential[@]}" tests/test_identity_block.py tests/test_native.py
          tests/test_native_constants.py tests/test_kernels.py tests/test_kernel_description.py
          tests/test_linear_variants.py tests/test_row_pairs.py tests/test_collapsed_axes.py
-         tests/test_corner_cache.py tests/test_streaming_lines.py
-         tests/test_nearest_rows.py
+         tests/test_corner_cache.py tests/test_streaming_lines.py tests/test_fast_paths.py
+         tests/test_nearest_rows.py tests/test_c_units.py
          tests/test_layouts.py tests/test_reference.py tests/test_reference_types.py
          tests/test_nan_bits.py tests/test_threads.py tests/test_buffers.py tests/test_memory.py
          tests/test_dtypes.py)
@@ -32,7 +32,7 @@ trap 'rm -f "$log"' EXIT
         ONNX_UPSAMPLE_ISA=baseline ONNX_UPSAMPLE_STREAMING_STORES=always \
             "$py" -m pytest -q -p no:cacheprovider "${differential[@]}" \
                 tests/test_identity_block.py tests/test_row_pairs.py tests/test_collapsed_axes.py \
-                tests/test_corner_cache.py tests/test_streaming_lines.py
+                tests/test_corner_cache.py tests/test_streaming_lines.py tests/test_fast_paths.py
     }
 } >"$log" 2>&1 &
 lane=$!

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from processes import outputs_of
-from sanitized import SLOWDOWN
+from slowdown import SLOWDOWN
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 import pytest
-from sanitized import SLOWDOWN
+from slowdown import SLOWDOWN
 
 import onnx_upsample
 from onnx_upsample import _threads, reference, set_num_threads, upsample

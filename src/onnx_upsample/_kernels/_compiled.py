@@ -30,7 +30,7 @@ from ._layout import Axis, Layout, axis_fields, blend_taps, element_axis, plan_l
 # float16/bfloat16 linear results are rounded from a float32 scratch of at most this size.
 HALF_SCRATCH_BYTES = 1 << 22
 ISA_VAR = "ONNX_UPSAMPLE_ISA"
-ISAS = {"baseline": 0, "avx2": 1}
+ISAS = {"baseline": _native.ISA_BASELINE, "avx2": _native.ISA_AVX2}
 # Outputs of at least this many bytes are written with streaming stores (whole cache lines
 # straight to memory, _native/stream.h): beyond the caches, an ordinary store first reads
 # the line it writes, so the output would cost its size twice in memory traffic.
@@ -68,13 +68,13 @@ def isa() -> int:
     bits)."""
     wanted = os.environ.get(ISA_VAR, "").strip().lower()
     if not wanted:
-        return 1 if _native.cpu_has_avx2() else 0
+        return ISAS["avx2"] if _native.cpu_has_avx2() else ISAS["baseline"]
     if wanted not in ISAS:
         raise UpsampleError(
             f"the environment variable {ISA_VAR} is {wanted!r}; expected 'baseline' or 'avx2' "
             "(or unset it: the best one this CPU runs is chosen)"
         )
-    if ISAS[wanted] == 1 and not _native.cpu_has_avx2():
+    if wanted == "avx2" and not _native.cpu_has_avx2():
         raise UpsampleError(f"{ISA_VAR} is 'avx2' but this CPU has no AVX2; unset it")
     return ISAS[wanted]
 

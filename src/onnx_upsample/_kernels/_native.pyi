@@ -16,6 +16,11 @@ ROW_COPY: int
 ROW_REPEAT: int
 ROW_GATHER: int
 LINEAR_DIRECT_CACHE_BYTES: int
+# float32 lanes of the baseline loops' SIMD backend (0: scalar loops only), and its name
+SIMD_LANES: int
+SIMD_BASELINE: str
+ISA_BASELINE: int
+ISA_AVX2: int
 T_INT8: int
 T_UINT8: int
 T_INT16: int
@@ -41,4 +46,5 @@ def linear_scratch_per_element(taps: int, n_interp: int, acc_double: bool,
                                stream: bool) -> int: ...
 def repeat_factor(axis: np.ndarray, scale: float) -> int: ...
 def cpu_has_avx2() -> bool: ...
+def path_counts() -> dict[str, int]: ...
 def _set_join_delay(seconds: float) -> None: ...

@@ -1,9 +1,8 @@
 /* The per-axis rules of Upsample, computed where the kernels need them.
  *
- * The kernels used to read per-index tables built in Python (8-24 bytes per output index of
- * every axis, many times the output itself on a long row). They now compute each axis'
- * source index, or its two taps and weights, from the axis' description, per row (outer
- * axes) or per work item (the row axis, into a bounded scratch table). The arithmetic is the
+ * The kernels compute each axis' source index, or its two taps and weights, from the axis'
+ * description, per row (outer axes) or per work item (the row axis, into a bounded scratch
+ * table), rather than read per-index tables as long as the output's axes. The arithmetic is the
  * operator's definition (docs/semantics.md, "nearest index" and "linear coordinate"),
  * operation for operation: float32 below 2**24, exact (integer or float64) from 2**24 on.
  * The slow reference (onnx_upsample/reference.py) derives the same rules on its own, and the
@@ -19,7 +18,18 @@
 #include <math.h>
 #include <stdint.h>
 
-enum { AXIS_COPY = 0, AXIS_GATHER = 1, AXIS_BLEND = 2 };
+#include "compiler.h"
+
+typedef enum { AXIS_COPY = 0, AXIS_GATHER = 1, AXIS_BLEND = 2 } AxisKind;
+
+/* Outer axes at most (the canonical form merges neighbouring copy axes, and rank is at
+ * most 64 in numpy). */
+#define MAX_OUTER 64
+/* Most axes a linear call interpolates (2**k corners per output): the kernels' tables are
+ * sized for it, and the argument checks refuse more (Python reads it as MAX_INTERP). */
+#define MAX_INTERP 20
+/* The taps of an interpolated axis: the input indices below and above the coordinate. */
+#define AXIS_TAPS 2
 
 /* Magnitudes below which float32 holds every integer: ORT's arithmetic is exact there. */
 #define F32_EXACT_LIMIT ((int64_t)1 << 24)
@@ -28,7 +38,7 @@ enum { AXIS_COPY = 0, AXIS_GATHER = 1, AXIS_BLEND = 2 };
 #define MAX_AXIS_INPUT ((int64_t)1 << 53)
 
 typedef struct {
-    int kind;           /* AXIS_COPY (output o reads input o), AXIS_GATHER, AXIS_BLEND */
+    AxisKind kind;      /* AXIS_COPY (output o reads input o), AXIS_GATHER, AXIS_BLEND */
     int64_t n_out;      /* output positions in the window */
     int64_t in_len;     /* input positions in the window */
     int64_t n_in;       /* input length of the whole axis */
@@ -39,8 +49,9 @@ typedef struct {
     int64_t num, den;   /* scale == num / den exactly (den a power of two); num == 0 when
                          * the scale is an integer beyond int64 (every index is then 0) */
     /* The rule's results for every output index of a short outer axis, made once with the
-     * kernel (axis_cache): a division per row costs more than a short row's copy. NULL where
-     * the kernel computes them as it goes. Offsets are already multiplied by the stride. */
+     * kernel (axis_make_tables): a division per row costs more than a short row's copy. NULL
+     * where the kernel computes them as it goes. Offsets are already multiplied by the
+     * stride. */
     int64_t *lo_offsets, *hi_offsets;
     float *w_lo, *w_hi;
 } AxisRule;
@@ -127,15 +138,15 @@ static inline void rule_linear(const AxisRule *a, int64_t o, int64_t *lo, int64_
 /* k when output o (local) reads input o / k on this axis for every o of the window (an
  * integer scale k >= 2, the window starting on a multiple of k, whole groups of k), else 0:
  * the kernels then repeat input elements instead of gathering them. */
-static inline int64_t rule_repeat(const AxisRule *a)
-{
-    if (a->kind == AXIS_COPY || a->den != 1 || a->num < 2 || a->n_out % a->num
-        || a->out_first % a->num || a->out_first / a->num != a->in_first
-        || a->n_out / a->num > a->in_len || a->n_in > INT64_MAX / a->num
-        || a->out_first + a->n_out > a->n_in * a->num)
-        return 0;
-    return a->num;
-}
+int64_t rule_repeat(const AxisRule *a);
+
+/* Make the rule's tables (lo_offsets...) of the short outer axes among axes[0, n_outer),
+ * once per kernel; 0, or -1 where memory ran out (the tables made so far stay, for
+ * axis_free_tables). */
+int axis_make_tables(AxisRule *axes, int n_outer);
+
+/* Free an axis' tables (none: nothing to do). */
+void axis_free_tables(AxisRule *a);
 
 /* Input offset (index times stride) that output o of a copied or gathered axis reads. */
 static inline int64_t axis_offset(const AxisRule *a, int64_t o)

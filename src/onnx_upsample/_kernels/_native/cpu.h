@@ -1,15 +1,26 @@
-/* CPU features the kernels choose between (cpu.c). */
+/* The instruction-set variants of the kernels' loops, and which one this CPU runs (cpu.c).
+ *
+ * Every loop has a baseline variant (isa_base.c: SSE2 on x86-64, NEON on aarch64, scalar C
+ * elsewhere). On x86, where the compiler can build AVX2 functions beside the baseline ones
+ * (HAVE_AVX2_VARIANT), isa_avx2.c builds the same loops for AVX2 between AVX2_TARGET_BEGIN
+ * and AVX2_TARGET_END; they run only where cpu_has_avx2() says so. Every variant gives the
+ * same bits.
+ */
 #ifndef ONNX_UPSAMPLE_CPU_H
 #define ONNX_UPSAMPLE_CPU_H
+
+/* A kernel description's choice of loops (Python passes it as `isa`). */
+typedef enum { ISA_BASELINE = 0, ISA_AVX2 = 1 } Isa;
 
 /* 1 when this CPU runs AVX2 instructions, else 0 (always 0 off x86). */
 int cpu_has_avx2(void);
 
-/* Where the compiler can build AVX2 functions beside the baseline ones, HAVE_AVX2_TARGET is
- * 1, and the functions defined between AVX2_TARGET_BEGIN and AVX2_TARGET_END are compiled
- * for AVX2: they may run only where cpu_has_avx2() says so. */
+/* The loops a description asks for, where this build has them and the CPU runs them; else
+ * the baseline. */
+Isa cpu_isa(int requested);
+
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-#define HAVE_AVX2_TARGET 1
+#define HAVE_AVX2_VARIANT 1
 #if defined(__clang__)
 #define AVX2_TARGET_BEGIN \
     _Pragma("clang attribute push(__attribute__((target(\"avx2\"))), apply_to = function)")
@@ -18,6 +29,13 @@ int cpu_has_avx2(void);
 #define AVX2_TARGET_BEGIN _Pragma("GCC push_options") _Pragma("GCC target(\"avx2\")")
 #define AVX2_TARGET_END _Pragma("GCC pop_options")
 #endif
+#elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_IX86)) && !defined(__clang__)
+/* MSVC compiles AVX2 intrinsics anywhere; the scalar loops of that variant stay SSE2 */
+#define HAVE_AVX2_VARIANT 1
+#define AVX2_TARGET_BEGIN
+#define AVX2_TARGET_END
+#else
+#define HAVE_AVX2_VARIANT 0
 #endif
 
 #endif

@@ -14,11 +14,9 @@
 #include "describe.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cpu.h"
-#include "pool.h"
 
 int bad(const char *why)
 {
@@ -27,7 +25,7 @@ int bad(const char *why)
 }
 
 /* The fields of one axis in a description, by name: their order is the rows', and Python
- * builds its rows by the names module.c exports (AXIS_FIELDS). */
+ * builds its rows by the names the module exports (axis_fields). */
 enum { F_KIND, F_N_OUT, F_IN_LEN, F_N_IN, F_OUT_FIRST, F_IN_FIRST, F_NUM, F_DEN, AXIS_FIELDS };
 static const char *const axis_field_names[AXIS_FIELDS] = {
     [F_KIND] = "kind", [F_N_OUT] = "n_out", [F_IN_LEN] = "in_len", [F_N_IN] = "n_in",
@@ -50,7 +48,7 @@ static int rule_from_fields(const int64_t *v, float scale, AxisRule *a)
 {
     if (v[F_KIND] < AXIS_COPY || v[F_KIND] > AXIS_BLEND)
         return bad("axis kind");
-    a->kind = (int)v[F_KIND];
+    a->kind = (AxisKind)v[F_KIND];
     a->n_out = v[F_N_OUT];
     a->in_len = v[F_IN_LEN];
     a->n_in = v[F_N_IN];
@@ -133,7 +131,7 @@ int read_axes(Kernel *self, PyObject *axes_obj, PyObject *scales_obj, int64_t bl
         if (rule_from_fields(values + i * AXIS_FIELDS, scales[i], a) != 0 || check_rule(a) != 0)
             return -1;
         a->stride = stride;
-        if (!mul_ok(stride, a->in_len, &stride))
+        if (!checked_mul_i64(stride, a->in_len, &stride))
             return bad("input size overflows");
     }
     if (block_in < 1 || stride != x_elements)
@@ -141,42 +139,11 @@ int read_axes(Kernel *self, PyObject *axes_obj, PyObject *scales_obj, int64_t bl
     return (int)n_axes - 1;
 }
 
-/* Outer axes whose lengths add up to at most this many get their rule's results made once,
- * with the kernel (8 bytes an entry for nearest, 24 for linear: at most 1.5 MiB); longer ones
- * are computed row by row, so that nothing grows with the output. */
-#define OUTER_CACHE_ENTRIES ((int64_t)1 << 16)
-
-int cache_outer_axes(Kernel *self, int n_outer)
+int make_axis_tables(Kernel *self, int n_outer)
 {
-    int64_t budget = OUTER_CACHE_ENTRIES;
-    for (int i = 0; i < n_outer; i++) {
-        AxisRule *a = &self->axes[i];
-        if (a->n_out > budget)
-            continue;
-        budget -= a->n_out;
-        size_t n = (size_t)a->n_out;
-        int blend = a->kind == AXIS_BLEND;
-        a->lo_offsets = (int64_t *)malloc(n * sizeof(int64_t));
-        if (blend) {
-            a->hi_offsets = (int64_t *)malloc(n * sizeof(int64_t));
-            a->w_lo = (float *)malloc(n * sizeof(float));
-            a->w_hi = (float *)malloc(n * sizeof(float));
-        }
-        if (a->lo_offsets == NULL || (blend && (a->hi_offsets == NULL || a->w_lo == NULL
-                                                || a->w_hi == NULL))) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        for (int64_t o = 0; o < a->n_out; o++) {
-            if (blend) {
-                int64_t lo, hi;
-                rule_linear(a, o, &lo, &hi, &a->w_lo[o], &a->w_hi[o]);
-                a->lo_offsets[o] = lo * a->stride;
-                a->hi_offsets[o] = hi * a->stride;
-            } else {
-                a->lo_offsets[o] = rule_nearest(a, o) * a->stride;
-            }
-        }
+    if (axis_make_tables(self->axes, n_outer) != 0) {
+        PyErr_NoMemory();
+        return -1;
     }
     return 0;
 }
@@ -190,15 +157,15 @@ int check_sizes(Kernel *self, int n_outer, int64_t block, int64_t element_bytes,
     int64_t row_elements, items;
     *rows = 1;
     for (int a = 0; a < n_outer; a++)
-        if (!mul_ok(*rows, self->axes[a].n_out, rows))
+        if (!checked_mul_i64(*rows, self->axes[a].n_out, rows))
             return bad("row count");
     if (block < 1 || n_blocks < 1 || n_segments < 1 || segment < 1 || segment > row_len
         || n_segments > row_len || (row_len - 1) / segment + 1 > n_segments
-        || row_len / segment + 1 < n_segments || !mul_ok(n_blocks, n_segments, &items))
+        || row_len / segment + 1 < n_segments || !checked_mul_i64(n_blocks, n_segments, &items))
         return bad("work split");
-    if (!mul_ok(row_len, block, &row_elements)
-        || !mul_ok(row_elements, element_bytes, &self->row_bytes)
-        || !mul_ok(*rows, self->row_bytes, &self->out_bytes))
+    if (!checked_mul_i64(row_len, block, &row_elements)
+        || !checked_mul_i64(row_elements, element_bytes, &self->row_bytes)
+        || !checked_mul_i64(*rows, self->row_bytes, &self->out_bytes))
         return bad("sizes overflow");
     self->n_items = (n_blocks < *rows ? n_blocks : *rows) * n_segments;
     return 0;
@@ -237,13 +204,14 @@ PyObject *nearest_kernel(PyObject *module, PyObject *args, PyObject *kwargs)
         : row_kind == ROW_REPEAT ? rule_repeat(row) == repeat && repeat >= 2
                                        && segment % repeat == 0
         : row_kind == ROW_GATHER ? row->kind == AXIS_GATHER && repeat == 1 : 0;
-    if ((unit != 1 && unit != 2 && unit != 4 && unit != 8) || !row_ok || (isa != 0 && isa != 1)) {
+    if ((unit != 1 && unit != 2 && unit != 4 && unit != 8) || !row_ok
+        || (isa != ISA_BASELINE && isa != ISA_AVX2)) {
         bad("unit, row kind or instruction set");
         goto fail;
     }
     int64_t rows;
     if (check_sizes(self, n, block, unit, &split, &rows) != 0
-        || !mul_ok(x_elements, unit, &self->x_bytes) || cache_outer_axes(self, n) != 0)
+        || !checked_mul_i64(x_elements, unit, &self->x_bytes) || make_axis_tables(self, n) != 0)
         goto fail;
     NearestJob *job = &self->nearest;
     job->unit = unit;
@@ -252,12 +220,12 @@ PyObject *nearest_kernel(PyObject *module, PyObject *args, PyObject *kwargs)
     job->block = block;
     job->n_outer = n;
     job->axes = self->axes;
-    job->row_kind = row_kind;
+    job->row_kind = (RowKind)row_kind;
     job->repeat = repeat;
     job->n_blocks = split.n_blocks < rows ? split.n_blocks : rows;
     job->n_segments = split.n_segments;
     job->segment = segment;
-    job->isa = isa == 1 && cpu_has_avx2() ? 1 : 0;
+    job->isa = cpu_isa(isa);
     self->x_align = self->out_align = unit;
     self->is_linear = 0;
     return (PyObject *)self;

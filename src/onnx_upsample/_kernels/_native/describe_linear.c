@@ -5,6 +5,8 @@
 #include "describe.h"
 
 #include "cpu.h"
+#include "linear_scratch.h"
+#include "linear_types.h"
 
 /* linear_kernel(x_elements=, src=, dst=, block=, block_in=, axes=, scales=, n_blocks=,
  *               n_segments=, segment=, isa=, row_repeat=[, lut=][, block_taps=][, bounds=]):
@@ -57,6 +59,27 @@ static int check_types(Kernel *self, const LinearArgs *a, LinearJob *job)
     return 0;
 }
 
+/* d when a blended block's taps (block elements, block_in of them in the input) are an
+ * identity: the whole of an axis at scale 1, times d parts per element (2 for complex
+ * numbers, else 1). Element c < block - d blends itself (weight 1) and the next channel's
+ * element c + d (weight 0); each of the last d blends itself twice (0.5 and 0.5). Else 0. */
+static int64_t block_identity(const int64_t *lo, const int64_t *hi, const float *w_lo,
+                              const float *w_hi, int64_t block, int64_t block_in)
+{
+    int64_t d = 0;
+    while (d < block && w_lo[block - 1 - d] == 0.5f)
+        d++;
+    if (d == 0 || block != block_in || block % d)
+        return 0;
+    for (int64_t c = 0; c < block; c++) {
+        int last = c >= block - d;
+        if (lo[c] != c || hi[c] != (last ? c : c + d) || w_lo[c] != (last ? 0.5f : 1.0f)
+            || w_hi[c] != (last ? 0.5f : 0.0f))
+            return 0;
+    }
+    return d;
+}
+
 /* A blended block's taps: `block` offsets inside an input row position, and weights. */
 static int read_block_taps(Kernel *self, const LinearArgs *a, LinearJob *job)
 {
@@ -80,8 +103,8 @@ static int read_block_taps(Kernel *self, const LinearArgs *a, LinearJob *job)
         if (job->blk_lo[c] < 0 || job->blk_hi[c] < 0 || job->blk_lo[c] >= a->block_in
             || job->blk_hi[c] >= a->block_in)
             return bad("block offsets");
-    job->identity = block_identity(job->blk_lo, job->blk_hi, job->blk_w_lo, job->blk_w_hi,
-                                   a->block, a->block_in);
+    job->identity_step = block_identity(job->blk_lo, job->blk_hi, job->blk_w_lo,
+                                        job->blk_w_hi, a->block, a->block_in);
     return 0;
 }
 
@@ -111,24 +134,27 @@ static int read_linear_axes(Kernel *self, const LinearArgs *a, LinearJob *job)
     return n;
 }
 
-/* Sizes that do not overflow, and a per-worker scratch (linear.c's scratch_layout) of a sane
- * size. */
+/* A segment's elements, and a worker's scratch bytes, beyond any a layout plans: a
+ * description with more is inconsistent. */
+#define SANE_SCRATCH ((int64_t)1 << 40)
+
+/* Sizes that do not overflow, and a per-worker scratch (linear_scratch.h) of a sane size. */
 static int check_linear_sizes(Kernel *self, const LinearArgs *a, LinearJob *job)
 {
     int64_t rows, segment_elements, scratch;
     const int64_t src_bytes = (int64_t)linear_types[a->src].bytes;
     const int64_t dst_bytes = (int64_t)linear_types[a->dst].bytes;
     if (check_sizes(self, job->n_outer, a->block, dst_bytes, &a->split, &rows) != 0
-        || !mul_ok(a->x_elements, src_bytes, &self->x_bytes)
-        || cache_outer_axes(self, job->n_outer) != 0)
+        || !checked_mul_i64(a->x_elements, src_bytes, &self->x_bytes)
+        || make_axis_tables(self, job->n_outer) != 0)
         return -1;
     self->x_align = (int)src_bytes;
     self->out_align = (int)dst_bytes;
-    int taps = (job->row_blend ? 2 : 1) * (job->block_blend && !job->identity ? 2 : 1);
-    int64_t per_element = (int64_t)linear_scratch_per_element(taps, job->n_interp, 1, 1);
-    if (!mul_ok(a->split.segment, a->block, &segment_elements)
-        || segment_elements > ((int64_t)1 << 40)
-        || !mul_ok(segment_elements, per_element, &scratch) || scratch > ((int64_t)1 << 40))
+    int64_t per_element = (int64_t)linear_scratch_per_element(taps_per_element(job),
+                                                              job->n_interp, 1, 1);
+    if (!checked_mul_i64(a->split.segment, a->block, &segment_elements)
+        || segment_elements > SANE_SCRATCH
+        || !checked_mul_i64(segment_elements, per_element, &scratch) || scratch > SANE_SCRATCH)
         return bad("scratch size");
     job->rows = rows;
     return 0;
@@ -144,7 +170,7 @@ static int check_row_repeat(const Kernel *self, const LinearArgs *a, LinearJob *
     if (!job->row_blend || rule_repeat(&self->axes[job->n_outer]) != a->row_repeat
         || a->split.segment % a->row_repeat)
         return bad("row repeat");
-    if (!job->block_blend || job->identity)
+    if (!job->block_blend || job->identity_step)
         job->row_repeat = a->row_repeat;
     return 0;
 }
@@ -172,7 +198,7 @@ PyObject *linear_kernel(PyObject *module, PyObject *args, PyObject *kwargs)
     job->segment = a.split.segment;
     job->low_bound = a.low_bound;
     job->high_bound = a.high_bound;
-    job->isa = a.isa == 1 && cpu_has_avx2() ? 1 : 0;
+    job->isa = cpu_isa(a.isa);
     self->is_linear = 1;
     return (PyObject *)self;
 }

@@ -1,6 +1,8 @@
-/* The Kernel object of the binding: one prepared Upsample call (see module.c). Its
- * constructors (describe.c, describe_linear.c) check a call's description completely, once;
- * the call (module.c) then only checks the buffers it is given against it. */
+/* The Kernel object of the binding: one prepared Upsample call. Its constructors (describe.c,
+ * describe_linear.c) check a call's description completely, once; calling it (kernel(x, out,
+ * threads, ...), kernel_object.c) then only checks the buffers it is given against it and
+ * runs the work items on the pool, with the GIL released.
+ */
 #ifndef ONNX_UPSAMPLE_KERNEL_OBJECT_H
 #define ONNX_UPSAMPLE_KERNEL_OBJECT_H
 
@@ -14,8 +16,11 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include "kernels.h"
+#include "axis_rule.h"
+#include "linear.h"
+#include "nearest.h"
 
+/* Buffers a kernel holds for its lifetime (its tables). */
 #define MAX_VIEWS 8
 
 typedef struct {
@@ -33,16 +38,10 @@ typedef struct {
     Py_buffer views[MAX_VIEWS];
 } Kernel;
 
-extern PyTypeObject *KernelType;
+/* Make the Kernel type (once per process); NULL with an exception set. */
+PyTypeObject *kernel_type(void);
 
 /* A new, zero-filled Kernel for the constructors to fill; NULL with an exception set. */
 Kernel *kernel_new(void);
-
-/* nearest_kernel(...) (describe.c) and linear_kernel(...) (describe_linear.c). */
-PyObject *nearest_kernel(PyObject *module, PyObject *args, PyObject *kwargs);
-PyObject *linear_kernel(PyObject *module, PyObject *args, PyObject *kwargs);
-PyObject *repeat_factor(PyObject *module, PyObject *args);
-/* The names of an axis' fields in a description, in their order (a tuple). */
-PyObject *axis_fields(void);
 
 #endif

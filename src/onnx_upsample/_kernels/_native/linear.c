@@ -1,249 +1,44 @@
-/* Linear-mode blend (see kernels.h and docs/semantics.md, linear rules).
- *
- * A work item is a range of output rows times a segment of the row axis, made in three
- * steps, each with its own state:
- * - the segment (Segment): the row and block taps of its positions, laid out once as flat
- *   per-element tables (offset into an input row, float32 weight);
- * - the corner rows (CornerCache, linear_cache.h): each output row blends the 2**n input rows
- *   of its outer corners; input rows are gathered at the taps and converted to the
- *   accumulation type once, into a small per-worker cache, and reused by the following
- *   output rows that read them;
- * - the blend (Blend, blend_row): the weighted sum of the corner rows (the vector loops of
- *   linear_vec.h where the sum is float32, else linear_sum.h), converted to the output type
- *   and written.
- * An identity block (block_identity in kernels.h: the channels of an (H, W, C) image, which
- * ORT's rank-3 kernel interpolates at scale 1) is read as a copied block, one tap per
- * element; the sums add each element's other channel tap from the same expanded rows.
+/* The linear kernel's work item (linear.h): a range of output rows times a segment of the
+ * row axis. Its taps (linear_taps.h) and blend plan (linear_blend.h) are made once; then the
+ * rows, in C order over the outer axes, each from its corner rows (corner_cache.h). Output
+ * rows that read the same input rows (rows 2k and 2k + 1 at x2; whole sweeps of the
+ * innermost outer axis at x2 on the next one, as in a volume) are blended in pairs, each
+ * corner row loaded once for both, each row's sum still in its own order.
  */
+#include "linear.h"
+
 #include <stdlib.h>
-#include <string.h>
 
-#include "cpu.h"
-#include "kernels.h"
-#include "stream.h"
-
-#if defined(__FAST_MATH__)
-#error "the Upsample kernels must not be built with -ffast-math: results must be IEEE exact"
-#endif
-#if defined(__i386__) && !defined(__SSE2_MATH__)
-#error "32-bit x86 builds must use SSE2 arithmetic (-msse2 -mfpmath=sse), not the x87 unit"
-#endif
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#endif
-
-#define LINEAR_TYPE_ROW(name, stored, acc, out) \
-    [T_##name] = {#name, sizeof(stored), sizeof(acc), T_##out},
-const LinearType linear_types[T_COUNT] = {LINEAR_TYPES(LINEAR_TYPE_ROW)};
-#undef LINEAR_TYPE_ROW
-
-typedef void (*expand_fn)(const char *row, const int64_t *off, int64_t width, void *into,
-                          const float *lut);
-typedef void (*repeat_fn)(const char *row, int64_t n, int64_t k, int64_t block, void *into,
-                          const float *lut);
-typedef void (*store_fn)(const void *acc, char *out, int64_t width, double low_bound,
-                         double high_bound);
-typedef void (*sum_fn)(int64_t width, int n_interp, int taps, const float *const *weights,
-                       const float *factors, void *const *expanded, void *acc,
-                       const uint32_t *last, int64_t d);
-
-/* One output row's float32 sum for the vector loops (linear_vec.h). */
-typedef struct {
-    int64_t width;            /* elements of the row segment */
-    int n_interp, taps;       /* outer interpolated axes; row taps (1 or 2) */
-    const float *const *W;    /* per tap: each element's weight */
-    const float *F;           /* corner c's weight on outer axis q at F[c * n_interp + q] */
-    void *const *E;           /* per term (corner, then tap): the expanded input row */
-    float *out;
-    int stream;               /* out is the output: its whole cache lines are streamed */
-    int64_t periodic_end;     /* W repeats every `lanes` elements, bit for bit, up to here */
-    /* an identity block: 1 sums each element's terms and, in the last channel's elements,
-     * each one twice (the other channel taps, at weight 0, add a zero of either sign, or a
-     * NaN for an infinite or NaN neighbour: exactly a no-op where the rows are plain, see
-     * linear_cache.h); 2 adds every tap of ORT's sum (rows that are not plain); 3 doubles
-     * the last channel's sum (Blend.exact_sums) */
-    int identity;
-    const float *last;        /* identity: per element, all bits set in the last channel */
-    int64_t d;                /* identity: elements from a channel to the next */
-    /* 1: a pair of output rows that read the same corner rows, the second with its outer
-     * weights at F2 into out2 (identity 0 or 1 only) */
-    int pair;
-    const float *F2;
-    float *out2;
-    /* the corners summed, where some outer axes fall on an input row (Blend.collapse):
-     * n_interp of the row's n_full axes are interpolated, kept corner k is corner
-     * corner_of[k] of E and F (F's layout over n_full axes), its axis i axis axis_of[i] */
-    int n_full;
-    const int8_t *corner_of, *axis_of;
-    /* -1, or for a pair (identity 0): the first row also leaves out the corners of the
-     * high tap of kept axis `nested`, where the second row does not */
-    int nested;
-} VecRow;
-
-/* The loops of one instruction set, indexed by the source's element code. */
-typedef struct {
-    expand_fn expand[T_COUNT];
-    repeat_fn repeat[T_COUNT];
-    store_fn store[T_COUNT];  /* writes the code's results (linear_types[code].out) */
-    sum_fn sum_float, sum_double;
-    int (*plain_float32)(const char *row, int64_t n);  /* see linear_cache.h */
-    int (*vec_sum_row)(const VecRow *row);  /* the vector sum, 0 where it does not apply */
-    int lanes;                /* its float32 lanes (0: no vector loops) */
-} LinearOps;
-
-/* Magnitudes from which a float32 value is plain (see linear_cache.h): 2**-100's bits. */
-#define PLAIN_LOW 0x0D800000u
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#define LANES_SSE2 1
-#endif
-#define ISA base
-#include "linear_isa.h"
-#undef ISA
-#undef LANES_SSE2
-
-#ifdef HAVE_AVX2_TARGET
-#define HAVE_AVX2_VARIANT 1
-#include <immintrin.h>
-AVX2_TARGET_BEGIN
-#define ISA avx2
-#define LANES_AVX2 1
-#include "linear_isa.h"
-#undef LANES_AVX2
-#undef ISA
-AVX2_TARGET_END
-#endif
-
-static const LinearOps *ops_for(int isa)
-{
-#ifdef HAVE_AVX2_VARIANT
-    if (isa == 1)
-        return &linear_ops_avx2;
-#endif
-    (void)isa;
-    return &linear_ops_base;
-}
-
-#include "linear_scratch.h"
-
-/* Step 1: one item's segment of the row axis, positions [j0, j1), and its taps. */
-typedef struct {
-    int64_t j0, j1;
-    int64_t width;            /* elements: (j1 - j0) * block */
-    int64_t stride;           /* elements from one tap's table to the next's: segment * block */
-    int taps;                 /* row taps times block taps: 1, 2 or 4 */
-    int64_t *off;             /* per tap: each element's offset into an input row */
-    const float *weights[4];  /* per tap: each element's float32 weight */
-    uint32_t *last;           /* an identity block: all bits set where the element is in the
-                               * last channel, else 0 (and 8 more, unused) */
-    /* an integer scale k on the row axis (job->row_repeat, j0 a multiple of k): input rows
-     * are expanded by repeating each position k times instead of a gather */
-    int repeat;
-    int64_t repeat_n;         /* with a repeat: the segment's input positions */
-    size_t repeat_from;       /* with a repeat: the segment's first input byte in a row */
-    size_t tap_offset;        /* elements from one tap's expanded row to the next's */
-} Segment;
-
-/* The row and block taps of the segment's positions as flat per-element tables. */
-static void flat_taps(const LinearJob *job, const Segment *seg, float *weights)
-{
-    const int64_t block = job->block, j0 = seg->j0;
-    /* an identity block's second tap is the sums' to read: its weights are 0 or the first's */
-    const int block_taps = job->block_blend && !job->identity ? 2 : 1;
-    const int row_taps = job->row_blend ? 2 : 1;
-    const AxisRule *row_axis = &job->axes[job->n_outer];
-    for (int64_t j = j0; j < seg->j1; j++) {
-        int64_t positions[2];
-        float row_w[2];
-        if (job->row_blend) {
-            rule_linear(row_axis, j, &positions[0], &positions[1], &row_w[0], &row_w[1]);
-        } else {
-            positions[0] = positions[1] = j;
-            row_w[0] = row_w[1] = 1.0f;
-        }
-        for (int tr = 0; tr < row_taps; tr++) {
-            int64_t start = positions[tr] * job->block_in;
-            float wr = row_w[tr];
-            for (int tb = 0; tb < block_taps; tb++) {
-                int t = tr * block_taps + tb;
-                int64_t *o = seg->off + (size_t)t * (size_t)seg->stride;
-                float *w = weights + (size_t)t * (size_t)seg->stride;
-                const int64_t *inner = tb ? job->blk_hi : job->blk_lo;
-                const float *inner_w = tb ? job->blk_w_hi : job->blk_w_lo;
-                for (int64_t c = 0; c < block; c++) {
-                    size_t f = (size_t)((j - j0) * block + c);
-                    if (job->block_blend) {
-                        o[f] = start + inner[c];
-                        /* innermost axis first: the block's axis, then the row axis */
-                        w[f] = job->row_blend ? inner_w[c] * wr : inner_w[c];
-                    } else {
-                        o[f] = start + c;
-                        w[f] = wr;
-                    }
-                }
-            }
-        }
-    }
-}
-
-/* Item `s`'s segment of the row axis; 0 where it is empty. */
-static int segment_bounds(const LinearJob *job, int64_t s, Segment *seg)
-{
-    seg->j0 = s * job->segment;
-    seg->j1 = seg->j0 + job->segment < job->row_len ? seg->j0 + job->segment : job->row_len;
-    return seg->j0 < seg->j1;
-}
-
-/* The segment's taps, into the scratch's tables `off`, `weights` and `last`. */
-static void segment_taps(const LinearJob *job, int64_t *off, float *weights, uint32_t *last,
-                         Segment *seg)
-{
-    const int64_t block = job->block, k = job->row_repeat;
-    seg->width = (seg->j1 - seg->j0) * block;
-    seg->stride = job->segment * block;
-    seg->taps = taps_of(job);
-    seg->off = off;
-    for (int t = 0; t < seg->taps; t++)
-        seg->weights[t] = weights + (size_t)t * (size_t)seg->stride;
-    flat_taps(job, seg, weights);
-    seg->last = last;
-    if (job->identity)
-        for (int64_t f = 0; f < seg->width + 8; f++)
-            last[f] = f < seg->width && f % block >= block - job->identity ? ~0u : 0u;
-    seg->repeat = k > 1 && job->row_blend && (!job->block_blend || job->identity)
-        && seg->j0 % k == 0 && (seg->j1 - seg->j0) % k == 0;
-    /* with a repeat the high taps are the low ones k * block elements on, except the last
-     * k * block */
-    seg->tap_offset = (size_t)(seg->repeat ? k * block : seg->stride);
-    seg->repeat_from = seg->repeat ? (size_t)(seg->j0 / k * job->block_in)
-                                         * linear_types[job->src].bytes : 0;
-    seg->repeat_n = seg->repeat ? (seg->j1 - seg->j0) / k : 0;
-}
-
-/* The end of the prefix of [0, width) over which every tap's weights repeat every `lanes`
- * elements (w[f] == w[f - lanes], bit for bit), for the vector sums. */
-static int64_t periodic_end(const float *const *weight_rows, int taps, int64_t width,
-                            int64_t lanes)
-{
-    int64_t end = width;
-    for (int t = 0; t < taps; t++) {
-        int64_t f = lanes;
-        for (; f < end; f++) {
-            uint32_t now, before;
-            memcpy(&now, &weight_rows[t][f], sizeof now);
-            memcpy(&before, &weight_rows[t][f - lanes], sizeof before);
-            if (now != before)
-                break;
-        }
-        end = f < end ? f : end;
-    }
-    return end;
-}
-
-#include "linear_cache.h"
-
+#include "compiler.h"
+#include "corner_cache.h"
 #include "linear_blend.h"
+#include "linear_scratch.h"
+#include "linear_taps.h"
+#include "path_counts.h"
+#include "stream.h"
+#include "work_split.h"
+
+/* Terms (corner rows times taps) whose tables fit on the stack; more go on the heap. */
+#define STACK_TERMS 8
+
+/* What every row of an item reads, set once. */
+typedef struct {
+    const LinearJob *job;
+    Blend *blend;
+    CornerCache *cache;
+    float *factors, *factors2;  /* the outer weights of a row and of the second of a pair */
+    void **rows;              /* each corner row's tap tables */
+    char *out;                /* the segment's first element of output row 0 */
+    size_t row_bytes;         /* bytes from an output row to the next */
+} ItemRows;
+
+/* Where the rows of an item are: the output position (C order over the outer axes), the
+ * outer taps of this row (`now`) and of the last one that read other input rows. */
+typedef struct {
+    int64_t position[MAX_OUTER];
+    OuterTaps taps[2];
+    OuterTaps *now, *last;
+} RowWalk;
 
 /* The output position after `position`, C order over the outer axes. */
 static inline void next_position(const LinearJob *job, int64_t *position)
@@ -256,15 +51,41 @@ static inline void next_position(const LinearJob *job, int64_t *position)
     position[axis]++;
 }
 
+/* The walk at row r of the whole output (C order). */
+static void walk_start(const LinearJob *job, int64_t r, RowWalk *walk)
+{
+    for (int axis = job->n_outer - 1; axis >= 0; axis--) {
+        walk->position[axis] = r % job->axes[axis].n_out;
+        r /= job->axes[axis].n_out;
+    }
+    walk->now = &walk->taps[0];
+    walk->last = &walk->taps[1];
+}
+
+/* The walk's current row's corner rows (the taps in `now`), into items->rows and
+ * items->factors; `same`: the previous row read the same input rows. Then `last` holds
+ * this row's taps (no copy: the next row's go where the older ones were). Returns whether
+ * every corner row is plain. */
+ALWAYS_INLINE int walk_corners(const ItemRows *items, RowWalk *walk, int same)
+{
+    int plain = corner_rows(items->cache, walk->now, same, items->factors, items->rows);
+    if (!same) {
+        OuterTaps *older = walk->last;
+        walk->last = walk->now;
+        walk->now = older;
+    }
+    return plain;
+}
+
 /* Whether the rows from r (the first of a sweep of the innermost outer axis) and the next
  * sweep, on the second innermost outer axis, read the same input rows, and both sweeps lie
- * in the item (rows up to r1). `taps`: the row r's. Rows whose outer positions differ on one
- * axis read the same input rows when that axis is interpolated with the same taps at both
- * positions: then every row of the second sweep pairs with its row in the first. */
-static int sweep_pair(const LinearJob *job, const int64_t *position, int64_t r, int64_t r1,
-                      const OuterTaps *taps)
+ * in the item (rows up to r1). Rows whose outer positions differ on one axis read the same
+ * input rows when that axis is interpolated with the same taps at both positions: then
+ * every row of the second sweep pairs with its row in the first. */
+static int sweep_pair(const LinearJob *job, const RowWalk *walk, int64_t r, int64_t r1)
 {
     const int n = job->n_outer;
+    const int64_t *position = walk->position;
     if (n < 2 || position[n - 1] != 0 || job->axes[n - 2].kind != AXIS_BLEND
         || position[n - 2] + 1 >= job->axes[n - 2].n_out
         || r + 2 * job->axes[n - 1].n_out > r1)
@@ -273,7 +94,95 @@ static int sweep_pair(const LinearJob *job, const int64_t *position, int64_t r, 
     int64_t lo, hi;
     float w_lo, w_hi;
     axis_taps(&job->axes[n - 2], position[n - 2] + 1, &lo, &hi, &w_lo, &w_hi);
-    return lo == taps->lo[q] && hi == taps->hi[q];
+    return lo == walk->now->lo[q] && hi == walk->now->hi[q];
+}
+
+/* Rows r + i and r + sweep + i, i = 0 .. sweep - 1, read the same input rows: each pair is
+ * blended at once, and each input row is expanded once for both sweeps of the innermost
+ * outer axis. Returns the row after the second sweep. */
+static int64_t sweep_pairs(const ItemRows *items, RowWalk *walk, int64_t r, int64_t r0)
+{
+    const LinearJob *job = items->job;
+    const int n = job->n_outer, n_interp = job->n_interp;
+    const int64_t sweep = job->axes[n - 1].n_out;
+    const int q = job->axes[n - 1].kind == AXIS_BLEND; /* the second sweep's axis */
+    int64_t unused_lo, unused_hi;
+    float w_second[AXIS_TAPS];
+    axis_taps(&job->axes[n - 2], walk->position[n - 2] + 1, &unused_lo, &unused_hi,
+              &w_second[0], &w_second[1]);
+    for (int64_t i = 0; i < sweep; i++, r++) {
+        if (i > 0) {
+            next_position(job, walk->position);
+            outer_taps(job, walk->position, walk->now);
+        }
+        const int same = r > r0 && same_corners(walk->now, walk->last, n_interp);
+        const int plain = walk_corners(items, walk, same);
+        /* the second row's outer weights: the first's, but on the second sweep's axis (its
+         * taps are the first row's: `last` holds them, or `now` where they were the same) */
+        OuterTaps *first = same ? walk->now : walk->last;
+        const float first_lo = first->w_lo[q], first_hi = first->w_hi[q];
+        first->w_lo[q] = w_second[0];
+        first->w_hi[q] = w_second[1];
+        corner_factors(first, n_interp, items->factors2);
+        first->w_lo[q] = first_lo;
+        first->w_hi[q] = first_hi;
+        char *o = items->out + (size_t)r * items->row_bytes;
+        const PairRow one = {items->factors, o};
+        const PairRow two = {items->factors2, o + (size_t)sweep * items->row_bytes};
+        blend_pair(job, items->blend, items->rows, plain, &one, &two);
+    }
+    items->blend->counts->n[PATH_SWEEP_PAIRS] += (uint64_t)sweep;
+    /* on to the row after the second sweep */
+    walk->position[n - 2]++;
+    return r + sweep;
+}
+
+/* The item's rows [r0, r1): single rows, pairs of neighbours, pairs of sweeps. */
+static void item_rows_blend(const ItemRows *items, RowWalk *walk, int64_t r0, int64_t r1)
+{
+    const LinearJob *job = items->job;
+    const int vec = items->blend->vec;
+    int peeked = 0; /* `now` holds the taps of `position` already */
+    for (int64_t r = r0; r < r1; r++) {
+        if (!peeked) {
+            if (r > r0)
+                next_position(job, walk->position);
+            outer_taps(job, walk->position, walk->now);
+        }
+        peeked = 0;
+        if (vec && sweep_pair(job, walk, r, r1)) {
+            r = sweep_pairs(items, walk, r, r0) - 1;
+            continue;
+        }
+        /* the same input rows as the previous output row (every other row at x2 on an
+         * outer axis): the corners' expanded rows are in place, only their weights change */
+        const int same = r > r0 && same_corners(walk->now, walk->last, job->n_interp);
+        const int plain = walk_corners(items, walk, same);
+        char *o = items->out + (size_t)r * items->row_bytes;
+        if (vec && r + 1 < r1) {
+            /* the next row, if it reads the same input rows, is blended with this one */
+            next_position(job, walk->position);
+            outer_taps(job, walk->position, walk->now);
+            if (same_corners(walk->now, walk->last, job->n_interp)) {
+                corner_factors(walk->now, job->n_interp, items->factors2);
+                const PairRow one = {items->factors, o};
+                const PairRow two = {items->factors2, o + items->row_bytes};
+                blend_pair(job, items->blend, items->rows, plain, &one, &two);
+                r++;
+                continue;
+            }
+            peeked = 1;
+        }
+        blend_row(job, items->blend, items->factors, items->rows, plain, o);
+    }
+}
+
+/* The worker's scratch, made on its first item; NULL where memory ran out. */
+static char *worker_scratch(const LinearJob *job, int worker, size_t bytes)
+{
+    if (job->scratch[worker] == NULL)
+        job->scratch[worker] = malloc(bytes);
+    return (char *)job->scratch[worker];
 }
 
 int linear_item(void *context, int64_t item, int worker)
@@ -282,134 +191,52 @@ int linear_item(void *context, int64_t item, int worker)
      * its fields in registers across the calls of each row */
     const LinearJob job_copy = *(const LinearJob *)context;
     const LinearJob *job = &job_copy;
-    const LinearOps *ops = ops_for(job->isa);
-    int64_t b = item / job->n_segments;
-    int64_t r0 = block_start(b, job->out_rows, job->n_blocks);
-    int64_t r1 = block_start(b + 1, job->out_rows, job->n_blocks);
+    int64_t r0, r1;
+    const int64_t s = item_rows(item, job->out_rows, job->n_blocks, job->n_segments, &r0, &r1);
     Segment seg;
-    if (r0 >= r1 || !segment_bounds(job, job->segment_base + item % job->n_segments, &seg))
+    if (r0 >= r1 || !segment_range(job->segment_base + s, job->segment, job->row_len, &seg.j0,
+                                   &seg.j1))
         return 0;
-
-    ScratchLayout layout = scratch_layout(job);
-    if (job->scratch[worker] == NULL) {
-        job->scratch[worker] = malloc(layout.total);
-        if (job->scratch[worker] == NULL)
-            return -1;
-    }
-    char *scratch = (char *)job->scratch[worker];
-    segment_taps(job, (int64_t *)(void *)(scratch + layout.off),
-                 (float *)(void *)(scratch + layout.weights),
-                 (uint32_t *)(void *)(scratch + layout.last), &seg);
+    const ScratchLayout layout = scratch_layout(job);
+    char *scratch = worker_scratch(job, worker, layout.total);
+    if (scratch == NULL)
+        return -1;
+    const TapTables tables = {(int64_t *)(void *)(scratch + layout.off),
+                              (float *)(void *)(scratch + layout.weights),
+                              (uint32_t *)(void *)(scratch + layout.last)};
+    segment_taps(job, &tables, &seg);
+    PathCounts counts = {{0}};
     Blend blend;
-    plan_blend(job, ops, &seg, scratch + layout.acc, scratch + layout.stage, layout.direct,
-               &blend);
+    const BlendRows blend_rows = {scratch + layout.acc, scratch + layout.stage};
+    plan_blend(job, &seg, &blend_rows, layout.direct, &counts, &blend);
     CornerCache cache;
     cache_init(&cache, job, &seg, scratch, &layout,
-               blend.float_values && (job->identity || blend.collapse));
-    float *factors = (float *)(void *)(scratch + layout.factors);
-    const int64_t corners = (int64_t)1 << job->n_interp;
-    void *expanded[2 * 4];
-    void **rows = expanded;
-    void **rows_many = NULL;
-    if (corners * seg.taps > 8) {
-        rows_many = (void **)malloc((size_t)(corners * seg.taps) * sizeof(void *));
-        if (rows_many == NULL)
-            return -1;
-        rows = rows_many;
-    }
-
-    /* start position: row r0 + row_base of the whole output, C order */
-    const int n = job->n_outer;
-    int64_t position[MAX_OUTER];
-    int64_t rest = r0 + job->row_base;
-    for (int axis = n - 1; axis >= 0; axis--) {
-        position[axis] = rest % job->axes[axis].n_out;
-        rest /= job->axes[axis].n_out;
-    }
-    /* this output row's outer taps, and those of the last row that read other input rows */
-    OuterTaps taps[2];
-    OuterTaps *now = &taps[0], *last = &taps[1];
-    float *factors2 = (float *)(void *)(scratch + layout.factors2);
-    const int64_t row_width = job->out_row_len * job->block;
+               blend.float_values && (job->identity_step || blend.collapse));
+    counts.n[cache.direct ? PATH_DIRECT_CACHE : PATH_SEARCHED_CACHE]++;
+    counts.n[PATH_LINEAR_ROWS] = (uint64_t)(r1 - r0);
+    counts.n[PATH_STREAMED_ROWS] = job->stream ? (uint64_t)(r1 - r0) : 0;
+    const int64_t terms = ((int64_t)1 << job->n_interp) * seg.taps;
+    void *stack_rows[STACK_TERMS];
+    void **rows_many = terms > STACK_TERMS ? (void **)malloc((size_t)terms * sizeof(void *))
+                                           : NULL;
+    if (terms > STACK_TERMS && rows_many == NULL)
+        return -1;
     const size_t dst_size = blend.dst_size;
-    char *out = job->out + (size_t)((seg.j0 - job->col_first) * job->block) * dst_size;
+    const ItemRows items = {
+        job, &blend, &cache, (float *)(void *)(scratch + layout.factors),
+        (float *)(void *)(scratch + layout.factors2), rows_many ? rows_many : stack_rows,
+        job->out + (size_t)((seg.j0 - job->col_first) * job->block) * dst_size,
+        (size_t)(job->out_row_len * job->block) * dst_size};
     if (blend.vec)
-        vec_row_init(job, &seg, &blend, factors, rows);
-    int peeked = 0; /* `now` holds the taps of `position` already */
-    for (int64_t r = r0; r < r1; r++) {
-        if (!peeked) {
-            if (r > r0)
-                next_position(job, position);
-            outer_taps(job, position, now);
-        }
-        peeked = 0;
-        if (blend.vec && sweep_pair(job, position, r, r1, now)) {
-            /* rows r + i and r + sweep + i, i = 0 .. sweep - 1, read the same input rows:
-             * each pair is blended at once, and each input row is expanded once for both
-             * sweeps of the innermost outer axis */
-            const int64_t sweep = job->axes[n - 1].n_out;
-            const int q = job->axes[n - 1].kind == AXIS_BLEND; /* the second sweep's axis */
-            int64_t unused_lo, unused_hi;
-            float w_second[2];
-            axis_taps(&job->axes[n - 2], position[n - 2] + 1, &unused_lo, &unused_hi,
-                      &w_second[0], &w_second[1]);
-            for (int64_t i = 0; i < sweep; i++, r++) {
-                if (i > 0) {
-                    next_position(job, position);
-                    outer_taps(job, position, now);
-                }
-                const int same = r > r0 && same_corners(now, last, job->n_interp);
-                int plain = corner_rows(job, ops, &seg, &cache, now, same, factors, rows);
-                if (!same) {
-                    OuterTaps *older = last;
-                    last = now;
-                    now = older;
-                }
-                /* the second row's outer weights: the first's, but on the second sweep's
-                 * axis (its taps are the first row's: `last` now holds them) */
-                OuterTaps *taps_now = same ? now : last;
-                const float first_lo = taps_now->w_lo[q], first_hi = taps_now->w_hi[q];
-                taps_now->w_lo[q] = w_second[0];
-                taps_now->w_hi[q] = w_second[1];
-                corner_factors(taps_now, job->n_interp, factors2);
-                taps_now->w_lo[q] = first_lo;
-                taps_now->w_hi[q] = first_hi;
-                char *o = out + (size_t)(r * row_width) * dst_size;
-                blend_pair(job, ops, &seg, &blend, factors, factors2, rows, plain, o,
-                           o + (size_t)(sweep * row_width) * dst_size);
-            }
-            /* on to the row after the second sweep */
-            position[n - 2]++;
-            r += sweep - 1;
-            continue;
-        }
-        /* the same input rows as the previous output row (every other row at x2 on an
-         * outer axis): the corners' expanded rows are in place, only their weights change */
-        const int same = r > r0 && same_corners(now, last, job->n_interp);
-        int plain = corner_rows(job, ops, &seg, &cache, now, same, factors, rows);
-        if (!same) { /* no copy: the next row's taps go where the older ones were */
-            OuterTaps *older = last;
-            last = now;
-            now = older;
-        }
-        char *o = out + (size_t)(r * row_width) * dst_size;
-        if (blend.vec && r + 1 < r1) {
-            /* the next row, if it reads the same input rows, is blended with this one */
-            next_position(job, position);
-            outer_taps(job, position, now);
-            if (same_corners(now, last, job->n_interp)) {
-                corner_factors(now, job->n_interp, factors2);
-                blend_pair(job, ops, &seg, &blend, factors, factors2, rows, plain, o,
-                           o + (size_t)row_width * dst_size);
-                r++;
-                continue;
-            }
-            peeked = 1;
-        }
-        blend_row(job, ops, &seg, &blend, factors, rows, plain, o);
-    }
+        blend_start(job, &blend, items.factors, items.rows);
+    RowWalk walk;
+    walk_start(job, r0 + job->row_base, &walk);
+    /* rows are numbered from the call's first (r0 of out_rows) */
+    item_rows_blend(&items, &walk, r0, r1);
+    blend_finish(&blend);
     free(rows_many);
     if (job->stream)
-        stream_fence();
+        stream_done();
+    path_counts_add(&counts);
     return 0;
 }

@@ -1,137 +1,124 @@
-/* The blend of one output row segment, for one accumulation type (ACC, named SUFFIX):
- *   acc[f] = sum over corners c (outer axes, innermost fastest), then taps t (row axis,
- *            then the block's axis fastest) of ((W[t][f] * F[c][0]) * F[c][1] ...) * E[c][t][f]
+/* The linear kernel's sums: one output row segment's weighted sum of its corner rows, one
+ * table of loops per instruction set (linear_sum.inc, built by isa_base.c and isa_avx2.c):
+ * the scalar loops for every accumulation type (float32 and float64), and where the sum is
+ * float32 the vector loops (linear_vec.inc), several outputs at once. Every loop makes each
+ * output's sum in the order of docs/semantics.md:
+ *   acc[f] = sum over corners c (outer axes, innermost fastest), then taps t (row axis, then
+ *            the block's axis fastest) of ((W[t][f] * F[c][0]) * F[c][1] ...) * E[c][t][f]
  * W is the float32 product of the row and block weights (innermost first), F[c][q] the
- * weight of outer interpolated axis q (innermost first) in corner c. The sum starts from
- * the first term and adds left to right (a NaN sum keeps its payload). Included by
- * linear_isa.h once per accumulation type and instruction set; every variant performs the
- * same operations in the same order.
+ * weight of outer interpolated axis q (innermost first) in corner c; the sum starts from the
+ * first term and adds left to right, the running sum the first operand of every add (where
+ * both are NaN, its payload is kept).
+ *
+ * An identity block (the channels of an (H, W, C) image, which ORT's rank-3 kernel
+ * interpolates at scale 1: channel c blends c and c + `step` at weights 1 and +0, the last
+ * channel itself twice at 0.5 and 0.5) is expanded like a copied block, one tap per element;
+ * the sums add each element's other channel tap themselves (SumKind).
  */
+#ifndef ONNX_UPSAMPLE_LINEAR_SUM_H
+#define ONNX_UPSAMPLE_LINEAR_SUM_H
 
-/* With NI and T constants the term loops unroll and the element loop vectorises. ID: the
- * taps are those of an identity block (see linear.c, Segment): each term is followed by
- * its other channel tap's, the next channel's element (d on) at weight +0 (0 times the
- * term's row and outer weights), or in the last channel (`last`) the same element at the
- * same weight: ORT's every term, in its order. */
-static inline __attribute__((always_inline)) void NAME(CAT(sum_fixed, SUFFIX))(
-    int64_t width, const int NI, const int T, const float *const *W, const float *F,
-    ACC *const *E, ACC *restrict acc, const int ID, const uint32_t *last, int64_t d)
+#include <stdint.h>
+
+#include "cpu.h"
+
+/* The most outer axes, corners and row taps the vector loops sum (more take the scalar
+ * loops). */
+#define MAX_VEC_AXES 3
+#define MAX_VEC_CORNERS (1 << MAX_VEC_AXES)
+#define MAX_VEC_TAPS 2
+/* Taps of an output element: a row tap (1 or 2) times a block tap (1 or 2). */
+#define MAX_TAPS 4
+
+/* The terms of one row's sum, every corner and tap, for the scalar loops. */
+typedef struct {
+    int64_t width;            /* elements of the row segment */
+    int n_interp, taps;       /* outer interpolated axes; taps (1, 2 or 4) */
+    const float *const *W;    /* per tap: each element's weight */
+    const float *F;           /* corner c's weight on outer axis q at F[c * n_interp + q] */
+    void *const *E;           /* per term (corner, then tap): the expanded input row */
+    /* an identity block (else NULL): all bits set where the element is in the last channel;
+     * each term is followed by its other channel tap's, the element `step` on at weight +0
+     * or, in the last channel, the same element at the same weight (ORT's every term) */
+    const uint32_t *last;
+    int64_t step;
+} SumTerms;
+
+/* `terms`' sums into `acc` (float32 or float64, the function's accumulation type). */
+typedef void (*sum_fn)(const SumTerms *terms, void *acc);
+
+/* How a vector sum treats an identity block (in this order: path_counts.h counts by it). */
+typedef enum {
+    SUM_PLAIN = 0,            /* no identity block */
+    /* rows whose values are plain (linear_io.h): each term once, and in the last channel's
+     * elements a second time; elsewhere the other channel tap (+0 times a finite value)
+     * is left out, which changes no bit (linear_blend.h) */
+    SUM_IDENTITY_FAST = 1,
+    SUM_IDENTITY_EXACT = 2,   /* rows that are not plain: every term of ORT's sum */
+    /* every product and partial sum exact (linear_blend.h, exact_sums): the last channel's
+     * sum of its own terms, doubled, is the same value */
+    SUM_IDENTITY_DOUBLED = 3,
+} SumKind;
+#define SUM_KINDS 4
+
+/* One output row's float32 sum for the vector loops, or a pair of rows that read the same
+ * corner rows. */
+typedef struct {
+    int64_t width;            /* elements of the row segment */
+    int n_interp, taps;       /* outer interpolated axes summed (the kept ones); row taps */
+    const float *const *W;    /* per tap: each element's weight */
+    const float *F;           /* corner c's weight on outer axis q at F[c * n_full + q] */
+    void *const *E;           /* per term (corner, then tap): the expanded input row */
+    float *out;
+    int stream;               /* out is the output: its whole cache lines are streamed */
+    int64_t periodic_end;     /* W repeats every `lanes` elements, bit for bit, up to here */
+    SumKind kind;
+    const uint32_t *last;     /* an identity block: the last channel's elements (SumTerms) */
+    int64_t step;             /* an identity block: elements from a channel to the next */
+    /* 1: a pair of output rows, the second with its outer weights at F2 into out2 (kind
+     * SUM_PLAIN, SUM_IDENTITY_FAST or SUM_IDENTITY_DOUBLED) */
+    int pair;
+    const float *F2;
+    float *out2;
+    /* the corners summed, where some outer axes fall on an input row (linear_blend.h,
+     * collapse): n_interp of the row's n_full axes are interpolated, kept corner k is corner
+     * corner_of[k] of E and F, its axis i axis axis_of[i] */
+    int n_full;
+    const int8_t *corner_of, *axis_of;
+    /* -1, or for a pair (kind SUM_PLAIN): the first row also leaves out the corners of the
+     * high tap of kept axis `nested`, where the second row does not */
+    int nested;
+} VecRow;
+
+/* What a vector sum did with a row. */
+typedef enum {
+    VEC_DECLINED = 0,         /* nothing: the scalar loops sum it */
+    VEC_SUMMED = 1,
+    /* summed, its whole cache lines streamed from the registers and the parts of lines it
+     * shares with its neighbours streamed from a buffer */
+    VEC_STREAMED_SHARED = 2,
+} VecResult;
+
+/* The sums of one instruction set. */
+typedef struct {
+    sum_fn sum_float, sum_double;
+    VecResult (*vec_sum_row)(const VecRow *row);
+    int lanes;                /* its float32 lanes (0: no vector loops) */
+} LinearSums;
+
+extern const LinearSums linear_sums_base;
+#if HAVE_AVX2_VARIANT
+extern const LinearSums linear_sums_avx2;
+#endif
+
+static inline const LinearSums *linear_sums(Isa isa)
 {
-    const float *w_[4];
-    const ACC *e_[32];
-    float f_[8][3];
-    for (int t = 0; t < T; t++)
-        w_[t] = W[t];
-    for (int c = 0; c < (1 << NI); c++) {
-        for (int q = 0; q < NI; q++)
-            f_[c][q] = F[c * NI + q];
-        for (int t = 0; t < T; t++)
-            e_[c * T + t] = E[c * T + t];
-    }
-    IVDEP
-    for (int64_t f = 0; f < width; f++) {
-        ACC v = 0;
-#pragma GCC unroll 8
-        for (int c = 0; c < (1 << NI); c++) {
-#pragma GCC unroll 4
-            for (int t = 0; t < T; t++) {
-                float w = w_[t][f];
-#pragma GCC unroll 3
-                for (int q = 0; q < NI; q++)
-                    w = w * f_[c][q];
-                ACC e = e_[c * T + t][f];
-                ACC p = (ACC)w * e;
-                v = (c == 0 && t == 0) ? p : NAME(CAT(first_nan_add, SUFFIX))(v, p);
-                if (ID) {
-                    ACC other = last[f] ? e : e_[c * T + t][f + d];
-                    float w_other = last[f] ? w : 0.0f;
-                    v = NAME(CAT(first_nan_add, SUFFIX))(v, (ACC)w_other * other);
-                }
-            }
-        }
-        acc[f] = v;
-    }
+#if HAVE_AVX2_VARIANT
+    if (isa == ISA_AVX2)
+        return &linear_sums_avx2;
+#endif
+    (void)isa;
+    return &linear_sums_base;
 }
 
-/* An identity block's taps (see sum_fixed) for any count of axes and taps. */
-static void NAME(CAT(sum_identity, SUFFIX))(int64_t width, int NI, int T, const float *const *W,
-                                            const float *F, ACC *const *E, ACC *restrict acc,
-                                            const uint32_t *last, int64_t d)
-{
-    for (int64_t f = 0; f < width; f++) {
-        ACC v = 0;
-        for (int c = 0; c < (1 << NI); c++)
-            for (int t = 0; t < T; t++) {
-                float w = W[t][f];
-                for (int q = 0; q < NI; q++)
-                    w = w * F[c * NI + q];
-                ACC e = E[c * T + t][f];
-                ACC p = (ACC)w * e;
-                v = (c == 0 && t == 0) ? p : NAME(CAT(first_nan_add, SUFFIX))(v, p);
-                ACC other = last[f] ? e : E[c * T + t][f + d];
-                float w_other = last[f] ? w : 0.0f;
-                v = NAME(CAT(first_nan_add, SUFFIX))(v, (ACC)w_other * other);
-            }
-        acc[f] = v;
-    }
-}
-
-/* `last` and `d`: the identity block's (sum_fixed), or NULL. */
-static void NAME(CAT(sum, SUFFIX))(int64_t width, int NI, int T, const float *const *W,
-                                   const float *F, void *const *E_, void *acc_,
-                                   const uint32_t *last, int64_t d)
-{
-    ACC *const *E = (ACC *const *)E_;
-    ACC *restrict acc = (ACC *)acc_;
-    if (last != NULL) {
-        if (NI == 1 && T == 2)
-            NAME(CAT(sum_fixed, SUFFIX))(width, 1, 2, W, F, E, acc, 1, last, d);
-        else
-            NAME(CAT(sum_identity, SUFFIX))(width, NI, T, W, F, E, acc, last, d);
-        return;
-    }
-#define SUM_CASE(NI_, T_)                                                                 \
-    case NI_ * 8 + T_:                                                                    \
-        NAME(CAT(sum_fixed, SUFFIX))(width, NI_, T_, W, F, E, acc, 0, NULL, 0);           \
-        return;
-    switch (NI * 8 + T) {
-    SUM_CASE(0, 1)
-    SUM_CASE(0, 2)
-    SUM_CASE(0, 4)
-    SUM_CASE(1, 1)
-    SUM_CASE(1, 2)
-    SUM_CASE(1, 4)
-    SUM_CASE(2, 1)
-    SUM_CASE(2, 2)
-    SUM_CASE(2, 4)
-    SUM_CASE(3, 1)
-    SUM_CASE(3, 2)
-    default: break;
-    }
-#undef SUM_CASE
-    /* any other count of axes: one pass per term over the segment */
-    int combos = 1 << NI;
-    for (int c = 0; c < combos; c++) {
-        for (int t = 0; t < T; t++) {
-            const float *restrict wt = W[t];
-            const ACC *restrict e = E[c * T + t];
-            const float *fc = F + (size_t)c * (size_t)NI;
-            if (c == 0 && t == 0) {
-                for (int64_t f = 0; f < width; f++) {
-                    float w = wt[f];
-                    for (int q = 0; q < NI; q++)
-                        w = w * fc[q];
-                    acc[f] = (ACC)w * e[f];
-                }
-                continue;
-            }
-            for (int64_t f = 0; f < width; f++) {
-                float w = wt[f];
-                for (int q = 0; q < NI; q++)
-                    w = w * fc[q];
-                ACC p = (ACC)w * e[f];
-                acc[f] = NAME(CAT(first_nan_add, SUFFIX))(acc[f], p);
-            }
-        }
-    }
-}
+#endif

@@ -2,7 +2,7 @@
  * element code is stored, which type it accumulates in and which code its results are
  * written as. Everything indexed by an element code is made from it, by name (the codes, the
  * table of their properties, the names the extension exports, the loops' tables in
- * linear_isa.h), so no table depends on the order of another.
+ * linear_io.inc), so no table depends on the order of another.
  *
  * Columns: the code's name (T_<name>, here and in Python, where each element type's
  * `kernel` in _spec/dtypes.py names its code); the C type of one stored element (T_HALF: the
@@ -51,7 +51,7 @@ typedef struct {
     int out;                  /* the code its results are written as */
 } LinearType;
 
-/* Indexed by code (linear.c). */
+/* Indexed by code (linear_types.c). */
 extern const LinearType linear_types[T_COUNT];
 
 #endif

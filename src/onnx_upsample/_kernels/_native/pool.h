@@ -1,9 +1,10 @@
-/* A small fork-safe thread pool for the Upsample kernels.
+/* A small fork-safe thread pool for the Upsample kernels, on the threads layer (threads.h).
  *
  * The calling thread takes part in every job and is the only one that checks for Python
  * signals (between work items), so Ctrl-C interrupts a long call. Helper threads are
- * started lazily and are forgotten in a forked child (pthread_atfork), which starts its
+ * started lazily and are forgotten in a forked child (thread_at_fork), which starts its
  * own on its first parallel call: unlike GNU OpenMP, a fork after a parallel call is safe.
+ * Where the threads layer has no threads, every job runs on the calling thread.
  */
 #ifndef ONNX_UPSAMPLE_POOL_H
 #define ONNX_UPSAMPLE_POOL_H

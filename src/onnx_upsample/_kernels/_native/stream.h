@@ -4,7 +4,12 @@
  * output that does not fit in the caches then moves every byte twice. A non-temporal store
  * writes whole lines straight to memory, so writing the output costs what `memset` costs
  * (the "write floor" of the benchmarks). The bytes written are the same; only the cache
- * traffic differs. Where the instructions are missing, a streaming copy is a plain memcpy.
+ * traffic differs. Where the SIMD backend has no streaming stores (SIMD_HAS_STREAM 0), a
+ * streaming copy is a plain memcpy.
+ *
+ * A unit of inline functions, no .c: each is compiled into the loops of the instruction set
+ * that calls it (a header of the SIMD layer's operations, which a unit compiled for AVX2
+ * takes in their AVX2 encoding).
  */
 #ifndef ONNX_UPSAMPLE_STREAM_H
 #define ONNX_UPSAMPLE_STREAM_H
@@ -13,10 +18,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__SSE2__) || defined(_M_X64)
-#include <emmintrin.h>
-#define HAVE_STREAM_STORES 1
-#endif
+#include "compiler.h"
+#include "simd.h"
 
 /* Bytes a kernel assembles in a small buffer before streaming them out. */
 #define STREAM_BUFFER_BYTES 16384
@@ -25,25 +28,19 @@
  * dst) that share their line with other writes, with streaming stores: 16 bytes at a time
  * where dst allows, whole words beside them. Rows written one after the other then fill the
  * line between them in the write-combining buffer. An ordinary store there would first read
- * the line from memory and hold back the streamed lines behind it: a volume's rows (512
- * bytes) took twice as long or more. No call to memcpy: a call here would make the vector
- * loops around it keep their registers on the stack. */
+ * the line from memory and hold back the streamed lines behind it: a volume's rows took
+ * twice as long or more. No call to memcpy: a call here would make the vector loops around
+ * it keep their registers on the stack. */
 static inline void stream_words(char *dst, const char *src, size_t n)
 {
-#ifdef HAVE_STREAM_STORES
+#if SIMD_HAS_STREAM
     size_t i = 0;
-    int word;
-    for (; i + 4 <= n && ((uintptr_t)(dst + i) & 15); i += 4) {
-        memcpy(&word, src + i, sizeof word);
-        _mm_stream_si32((int *)(void *)(dst + i), word);
-    }
+    for (; i + 4 <= n && ((uintptr_t)(dst + i) & 15); i += 4)
+        stream_u32(dst + i, src + i);
     for (; i + 16 <= n; i += 16)
-        _mm_stream_si128((__m128i *)(void *)(dst + i),
-                         _mm_loadu_si128((const __m128i *)(const void *)(src + i)));
-    for (; i + 4 <= n; i += 4) {
-        memcpy(&word, src + i, sizeof word);
-        _mm_stream_si32((int *)(void *)(dst + i), word);
-    }
+        stream_vb16(dst + i, vb16_load(src + i));
+    for (; i + 4 <= n; i += 4)
+        stream_u32(dst + i, src + i);
 #else
     memcpy(dst, src, n);
 #endif
@@ -76,28 +73,27 @@ static inline void stream_part(char *dst, const char *src, size_t n)
     copy_few(dst + lead + words, src + lead + words, n - lead - words);
 }
 
-/* Copy n bytes to dst with streaming stores: whole 64-byte cache lines a line at a time, the
+/* Copy n bytes to dst with streaming stores: whole cache lines a line at a time, the
  * partial lines at either end as stream_part does. */
 static inline void stream_copy(char *dst, const char *src, size_t n)
 {
-#ifdef HAVE_STREAM_STORES
-    size_t head = (64 - ((uintptr_t)dst & 63)) & 63;
+#if SIMD_HAS_STREAM
+    const size_t line = CACHE_LINE_BYTES;
+    size_t head = (line - ((uintptr_t)dst & (line - 1))) & (line - 1);
     if (head > n)
         head = n;
     stream_part(dst, src, head);
     dst += head;
     src += head;
     n -= head;
-    size_t body = n & ~(size_t)63;
-    for (size_t i = 0; i < body; i += 64) {
-        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
-        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(src + i + 16));
-        __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(src + i + 32));
-        __m128i d = _mm_loadu_si128((const __m128i *)(const void *)(src + i + 48));
-        _mm_stream_si128((__m128i *)(void *)(dst + i), a);
-        _mm_stream_si128((__m128i *)(void *)(dst + i + 16), b);
-        _mm_stream_si128((__m128i *)(void *)(dst + i + 32), c);
-        _mm_stream_si128((__m128i *)(void *)(dst + i + 48), d);
+    size_t body = n & ~(line - 1);
+    for (size_t i = 0; i < body; i += line) {
+        VB16 a = vb16_load(src + i), b = vb16_load(src + i + 16);
+        VB16 c = vb16_load(src + i + 32), d = vb16_load(src + i + 48);
+        stream_vb16(dst + i, a);
+        stream_vb16(dst + i + 16, b);
+        stream_vb16(dst + i + 32, c);
+        stream_vb16(dst + i + 48, d);
     }
     stream_part(dst + body, src + body, n - body);
 #else
@@ -107,10 +103,10 @@ static inline void stream_copy(char *dst, const char *src, size_t n)
 
 /* Streaming stores are weakly ordered: make them visible before a work item is reported
  * done (the pool's atomics order ordinary stores only). */
-static inline void stream_fence(void)
+static inline void stream_done(void)
 {
-#ifdef HAVE_STREAM_STORES
-    _mm_sfence();
+#if SIMD_HAS_STREAM
+    stream_fence();
 #endif
 }
 

@@ -1,14 +1,10 @@
-/* The nearest kernel's scalar row loops (nearest.c includes this once): a repeat by an
- * integer factor and a gather through a table, for every element size (unit words) and for
- * short blocks of them (the channels of a channels-last image, complex parts). The vector
- * loops of nearest_isa.h take over where their instructions exist and the row is long
- * enough; these finish everything else.
- */
-#ifndef ONNX_UPSAMPLE_NEAREST_SCALAR_H
-#define ONNX_UPSAMPLE_NEAREST_SCALAR_H
+/* The nearest kernel's row loops (nearest_rows.h): the scalar loops, and the choice between
+ * them and the vector ones. */
+#include "nearest_rows.h"
 
-#include <stdint.h>
 #include <string.h>
+
+#include "compiler.h"
 
 /* Elements are moved as unsigned words of their size through memcpy, never read through a
  * pointer to another type (the data are floats, complex numbers, strings...): no aliasing
@@ -136,4 +132,143 @@ static void repeat_rgb_twice(const char *x, char *out, int64_t n)
     repeat_block_3(x + (size_t)i * 3, out + (size_t)i * 6, n - i, 2);
 }
 
-#endif
+size_t chunk_plan_bytes(int64_t segment)
+{
+    return align_up((size_t)(segment / 4 + 1) * (sizeof(int64_t) + 8 * sizeof(int32_t)),
+                    CACHE_LINE_BYTES);
+}
+
+/* A scale >= 1 reads at most `per` inputs for `per` outputs: only a rounding of the rule
+ * that skips an input could put a chunk's positions beyond one load. */
+int plan_chunks(ChunkPlan *plan, const int64_t *table, int64_t n, int64_t limit)
+{
+    const int64_t per = plan->per, words = (int64_t)plan->w / 4;
+    if (n < per || limit < per)
+        return 0;
+    for (int64_t c = 0; c * per < n; c++) {
+        int64_t j = c * per < n - per ? c * per : n - per;
+        int64_t first = table[j] < limit - per ? table[j] : limit - per;
+        for (int64_t k = 0; k < per; k++) {
+            int64_t t = table[j + k] - first;
+            if (t < 0 || t >= per)
+                return 0;
+            for (int64_t d = 0; d < words; d++)
+                plan->dwords[8 * c + k * words + d] = (int32_t)(t * words + d);
+        }
+        plan->start[c] = first;
+    }
+    return 1;
+}
+
+void repeat_two_rows(twice_fn twice, const char *x, char *out, size_t stride, int64_t n,
+                     int unit)
+{
+    char *second = out + stride;
+    if (twice && (size_t)n * (size_t)unit >= 8) {
+        twice(x, out, second, (size_t)n * (size_t)unit, unit);
+        return;
+    }
+    switch (unit) {
+    case 1: repeat_two_rows_uint8_t(x, out, second, n); return;
+    case 2: repeat_two_rows_uint16_t(x, out, second, n); return;
+    case 4: repeat_two_rows_uint32_t(x, out, second, n); return;
+    default: repeat_two_rows_uint64_t(x, out, second, n); return;
+    }
+}
+
+/* A repeat of positions of `bytes` bytes, more than one element each. */
+static void repeat_blocks(const RepeatPlan *plan, const char *x, char *out, int64_t n,
+                          size_t bytes)
+{
+    const int64_t k = plan->k;
+    switch (bytes) {
+    case 2: repeat_block_2(x, out, n, k); return;
+    case 3:
+        if (k == 2 && plan->loops->rgb_twice && n >= 16)
+            plan->loops->rgb_twice(x, out, n);
+        else if (k == 2)
+            repeat_rgb_twice(x, out, n);
+        else
+            repeat_block_3(x, out, n, k);
+        return;
+    case 4: repeat_block_4(x, out, n, k); return;
+    case 6: repeat_block_6(x, out, n, k); return;
+    case 8: repeat_block_8(x, out, n, k); return;
+    case 12: repeat_block_12(x, out, n, k); return;
+    case 16: repeat_block_16(x, out, n, k); return;
+    default: break;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const char *src = x + (size_t)i * bytes;
+        char *dst = out + (size_t)(i * k) * bytes;
+        for (int64_t t = 0; t < k; t++)
+            memcpy(dst + (size_t)t * bytes, src, bytes);
+    }
+}
+
+void repeat_row(const RepeatPlan *plan, const char *x, char *out, int64_t n)
+{
+    const int64_t k = plan->k, size = plan->block * plan->unit; /* one position's bytes */
+    if (k == 2 && plan->loops->twice && (size == 1 || size == 2 || size == 4 || size == 8)
+        && n * size >= 8) {
+        plan->loops->twice(x, out, NULL, (size_t)(n * size), (int)size);
+        return;
+    }
+    if (plan->block > 1) {
+        repeat_blocks(plan, x, out, n, (size_t)size);
+        return;
+    }
+    switch (plan->unit) {
+    case 1: repeat_uint8_t(x, out, n, k); return;
+    case 2: repeat_uint16_t(x, out, n, k); return;
+    case 4: repeat_uint32_t(x, out, n, k); return;
+    default: repeat_uint64_t(x, out, n, k); return;
+    }
+}
+
+static void gather_row(const char *x, char *out, const int64_t *table, int64_t n,
+                       int64_t block, int unit)
+{
+    if (block == 1) {
+        switch (unit) {
+        case 1: gather_uint8_t(x, out, table, n); return;
+        case 2: gather_uint16_t(x, out, table, n); return;
+        case 4: gather_uint32_t(x, out, table, n); return;
+        default: gather_uint64_t(x, out, table, n); return;
+        }
+    }
+    size_t bytes = (size_t)(block * unit);
+    switch (bytes) {
+    case 2: gather_block_2(x, out, table, n); return;
+    case 3: gather_block_3(x, out, table, n); return;
+    case 4: gather_block_4(x, out, table, n); return;
+    case 6: gather_block_6(x, out, table, n); return;
+    case 8: gather_block_8(x, out, table, n); return;
+    case 12: gather_block_12(x, out, table, n); return;
+    case 16: gather_block_16(x, out, table, n); return;
+    default: break;
+    }
+    for (int64_t j = 0; j < n; j++)
+        memcpy(out + (size_t)j * bytes, x + (size_t)table[j] * bytes, bytes);
+}
+
+/* Whole chunks by vector moves where the plan exists, the last one overlapping the one
+ * before where the piece ends the segment, the rest through the table. */
+void gather_piece(const GatherPlan *plan, const char *x, char *out, int64_t p, int64_t q)
+{
+    const ChunkPlan *chunks = &plan->chunks;
+    int64_t done = p;
+    if (chunks->run && q - p >= chunks->per) {
+        const int64_t per = chunks->per, c0 = p / per, c1 = q / per;
+        chunks->run(x, out, chunks->start + c0, chunks->dwords + 8 * c0, c1 - c0, chunks->w);
+        done = c1 * per;
+        if (done < q && q == plan->n) {
+            chunks->run(x, out + (size_t)(plan->n - per - p) * chunks->w, chunks->start + c1,
+                        chunks->dwords + 8 * c1, 1, chunks->w);
+            done = q;
+        }
+    }
+    if (done < q)
+        gather_row(x, out + (size_t)(done - p) * (size_t)(plan->block * plan->unit),
+                   plan->table + done, q - done, plan->block, plan->unit);
+}
