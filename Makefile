@@ -8,7 +8,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 KERNEL_SOURCES := $(wildcard src/onnx_upsample/_kernels/_native/*.c src/onnx_upsample/_kernels/_native/*.h)
 
-.PHONY: demo test test-sanitize test-portable lint wheel bench bench-instructions conformance-doc clean
+.PHONY: demo test test-sanitize test-portable test-aarch64 check-targets lint wheel bench \
+	bench-instructions conformance-doc clean
 
 $(STAMP): pyproject.toml setup.py $(KERNEL_SOURCES)
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "onnx-upsample needs Python >= 3.11; run make PYTHON=python3.11 (or newer)"' \
@@ -61,10 +62,33 @@ test: lint
 test-sanitize: $(STAMP)
 	PYTHON=$(BIN)/python scripts/test_sanitize.sh
 
-# The differential suites against the portable C path, what an ARM build runs (no SSE2 row
-# loops, no streaming stores, no AVX2), built here with -U__SSE2__ into build/portable/
+# The differential suites and the fast paths' counts against the portable C path, what a
+# target with no SIMD backend runs (the scalar loops alone), built with ONNX_UPSAMPLE_NO_SIMD
+# into build/portable/
 test-portable: $(STAMP)
-	PYTHON=$(BIN)/python scripts/test_portable.sh $(DIFFERENTIAL)
+	PYTHON=$(BIN)/python scripts/test_portable.sh $(DIFFERENTIAL) tests/test_fast_paths.py
+
+# The kernels on aarch64 (the NEON backend), emulated by qemu-user: an aarch64 CPython with
+# the test requirements' aarch64 wheels, from the package registries into build/aarch64/
+# (scripts/aarch64_env.sh; nothing on the system changes), the extension cross-compiled with
+# setup.py's flags, and these tests run there; the linear bits are held to the outputs this
+# checkout's x86-64 build and onnxruntime's record first (tests/recorded_bits.py)
+AARCH64_TESTS := tests/test_recorded_bits.py tests/test_fast_paths.py tests/test_kernels.py \
+	tests/test_native_constants.py tests/test_fast_vs_reference.py tests/test_ort.py \
+	tests/test_identity_block.py tests/test_row_pairs.py tests/test_collapsed_axes.py \
+	tests/test_corner_cache.py tests/test_streaming_lines.py tests/test_nearest_rows.py \
+	tests/test_nan_bits.py tests/test_reference.py tests/test_layouts.py \
+	tests/test_linear_variants.py tests/test_kernel_description.py tests/test_dtypes.py \
+	tests/test_native.py tests/test_threads.py
+test-aarch64: $(STAMP)
+	PYTHON=$(BIN)/python scripts/test_aarch64.sh $(AARCH64_TESTS)
+
+# Every C file compiled for every wheel target with the strict warnings (glibc 2.28 and musl
+# for x86-64 and aarch64, macOS x86-64 and arm64, Windows x86-64 and arm64), and the
+# extension linked and checked for the Linux and Windows ones: zig's Clang, from PyPI, into
+# build/targets/
+check-targets: $(STAMP)
+	PYTHON=$(BIN)/python scripts/check_targets.sh
 
 # The wheel to distribute, into dist/: built from the sdist, repaired by auditwheel to the
 # manylinux tag of the glibc its extension needs (the line before the path says which)

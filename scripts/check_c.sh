@@ -3,12 +3,13 @@
 # as errors: -Wall -Wextra -Wconversion -Wshadow -Werror, with GCC and, where it is
 # installed, Clang, at the optimisation the package is built with. Run by `make test`.
 #
-# Each compiler also compiles the portable path, what an ARM build runs (no SSE2 row loops,
-# no streaming stores): natively with -U__SSE2__ on x86, and for aarch64 with Debian's
-# cross compiler (gcc-aarch64-linux-gnu) where it is installed, which CI installs. The
-# aarch64 compile uses this interpreter's headers: Python.h is the same on every
-# architecture, and what pyconfig.h records (LP64, little-endian, the sizes of the C types)
-# is the same for x86-64 and aarch64 Linux.
+# Each compiler also compiles the portable path (ONNX_UPSAMPLE_NO_SIMD: the scalar loops
+# alone), and GCC for aarch64 (the NEON backend) with Debian's cross compiler: installed
+# (gcc-aarch64-linux-gnu), or the one scripts/aarch64_env.sh unpacks into build/aarch64/bin,
+# which CI has. The aarch64 compile uses this interpreter's headers: Python.h is the same on
+# every architecture, and what pyconfig.h records (LP64, little-endian, the sizes of the C
+# types) is the same for x86-64 and aarch64 Linux. scripts/check_targets.sh compiles for
+# every other wheel target (Clang, through zig).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
@@ -18,6 +19,9 @@ trap 'rm -rf "$out"' EXIT
 flags=(-std=c11 -O3 -ffp-contract=off -fno-trapping-math -pthread
        -Wall -Wextra -Wconversion -Wshadow -Werror -I"$include" -c)
 aarch64=aarch64-linux-gnu-gcc
+if ! command -v "$aarch64" >/dev/null 2>&1 && [ -x build/aarch64/bin/aarch64-linux-gnu-gcc ]; then
+    aarch64=$PWD/build/aarch64/bin/aarch64-linux-gnu-gcc
+fi
 checked=0
 failed=0
 logs=()
@@ -51,9 +55,7 @@ for cc in gcc clang; do
     # about speed, not behaviour
     [ "$cc" = clang ] && extra=(-Wno-pass-failed)
     compile "$(uname -m)" "$cc" "${extra[@]}"
-    case "$(uname -m)" in
-        x86_64|i?86) compile "portable path (-U__SSE2__)" "$cc" "${extra[@]}" -U__SSE2__ ;;
-    esac
+    compile "portable path (ONNX_UPSAMPLE_NO_SIMD)" "$cc" "${extra[@]}" -DONNX_UPSAMPLE_NO_SIMD
 done
 [ "$checked" = 1 ] || { echo "check_c: no C compiler (gcc or clang) found"; exit 1; }
 if [ "$(uname -m)" = aarch64 ]; then
@@ -62,11 +64,11 @@ elif command -v "$aarch64" >/dev/null 2>&1; then
     compile "aarch64" "$aarch64"
 elif [ -n "${CHECK_C_AARCH64:-}" ]; then
     echo "check_c: $aarch64 is not installed (CHECK_C_AARCH64 asks for the aarch64 compile):" \
-         "apt-get install gcc-aarch64-linux-gnu"
+         "run scripts/aarch64_env.sh, or apt-get install gcc-aarch64-linux-gnu"
     failed=1
 else
     echo "check_c: $aarch64 is not installed here; the aarch64 compile skipped" \
-         "(apt-get install gcc-aarch64-linux-gnu)"
+         "(scripts/aarch64_env.sh unpacks one into build/aarch64)"
 fi
 wait_failed=0
 for job in $(jobs -p); do

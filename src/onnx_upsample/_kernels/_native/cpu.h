@@ -19,7 +19,9 @@ int cpu_has_avx2(void);
  * the baseline. */
 Isa cpu_isa(int requested);
 
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#if defined(ONNX_UPSAMPLE_NO_SIMD)
+#define HAVE_AVX2_VARIANT 0 /* the portable build (simd.h) */
+#elif (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #define HAVE_AVX2_VARIANT 1
 #if defined(__clang__)
 #define AVX2_TARGET_BEGIN \

@@ -127,9 +127,7 @@ static int64_t sweep_pairs(const ItemRows *items, RowWalk *walk, int64_t r, int6
         first->w_lo[q] = first_lo;
         first->w_hi[q] = first_hi;
         char *o = items->out + (size_t)r * items->row_bytes;
-        const PairRow one = {items->factors, o};
-        const PairRow two = {items->factors2, o + (size_t)sweep * items->row_bytes};
-        blend_pair(job, items->blend, items->rows, plain, &one, &two);
+        blend_pair(job, items->blend, plain, o, o + (size_t)sweep * items->row_bytes);
     }
     items->blend->counts->n[PATH_SWEEP_PAIRS] += (uint64_t)sweep;
     /* on to the row after the second sweep */
@@ -165,15 +163,13 @@ static void item_rows_blend(const ItemRows *items, RowWalk *walk, int64_t r0, in
             outer_taps(job, walk->position, walk->now);
             if (same_corners(walk->now, walk->last, job->n_interp)) {
                 corner_factors(walk->now, job->n_interp, items->factors2);
-                const PairRow one = {items->factors, o};
-                const PairRow two = {items->factors2, o + items->row_bytes};
-                blend_pair(job, items->blend, items->rows, plain, &one, &two);
+                blend_pair(job, items->blend, plain, o, o + items->row_bytes);
                 r++;
                 continue;
             }
             peeked = 1;
         }
-        blend_row(job, items->blend, items->factors, items->rows, plain, o);
+        blend_row(job, items->blend, items->factors, plain, o);
     }
 }
 
@@ -205,9 +201,20 @@ int linear_item(void *context, int64_t item, int worker)
                               (float *)(void *)(scratch + layout.weights),
                               (uint32_t *)(void *)(scratch + layout.last)};
     segment_taps(job, &tables, &seg);
+    /* each corner row's tap tables, filled for each output row */
+    const int64_t terms = ((int64_t)1 << job->n_interp) * seg.taps;
+    void *stack_rows[STACK_TERMS];
+    void **rows_many = terms > STACK_TERMS ? (void **)malloc((size_t)terms * sizeof(void *))
+                                           : NULL;
+    if (terms > STACK_TERMS && rows_many == NULL)
+        return -1;
+    void **rows = rows_many ? rows_many : stack_rows;
+    float *factors = (float *)(void *)(scratch + layout.factors);
+    float *factors2 = (float *)(void *)(scratch + layout.factors2);
     PathCounts counts = {{0}};
     Blend blend;
-    const BlendRows blend_rows = {scratch + layout.acc, scratch + layout.stage};
+    const BlendRows blend_rows = {scratch + layout.acc, scratch + layout.stage, rows, factors,
+                                  factors2};
     plan_blend(job, &seg, &blend_rows, layout.direct, &counts, &blend);
     CornerCache cache;
     cache_init(&cache, job, &seg, scratch, &layout,
@@ -215,20 +222,11 @@ int linear_item(void *context, int64_t item, int worker)
     counts.n[cache.direct ? PATH_DIRECT_CACHE : PATH_SEARCHED_CACHE]++;
     counts.n[PATH_LINEAR_ROWS] = (uint64_t)(r1 - r0);
     counts.n[PATH_STREAMED_ROWS] = job->stream ? (uint64_t)(r1 - r0) : 0;
-    const int64_t terms = ((int64_t)1 << job->n_interp) * seg.taps;
-    void *stack_rows[STACK_TERMS];
-    void **rows_many = terms > STACK_TERMS ? (void **)malloc((size_t)terms * sizeof(void *))
-                                           : NULL;
-    if (terms > STACK_TERMS && rows_many == NULL)
-        return -1;
     const size_t dst_size = blend.dst_size;
     const ItemRows items = {
-        job, &blend, &cache, (float *)(void *)(scratch + layout.factors),
-        (float *)(void *)(scratch + layout.factors2), rows_many ? rows_many : stack_rows,
+        job, &blend, &cache, factors, factors2, rows,
         job->out + (size_t)((seg.j0 - job->col_first) * job->block) * dst_size,
         (size_t)(job->out_row_len * job->block) * dst_size};
-    if (blend.vec)
-        blend_start(job, &blend, items.factors, items.rows);
     RowWalk walk;
     walk_start(job, r0 + job->row_base, &walk);
     /* rows are numbered from the call's first (r0 of out_rows) */

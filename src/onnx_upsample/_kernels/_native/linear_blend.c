@@ -90,6 +90,36 @@ static int exact_sums(const LinearJob *job, const Segment *seg)
     return bits + digits <= F32_DIGITS;
 }
 
+/* The vector sum's fields that every output row of the item shares: its tables of weights
+ * and of corner rows (their contents change row by row, not where they are). */
+static void vec_row_start(const LinearJob *job, Blend *blend)
+{
+    const Segment *seg = blend->seg;
+    const VecRow row = {
+        .width = seg->width,
+        .n_interp = job->n_interp,
+        .taps = seg->taps,
+        .W = seg->weights,
+        .F = blend->factors,
+        .E = blend->corners,
+        .out = (float *)blend->acc,
+        .stream = blend->direct && job->stream,
+        .periodic_end = blend->vec ? periodic_end(seg, blend->sums->lanes) : 0,
+        .kind = SUM_PLAIN,
+        .last = seg->last,
+        .step = job->identity_step,
+        .pair = 0,
+        .F2 = NULL,
+        .out2 = NULL,
+        .n_full = job->n_interp,
+        .corner_of = blend->plan.kept_corner[0],
+        .axis_of = blend->plan.kept_axis[0],
+        .nested = -1,
+        .shared_lines = &blend->shared_lines,
+    };
+    blend->row = row;
+}
+
 void plan_blend(const LinearJob *job, const Segment *seg, const BlendRows *scratch,
                 int checked_once, PathCounts *counts, Blend *blend)
 {
@@ -118,38 +148,15 @@ void plan_blend(const LinearJob *job, const Segment *seg, const BlendRows *scrat
         ? (blend->exact_sums ? SUM_IDENTITY_DOUBLED : SUM_IDENTITY_FAST) : SUM_PLAIN;
     memset(blend->row_count, 0, sizeof blend->row_count);
     memset(blend->pair_count, 0, sizeof blend->pair_count);
-    blend->shared_rows = 0;
+    blend->shared_lines = 0;
     blend->acc = scratch->acc;
     blend->stage = scratch->stage;
+    blend->corners = scratch->corners;
+    blend->factors = scratch->factors;
+    blend->factors2 = scratch->factors2;
     blend->dst_size = linear_types[job->dst].bytes;
-}
-
-void blend_start(const LinearJob *job, Blend *blend, const float *factors,
-                 void *const *corners)
-{
-    const Segment *seg = blend->seg;
-    const VecRow row = {
-        .width = seg->width,
-        .n_interp = job->n_interp,
-        .taps = seg->taps,
-        .W = seg->weights,
-        .F = factors,
-        .E = corners,
-        .out = (float *)blend->acc,
-        .stream = blend->direct && job->stream,
-        .periodic_end = blend->vec ? periodic_end(seg, blend->sums->lanes) : 0,
-        .kind = SUM_PLAIN,
-        .last = seg->last,
-        .step = job->identity_step,
-        .pair = 0,
-        .F2 = NULL,
-        .out2 = NULL,
-        .n_full = job->n_interp,
-        .corner_of = blend->plan.kept_corner[0],
-        .axis_of = blend->plan.kept_axis[0],
-        .nested = -1,
-    };
-    blend->row = row;
+    if (blend->vec)
+        vec_row_start(job, blend);
 }
 
 /* The kind of sum of an identity block's row (`plain`: its corner rows are). */
@@ -175,7 +182,7 @@ void blend_finish(Blend *blend)
             counts->n[PATH_COLLAPSED_ROWS] += (uint64_t)((m1 != 0) + (m2 != 0)) * n;
             counts->n[PATH_NESTED_PAIRS] += blend->plan.pairing[m1][m2] >= 0 ? n : 0;
         }
-    counts->n[PATH_STREAMED_SHARED_LINES] += blend->shared_rows;
+    counts->n[PATH_STREAMED_SHARED_LINES] += blend->shared_lines;
 }
 
 /* Results in the accumulator row `acc`, converted and written to `out` (through the stage
@@ -213,12 +220,11 @@ static int vec_row(const LinearJob *job, Blend *blend, const float *factors, int
         count += mask != 0;
     }
     ++*count;
-    const VecResult done = blend->sums->vec_sum_row(row);
-    if (done == VEC_DECLINED) {
+    if (blend->sums->vec_sum_row(row) == VEC_DECLINED) {
         --blend->row_count[row->kind][row->n_interp < row->n_full];
         return 0;
     }
-    blend->shared_rows += done == VEC_STREAMED_SHARED;
+
     if (!blend->direct)
         store_row(job, blend, blend->acc, o);
     return 1;
@@ -226,7 +232,7 @@ static int vec_row(const LinearJob *job, Blend *blend, const float *factors, int
 
 /* The row by the scalar sums: every corner and tap. */
 static void scalar_row(const LinearJob *job, const Blend *blend, const float *factors,
-                       void *const *corners, char *o)
+                       char *o)
 {
     const Segment *seg = blend->seg;
     /* results summed straight into place, or with streaming stores into the scratch first */
@@ -234,7 +240,7 @@ static void scalar_row(const LinearJob *job, const Blend *blend, const float *fa
     void *into = blend->direct ? (void *)row_out : blend->acc;
     const int64_t d = job->identity_step;
     const SumTerms terms = {seg->width, job->n_interp, seg->taps, seg->weights, factors,
-                            corners, d ? seg->last : NULL, d};
+                            blend->corners, d ? seg->last : NULL, d};
     (job->acc_double ? blend->sums->sum_double : blend->sums->sum_float)(&terms, into);
     blend->counts->n[PATH_SCALAR_SUMS]++;
     blend->counts->n[PATH_IDENTITY_EXACT] += d != 0;
@@ -245,26 +251,26 @@ static void scalar_row(const LinearJob *job, const Blend *blend, const float *fa
         stream_copy(o, row_out, (size_t)seg->width * blend->dst_size);
 }
 
-void blend_row(const LinearJob *job, Blend *blend, const float *factors, void *const *corners,
-               int plain, char *out)
+void blend_row(const LinearJob *job, Blend *blend, const float *factors, int plain,
+               char *out)
 {
     if (blend->vec && vec_row(job, blend, factors, plain, out))
         return;
-    scalar_row(job, blend, factors, corners, out);
+    scalar_row(job, blend, factors, out);
 }
 
 /* The pair by the vector sums, where they take it as a pair; 0 where they declined.
  * `nested` and `common`: the pair's nested axis (-1: none) and the axes both rows collapse
  * (linear_collapse.h). */
-static int vec_pair(const LinearJob *job, Blend *blend, const PairRow *first,
-                    const PairRow *second, int nested, int common, uint32_t *count)
+static int vec_pair(const LinearJob *job, Blend *blend, char *out, char *out2, int nested,
+                    int common, uint32_t *count)
 {
     VecRow *row = &blend->row;
     float *acc2 = (float *)blend->acc + blend->seg->width;
-    row->out = blend->direct ? (float *)(void *)first->out : (float *)blend->acc;
-    row->out2 = blend->direct ? (float *)(void *)second->out : acc2;
-    row->F = first->factors;
-    row->F2 = second->factors;
+    row->out = blend->direct ? (float *)(void *)out : (float *)blend->acc;
+    row->out2 = blend->direct ? (float *)(void *)out2 : acc2;
+    row->F = blend->factors;
+    row->F2 = blend->factors2;
     row->kind = blend->pair_kind;
     /* every field a single row changes is set (none is restored after a call; without
      * collapse none changes); common is 0 but for nested pairs: every corner and axis */
@@ -276,17 +282,16 @@ static int vec_pair(const LinearJob *job, Blend *blend, const PairRow *first,
         row->axis_of = blend->plan.kept_axis[common];
     }
     ++*count;
-    const VecResult done = blend->sums->vec_sum_row(row);
-    if (done == VEC_DECLINED) {
+    if (blend->sums->vec_sum_row(row) == VEC_DECLINED) {
         --*count;
         if (!blend->direct)
             row->out = (float *)blend->acc;
         return 0;
     }
-    blend->shared_rows += done == VEC_STREAMED_SHARED ? 2 : 0;
+
     if (!blend->direct) {
-        store_row(job, blend, blend->acc, first->out);
-        store_row(job, blend, acc2, second->out);
+        store_row(job, blend, blend->acc, out);
+        store_row(job, blend, acc2, out2);
     }
     return 1;
 }
@@ -294,27 +299,24 @@ static int vec_pair(const LinearJob *job, Blend *blend, const PairRow *first,
 /* Where the vector loops do not take a pair (the identity block's exact sum, streamed rows
  * that lie differently in their cache lines, rows whose collapsing axes do not pair, rows
  * the vector loops do not take), each row is blended alone. */
-void blend_pair(const LinearJob *job, Blend *blend, void *const *corners, int plain,
-                const PairRow *first, const PairRow *second)
+void blend_pair(const LinearJob *job, Blend *blend, int plain, char *out, char *out2)
 {
     const int exact = job->identity_step && !plain && blend->float_values;
     const int apart = blend->direct && blend->row.stream
-        && ((uintptr_t)first->out % CACHE_LINE_BYTES)
-               != ((uintptr_t)second->out % CACHE_LINE_BYTES);
+        && ((uintptr_t)out % CACHE_LINE_BYTES) != ((uintptr_t)out2 % CACHE_LINE_BYTES);
     int nested = -1, common = 0, paired = 1;
     uint32_t *count = &blend->pair_count[0][0];
     if (blend->collapse && (plain || !blend->float_values)) {
-        const int m1 = collapse_mask(first->factors, job->n_interp);
-        const int m2 = collapse_mask(second->factors, job->n_interp);
+        const int m1 = collapse_mask(blend->factors, job->n_interp);
+        const int m2 = collapse_mask(blend->factors2, job->n_interp);
         const int pairing = blend->plan.pairing[m1][m2];
         common = m1 & m2;
         nested = pairing >= 0 ? pairing : -1;
         paired = pairing != PAIR_ALONE;
         count = &blend->pair_count[m1][m2];
     }
-    if (!exact && !apart && paired
-        && vec_pair(job, blend, first, second, nested, common, count))
+    if (!exact && !apart && paired && vec_pair(job, blend, out, out2, nested, common, count))
         return;
-    blend_row(job, blend, first->factors, corners, plain, first->out);
-    blend_row(job, blend, second->factors, corners, plain, second->out);
+    blend_row(job, blend, blend->factors, plain, out);
+    blend_row(job, blend, blend->factors2, plain, out2);
 }

@@ -51,6 +51,8 @@ typedef struct {
     void *acc;                /* the accumulator row, for results that are converted (vec:
                                * two rows, the second for a pair's second row) */
     char *stage;              /* streaming stores: a converted row waiting to be streamed */
+    void *const *corners;     /* each corner row's tap tables (corner_cache.h's corner_rows) */
+    const float *factors, *factors2;  /* the outer weights of a row, and of a pair's second */
     size_t dst_size;
     /* for vec: the rows' sum, set once per item (blend_start); each row sets its output and
      * the kind of sum */
@@ -58,19 +60,22 @@ typedef struct {
     /* what the vector sums made, counted with an increment before each call (taken back
      * where the call declines, which is rare) and added to the item's path counts at its
      * end (blend_finish): single rows by SumKind and whether they collapse, pairs (all of
-     * pair_kind) by the sets of axes their rows collapse (m1, m2), and the rows whose
-     * shared lines were streamed */
+     * pair_kind) by the sets of axes their rows collapse (m1, m2), and the sums that
+     * streamed their shared lines (counted by the vector sums: VecRow.shared_lines) */
     uint32_t row_count[SUM_KINDS][2];
     uint32_t pair_count[COLLAPSE_SETS][COLLAPSE_SETS];
-    uint64_t shared_rows;
+    uint64_t shared_lines;
     SumKind pair_kind;
     PathCounts *counts;       /* the item's */
 } Blend;
 
-/* The scratch rows a blend writes. */
+/* The scratch a blend reads and writes: the accumulator and staging rows, and the tables the
+ * corner rows are given in (corner_cache.h's corner_rows fills them for each row). */
 typedef struct {
     void *acc;
     char *stage;
+    void *const *corners;
+    const float *factors, *factors2;
 } BlendRows;
 
 /* How the item's rows are summed. `checked_once`: the corner cache finds rows by number
@@ -78,28 +83,17 @@ typedef struct {
 void plan_blend(const LinearJob *job, const Segment *seg, const BlendRows *scratch,
                 int checked_once, PathCounts *counts, Blend *blend);
 
-/* The vector sum's fields that every output row of the item shares: its tables of weights
- * and of corner rows (their contents change row by row, not where they are). */
-void blend_start(const LinearJob *job, Blend *blend, const float *factors,
-                 void *const *corners);
-
-/* One output row of the segment, at `out`, from its corner rows and their outer weights
- * (`plain`: every corner row is plain). */
-void blend_row(const LinearJob *job, Blend *blend, const float *factors, void *const *corners,
-               int plain, char *out);
+/* One output row of the segment, at `out`, from the corner rows and the outer weights
+ * `factors` (`plain`: every corner row is plain). */
+void blend_row(const LinearJob *job, Blend *blend, const float *factors, int plain,
+               char *out);
 
 /* Add what the item's rows made to its path counts. */
 void blend_finish(Blend *blend);
 
-/* One row of a pair: its outer weights and where it goes. */
-typedef struct {
-    const float *factors;
-    char *out;
-} PairRow;
-
-/* Two output rows that read the same corner rows: the vector sums load each corner row's
- * values once for both; each row's sum is the one blend_row makes, in its order. */
-void blend_pair(const LinearJob *job, Blend *blend, void *const *corners, int plain,
-                const PairRow *first, const PairRow *second);
+/* Two output rows that read the same corner rows, at `out` (outer weights `factors`) and
+ * `out2` (`factors2`): the vector sums load each corner row's values once for both; each
+ * row's sum is the one blend_row makes, in its order. */
+void blend_pair(const LinearJob *job, Blend *blend, int plain, char *out, char *out2);
 
 #endif

@@ -20,6 +20,7 @@
 
 #include <stdint.h>
 
+#include "compiler.h"
 #include "cpu.h"
 
 /* The most outer axes, corners and row taps the vector loops sum (more take the scalar
@@ -88,16 +89,26 @@ typedef struct {
     /* -1, or for a pair (kind SUM_PLAIN): the first row also leaves out the corners of the
      * high tap of kept axis `nested`, where the second row does not */
     int nested;
+    /* counts the sums that stream the lines they share from a buffer (stream_parts) */
+    uint64_t *shared_lines;
 } VecRow;
 
-/* What a vector sum did with a row. */
-typedef enum {
-    VEC_DECLINED = 0,         /* nothing: the scalar loops sum it */
-    VEC_SUMMED = 1,
-    /* summed, its whole cache lines streamed from the registers and the parts of lines it
-     * shares with its neighbours streamed from a buffer */
-    VEC_STREAMED_SHARED = 2,
-} VecResult;
+/* Whether a vector sum took a row. */
+typedef enum { VEC_DECLINED = 0, VEC_SUMMED = 1 } VecResult;
+
+/* The parts of a streamed row of `width` float32 outputs from `out`: the `head` outputs
+ * before its first whole cache line, then `body` outputs of whole lines (a row without a
+ * whole line of its own has body 0: it is stored the ordinary way). The vector sums stream
+ * the parts either side of the body from a buffer (the lines the row shares with its
+ * neighbours). */
+static inline void stream_parts(const float *out, int64_t width, int64_t *head, int64_t *body)
+{
+    const int64_t line = CACHE_LINE_BYTES / (int64_t)sizeof(float);
+    *head = (int64_t)(((CACHE_LINE_BYTES - ((uintptr_t)out % CACHE_LINE_BYTES))
+                       % CACHE_LINE_BYTES) / sizeof(float));
+    *head = *head < width ? *head : width;
+    *body = (width - *head) / line * line;
+}
 
 /* The sums of one instruction set. */
 typedef struct {

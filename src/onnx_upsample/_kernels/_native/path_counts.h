@@ -25,7 +25,8 @@
     X(DIRECT_CACHE)         /* items whose corner cache finds rows by number */            \
     X(SEARCHED_CACHE)       /* items whose corner cache searches its slots */              \
     X(STREAMED_ROWS)        /* rows written with streaming stores */                       \
-    X(STREAMED_SHARED_LINES) /* float32 rows whose shared lines were streamed from a buffer */\
+    X(STREAMED_SHARED_LINES) /* float32 sums (a row or a pair) that streamed the parts of  \
+                              * cache lines their rows share from a buffer */             \
     X(NEAREST_PLANES)       /* nearest rows made by the x2-by-x2 plane loop */             \
     X(NEAREST_ROW_PAIRS)    /* nearest pairs of rows made from one pass over an input row */\
     X(NEAREST_CHUNKS)       /* nearest items that gather by 32-byte chunks */

@@ -9,7 +9,9 @@
  *
  * A translation unit has one backend: the AVX2 one where it defines SIMD_TARGET_AVX2 before
  * including this header (isa_avx2.c, inside its AVX2 compile region), else its target's
- * baseline. Every backend defines the same names, and says what it has:
+ * baseline; a build with ONNX_UPSAMPLE_NO_SIMD defined has the scalar one everywhere (the
+ * portable build the tests compare with). Every backend defines the same names, and says
+ * what it has:
  *   SIMD_NAME            its name, for the record
  *   SIMD_LANES           float32 lanes of VF (0: no float lanes, none of the operations below)
  *   SIMD_HAS_VB16        16-byte moves (VB16)
@@ -59,7 +61,9 @@
 #ifndef ONNX_UPSAMPLE_SIMD_H
 #define ONNX_UPSAMPLE_SIMD_H
 
-#if defined(SIMD_TARGET_AVX2)
+#if defined(ONNX_UPSAMPLE_NO_SIMD)
+#include "simd_scalar.h" /* the portable build: scalar loops on every target */
+#elif defined(SIMD_TARGET_AVX2)
 #include "simd_avx2.h"
 #elif defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
 #include "simd_sse2.h"
