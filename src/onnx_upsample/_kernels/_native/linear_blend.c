@@ -167,18 +167,27 @@ static inline SumKind identity_kind(const Blend *blend, int plain)
     return SUM_IDENTITY_EXACT;
 }
 
+/* `n` rows the vector sums made as `kind`. */
+static void count_vector_rows(PathCounts *counts, SumKind kind, uint64_t n)
+{
+    counts->n[PATH_VECTOR_SUMS] += n;
+    if (kind != SUM_PLAIN)
+        counts->n[PATH_OF_IDENTITY_KIND(kind)] += n;
+}
+
 void blend_finish(Blend *blend)
 {
     PathCounts *counts = blend->counts;
     for (int kind = 0; kind < SUM_KINDS; kind++) {
-        counts->n[PATH_OF_SUM_KIND(kind)] += blend->row_count[kind][0] + blend->row_count[kind][1];
+        count_vector_rows(counts, (SumKind)kind,
+                          blend->row_count[kind][0] + blend->row_count[kind][1]);
         counts->n[PATH_COLLAPSED_ROWS] += blend->row_count[kind][1];
     }
     for (int m1 = 0; m1 < COLLAPSE_SETS; m1++)
         for (int m2 = 0; m2 < COLLAPSE_SETS; m2++) {
             const uint64_t n = blend->pair_count[m1][m2];
             counts->n[PATH_ROW_PAIRS] += n;
-            counts->n[PATH_OF_SUM_KIND(blend->pair_kind)] += 2 * n;
+            count_vector_rows(counts, blend->pair_kind, 2 * n);
             counts->n[PATH_COLLAPSED_ROWS] += (uint64_t)((m1 != 0) + (m2 != 0)) * n;
             counts->n[PATH_NESTED_PAIRS] += blend->plan.pairing[m1][m2] >= 0 ? n : 0;
         }

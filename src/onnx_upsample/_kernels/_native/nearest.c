@@ -177,8 +177,7 @@ typedef struct {
  * the prefix as a plane, expanded by one loop over its input rows. Returns the first row
  * not made (the last one, when it is the first of a pair, is left to the row loop). */
 ALWAYS_INLINE int64_t plane_rows(const NearestSegment *seg, const PrefixRows *rows,
-                                 const PlaneShape *plane, int64_t repeat_start,
-                                 PathCounts *counts)
+                                 const PlaneShape *plane, int64_t repeat_start)
 {
     const NearestJob *job = seg->job;
     int64_t p = rows->first;
@@ -193,7 +192,6 @@ ALWAYS_INLINE int64_t plane_rows(const NearestSegment *seg, const PrefixRows *ro
     }
     const int64_t pairs = (rows->last - p) / 2;
     seg->loops->twice_plane(src, dst, pairs, plane);
-    counts->n[PATH_NEAREST_PLANES] += (uint64_t)(2 * pairs);
     return p + 2 * pairs;
 }
 
@@ -201,6 +199,7 @@ ALWAYS_INLINE int64_t plane_rows(const NearestSegment *seg, const PrefixRows *ro
  * cycles, none inside the row loop. */
 typedef struct {
     const AxisRule *inner;    /* the innermost outer axis */
+    const int64_t *inner_table;   /* its offsets, where made once (axis_make_tables) */
     int64_t repeat_start;     /* ROW_REPEAT: the segment's first input element in a row */
     int64_t repeat_count;     /* ROW_REPEAT: the segment's input positions */
     size_t row_bytes;         /* bytes from an output row to the next */
@@ -216,7 +215,7 @@ ALWAYS_INLINE int64_t prefix_rows(const NearestSegment *seg, const RowShape *sha
 {
     const NearestJob *job = seg->job;
     const AxisRule *inner = shape->inner;
-    const int64_t *inner_table = inner->lo_offsets;
+    const int64_t *inner_table = shape->inner_table;
     const size_t unit = (size_t)job->unit, row_bytes = shape->row_bytes;
     char *dst = rows->dst;
     for (int64_t p = rows->first; p < rows->last; p++, dst += row_bytes) {
@@ -258,6 +257,7 @@ static RowShape row_shape(const NearestSegment *seg)
     const NearestJob *job = seg->job;
     RowShape shape;
     shape.inner = &job->axes[job->n_outer - 1];
+    shape.inner_table = shape.inner->lo_offsets;
     shape.repeat_start = (seg->j0 / job->repeat) * job->block;
     shape.repeat_count = (seg->j1 - seg->j0) / job->repeat;
     shape.row_bytes = (size_t)(job->row_len * job->block * job->unit);
@@ -292,6 +292,7 @@ int nearest_item(void *context, int64_t item, int worker)
     int64_t position[MAX_OUTER];
     start_index(r0, n, job->axes, position);
     int64_t base = outer_offset(n, position, job->axes), previous = -1;
+    int64_t plane_rows_made = 0;
     /* the rows of one outer prefix at a time: only the innermost outer axis moves there, so
      * its position stays in a register and no row walks the multi-index */
     for (int64_t r = r0;;) {
@@ -301,7 +302,8 @@ int nearest_item(void *context, int64_t item, int worker)
                            job->out + (size_t)r * shape.row_bytes
                                + (size_t)seg.f0 * (size_t)job->unit};
         if (shape.plane) {
-            const int64_t next = plane_rows(&seg, &rows, &plane, shape.repeat_start, &counts);
+            const int64_t next = plane_rows(&seg, &rows, &plane, shape.repeat_start);
+            plane_rows_made += (next - first) & ~(int64_t)1; /* not an odd first row */
             rows.dst += (size_t)(next - first) * shape.row_bytes;
             rows.first = next;
             previous = -1; /* the last row, if any, is the first of a pair: from the input */
@@ -316,6 +318,7 @@ int nearest_item(void *context, int64_t item, int worker)
     }
     if (seg.stream)
         stream_done();
+    counts.n[PATH_NEAREST_PLANES] = (uint64_t)plane_rows_made;
     path_counts_add(&counts);
     return 0;
 }

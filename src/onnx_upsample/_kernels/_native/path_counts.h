@@ -13,9 +13,9 @@
 #define KERNEL_PATHS(X)                                                                     \
     X(LINEAR_ROWS)          /* linear output rows made (every row counts here) */          \
     X(SCALAR_SUMS)          /* rows the scalar loops summed (no vector sum took them) */   \
-    X(VECTOR_SUMS)          /* rows the vector loops summed, no identity block */          \
-    X(IDENTITY_FAST)        /* ...an identity block's rows summed fast (plain rows) */     \
-    X(IDENTITY_EXACT)       /* ...with every term (and every scalar identity row) */       \
+    X(VECTOR_SUMS)          /* rows the vector loops summed: with SCALAR_SUMS, every row */\
+    X(IDENTITY_FAST)        /* of either: an identity block's rows summed fast (plain) */  \
+    X(IDENTITY_EXACT)       /* ...with every term (every scalar identity row) */           \
     X(IDENTITY_DOUBLED)     /* ...with the last channel's sum doubled */                   \
     X(ROW_PAIRS)            /* pairs of rows the vector sums made in one pass */           \
     X(SWEEP_PAIRS)          /* rows of one sweep of the innermost outer axis that read the \
@@ -35,8 +35,8 @@
 typedef enum { KERNEL_PATHS(KERNEL_PATH_CODE) PATH_COUNT } KernelPath;
 #undef KERNEL_PATH_CODE
 
-/* The vector sums' rows by SumKind (linear_sum.h): PATH_VECTOR_SUMS + kind. */
-#define PATH_OF_SUM_KIND(kind) (PATH_VECTOR_SUMS + (int)(kind))
+/* The identity rows' path by SumKind (linear_sum.h), for every kind but SUM_PLAIN. */
+#define PATH_OF_IDENTITY_KIND(kind) (PATH_VECTOR_SUMS + (int)(kind))
 
 /* One work item's counts. */
 typedef struct {
