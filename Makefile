@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-KERNEL_SOURCES := $(wildcard src/onnx_upsample/_kernels/_native/*.c src/onnx_upsample/_kernels/_native/*.h)
+KERNEL_SOURCES := $(wildcard $(addprefix src/onnx_upsample/_kernels/_native/*.,c h inc))
 
 .PHONY: demo test test-sanitize test-portable test-aarch64 check-targets lint wheel bench \
 	bench-instructions conformance-doc clean
