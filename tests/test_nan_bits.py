@@ -165,6 +165,11 @@ def test_ort_float16_nan_bits_depend_on_position_and_threads() -> None:
     body = np.arange(one.size) < one.size // 8 * 8
     assert (nan_out & body).any() and (nan_out & ~body).any(), "premise: NaNs in both parts"
     assert np.all(one[nan_out & body] == 0x7D05 | 0x0200)  # quieted in the body
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        # ORT's aarch64 build converts its remainder with the processor's instruction, which
+        # quiets the NaN as the body does: the defect is its x86-64 build's
+        assert np.all(one[nan_out & ~body] == 0x7D05 | 0x0200)
+        return
     assert np.all(one[nan_out & ~body] == 0x7E00)  # canonical in the remainder
     non_nan = ~nan_out
     assert np.array_equal(one[non_nan], ours[non_nan])  # every other bit is the same
