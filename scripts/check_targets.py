@@ -74,6 +74,17 @@ def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 
 
+def export_problems(exports: list[str]) -> list[str]:
+    """What is wrong with an extension's exported names: it exports its PyInit_* alone."""
+    problems = []
+    others = [name for name in exports if not name.startswith("PyInit_")]
+    if others:
+        problems.append(f"exports more than PyInit_*: {', '.join(sorted(others)[:10])}")
+    if not any(name.startswith("PyInit_") for name in exports):
+        problems.append("exports no PyInit_* function")
+    return problems
+
+
 def check_elf(so: str, target: str, toml: str | None, musl_libc: str | None) -> int:
     problems: list[str] = []
     arch = target.split("-")[0]
@@ -137,11 +148,7 @@ def check_elf(so: str, target: str, toml: str | None, musl_libc: str | None) -> 
             if not version.startswith("GLIBC_"):
                 problems.append(f"{name}: undefined, and not a symbol of glibc "
                                 f"(version {version or 'none'})")
-    others = [name for name in exports if not name.startswith("PyInit_")]
-    if others:
-        problems.append(f"exports more than PyInit_*: {', '.join(sorted(others)[:10])}")
-    if not any(name.startswith("PyInit_") for name in exports):
-        problems.append("exports no PyInit_* function")
+    problems += export_problems(exports)
     if problems:
         print("\n".join(problems))
         return 1
@@ -187,11 +194,7 @@ def check_pe(pyd: str, target: str, toml: str | None) -> int:
     exports = [symbol.name.decode() for symbol in
                getattr(getattr(pe, "DIRECTORY_ENTRY_EXPORT", None), "symbols", [])
                if symbol.name]
-    others = [name for name in exports if not name.startswith("PyInit_")]
-    if others:
-        problems.append(f"exports more than PyInit_*: {', '.join(sorted(others)[:10])}")
-    if not any(name.startswith("PyInit_") for name in exports):
-        problems.append("exports no PyInit_* function")
+    problems += export_problems(exports)
     if problems:
         print("\n".join(problems))
         return 1
