@@ -11,7 +11,8 @@ would cost the gathers a third of their speed). ``make lint`` compiles the kerne
 ``-Wall -Wextra -Wconversion -Wshadow -Werror`` (``-Wall`` includes ``-Wstrict-aliasing``) and
 ``make test-sanitize`` runs them under AddressSanitizer, UndefinedBehaviorSanitizer and
 ThreadSanitizer (those builds keep their debug information; a wheel's extension is built
-without it, ``-g0`` and stripped at link: about 160 KB instead of 770 KB).
+without it, ``-g0`` and stripped at link: on x86-64 about 1.1-1.3 MB, for it holds every
+loop twice, baseline and AVX2, for each element type; about 0.45 MB on aarch64).
 
 The extension uses only CPython's limited API of 3.11 (``_native/kernel_object.h`` defines
 ``Py_LIMITED_API``), so one wheel per platform, tagged ``cp311-abi3``, loads in CPython 3.11
@@ -26,7 +27,9 @@ warning that says so.
 from __future__ import annotations
 
 import importlib.machinery
+import os
 import platform
+import shlex
 import shutil
 import sys
 import sysconfig
@@ -56,16 +59,15 @@ NO_COMPILER = (
 
 def missing_tool() -> str | None:
     """What is missing to compile the kernels here (the C compiler, the Python headers), or
-    None. Only where distutils names the compiler's executable directly (not MSVC, which it
-    locates through the registry; BuildKernels reports a failure there)."""
-    from distutils.ccompiler import new_compiler
-    from distutils.sysconfig import customize_compiler
-
-    compiler = new_compiler()
-    if compiler.compiler_type == "msvc":
+    None. The compiler is the one the build will run: $CC, else the interpreter's own (its
+    sysconfig); on Windows, MSVC is located through the registry and BuildKernels reports a
+    failure there."""
+    if sys.platform == "win32":
         return None
-    customize_compiler(compiler)
-    executable = compiler.compiler_so[0]
+    compiler = os.environ.get("CC") or sysconfig.get_config_var("CC")
+    if not compiler or not compiler.strip():
+        return None
+    executable = shlex.split(compiler)[0]
     if shutil.which(executable) is None:
         return f"no C compiler: {executable!r} was not found"
     header = Path(sysconfig.get_paths()["include"], "Python.h")

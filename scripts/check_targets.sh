@@ -35,11 +35,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# zig 0.15.2's compiler_rt has no __cpu_model (what __builtin_cpu_supports reads), so no x86-64
-# build linked; 0.17.1's are stubs (a zig-built extension never sees AVX2), enough for a check
-# that never runs what it builds. zig cc hands -O3 to clang as -O2.
-ZIGLANG_VERSION=0.17.1
-PEFILE_VERSION=2024.8.26
 CPYTHON_VERSION=3.11.2
 CPYTHON_DEBIAN_SOURCE=python3.11
 CPYTHON_DEBIAN_SUITE=bookworm
@@ -112,25 +107,12 @@ if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null
          "limited API of 3.11 are needed; set PYTHON)" >&2
     exit 2
 fi
-venv=$ROOT/zig-$ZIGLANG_VERSION
-pins="ziglang==$ZIGLANG_VERSION pefile==$PEFILE_VERSION"
-if [ "$(cat "$venv/.pins" 2>/dev/null)" != "$pins" ]; then
-    log "installing $pins into $venv"
-    rm -rf "$venv"
-    mkdir -p "$ROOT"
-    if ! { "$PYTHON" -m venv "$venv" \
-               && "$venv/bin/python" -m pip install -q --disable-pip-version-check $pins; } \
-            >"$ROOT/zig-install.log" 2>&1; then
-        cat "$ROOT/zig-install.log" >&2
-        echo "check_targets: could not install $pins (log: $ROOT/zig-install.log)" >&2
-        exit 2
-    fi
-    echo "$pins" >"$venv/.pins"
-fi
-helper=("$venv/bin/python" scripts/check_targets.py)
-zig=("$venv/bin/python" -m ziglang)
-export ZIG_GLOBAL_CACHE_DIR=$PWD/$ROOT/zig-cache ZIG_LOCAL_CACHE_DIR=$PWD/$ROOT/zig-cache
-zig_lib=$("$venv/bin/python" -c 'import ziglang, os; print(os.path.dirname(ziglang.__file__))')/lib
+# shellcheck source=scripts/zig_env.sh
+source scripts/zig_env.sh
+zig_env check_targets || exit 2
+helper=("$ZIG_PYTHON" scripts/check_targets.py)
+zig=("${ZIG[@]}")
+zig_lib=$("$ZIG_PYTHON" -c 'import ziglang, os; print(os.path.dirname(ziglang.__file__))')/lib
 
 # --- the host's headers (Linux, macOS)
 host_include=$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')

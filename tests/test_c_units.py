@@ -23,7 +23,7 @@ HEADERS = sorted(p.name for p in NATIVE.glob("*.h"))
 SOURCES = sorted(p.name for p in [*NATIVE.glob("*.c"), *NATIVE.glob("*.h"), *NATIVE.glob("*.inc")])
 
 # The SIMD layer's backends: the only files with an instruction set's intrinsics (and the
-# CPU-feature query, which asks the CPU with cpuid under MSVC).
+# CPU-feature query, which asks the CPU with cpuid and xgetbv).
 BACKENDS = {"simd_x86.h", "simd_sse2.h", "simd_avx2.h", "simd_neon.h", "simd_scalar.h"}
 INTRINSIC_FILES = BACKENDS | {"cpu.c"}
 # The compiler layer and the layers that must speak to one compiler or processor: the only

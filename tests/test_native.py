@@ -343,6 +343,20 @@ for shape, scales, dtype in LARGE:
 """
 
 
+def test_the_avx2_query_agrees_with_the_operating_system() -> None:
+    """cpuid and xgetbv, asked by the extension itself, against the kernel's own flags: a
+    build whose compiler runtime leaves the CPU table empty (zig's, which builds the Linux
+    wheels) would otherwise run the baseline loops on every machine, silently."""
+    try:
+        cpuinfo = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        pytest.skip("no /proc/cpuinfo (not Linux): nothing to compare the query with")
+    flags = re.search(r"^flags\s*:(.*)$", cpuinfo, flags=re.M)
+    if flags is None:
+        pytest.skip("/proc/cpuinfo has no x86 'flags' line (not an x86 CPU)")
+    assert bool(_native.cpu_has_avx2()) == ("avx2" in flags.group(1).split())
+
+
 def _isa_run(variant: str | None) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k != _compiled.ISA_VAR}
     if variant is not None:

@@ -1,8 +1,9 @@
 """The requirements of pyproject.toml follow its version policy (the comment above its
-``[build-system]``): every requirement has a floor and a cap; each cap is the next release
-that the project's versioning allows to break us, counted from the release this environment
-runs (``make test`` installs the newest within the caps); the floors are what CI installs the
-wheel against (``.ci/lowest.txt``); and the extras bring only what their features use."""
+``[build-system]``): every requirement has a floor; a cap only where a "cap:" comment right
+above its line says which break it guards against, and then one that the release this
+environment runs (``make test`` installs the newest allowed) is within and the versioning of
+that project allows to break us; the floors are what CI installs the wheel against
+(``.ci/lowest.txt``); and the extras bring only what their features use."""
 
 from __future__ import annotations
 
@@ -11,21 +12,22 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from packaging.requirements import Requirement
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
-PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+PYPROJECT_TEXT = (ROOT / "pyproject.toml").read_text()
+PYPROJECT = tomllib.loads(PYPROJECT_TEXT)
 PROJECT = PYPROJECT["project"]
 EXTRAS: dict[str, list[str]] = PROJECT["optional-dependencies"]
 SELF = canonicalize_name(PROJECT["name"])
-# the extras of developers, of the conformance report and of the benchmarks; every other
-# extra is a user's
-TOOL_EXTRAS = ("test", "conformance", "dev", "bench")
+# the extras of developers, of the conformance report, the benchmarks and the docs; every
+# other extra is a user's
+TOOL_EXTRAS = ("test", "conformance", "dev", "bench", "docs")
 # released in minor steps that may break (besides every 0.x project): a new opset and IR
-# version in each
-MINOR_STEPS = {"onnx", "onnxruntime"}
+# version in each of onnx's; new reports in each of the linters'
+MINOR_STEPS = {"onnx", "onnxruntime", "mypy", "ruff"}
 
 
 def _requirements(where: str, lines: list[str]) -> list[tuple[str, Requirement]]:
@@ -53,28 +55,68 @@ def _ends(requirement: Requirement) -> tuple[Version | None, Version | None]:
 
 
 def _next_breaking(name: str, version: Version) -> Version:
-    """The first release after ``version`` that the policy expects may break us."""
+    """The first release after ``version`` whose project's versioning allows a break."""
     if version.major == 0 or canonicalize_name(name) in MINOR_STEPS:
         return Version(f"{version.major}.{version.minor + 1}")
-    return Version(str(version.major + 1))  # semantic and calendar versions alike
+    return Version(str(version.major + 1))
+
+
+def _comment_above(requirement: Requirement) -> str:
+    """The comment lines right above the requirement's line in pyproject.toml (a requirement
+    capped in several extras has a line, and a comment, in each)."""
+    lines = PYPROJECT_TEXT.splitlines()
+    comments = []
+    for number, line in enumerate(lines):
+        text = line.strip().rstrip(",").strip("\"")
+        try:
+            same = Requirement(text) == requirement
+        except InvalidRequirement:
+            same = False
+        if same:
+            above = number - 1
+            block = []
+            while above >= 0 and lines[above].strip().startswith("#"):
+                block.insert(0, lines[above].strip())
+                above -= 1
+            comments.append(" ".join(block))
+    return " | ".join(comments)
 
 
 @pytest.mark.parametrize(("where", "requirement"), ALL, ids=[f"{w}:{r}" for w, r in ALL])
-def test_every_requirement_has_a_floor_and_a_cap(where: str, requirement: Requirement) -> None:
-    floor, cap = _ends(requirement)
-    assert floor is not None and cap is not None, (
-        f"{where} {requirement}: the version policy wants a floor (>=) and a cap (<)")
+def test_every_requirement_has_a_floor(where: str, requirement: Requirement) -> None:
+    floor, _ = _ends(requirement)
+    assert floor is not None, (
+        f"{where} {requirement}: the version policy wants a floor (>=), the oldest release "
+        "that works")
 
 
-@pytest.mark.parametrize(("where", "requirement"), ALL, ids=[f"{w}:{r}" for w, r in ALL])
+CAPPED = [(where, r) for where, r in ALL if _ends(r)[1] is not None]
+
+
+def test_only_a_few_requirements_are_capped() -> None:
+    """The policy's premise: caps are the exception (onnx's, the oracle's, the linters')."""
+    assert {canonicalize_name(r.name) for _, r in CAPPED} <= MINOR_STEPS
+
+
+@pytest.mark.parametrize(("where", "requirement"), CAPPED,
+                         ids=[f"{w}:{r}" for w, r in CAPPED])
+def test_each_cap_says_which_break_it_guards_against(where: str,
+                                                     requirement: Requirement) -> None:
+    comments = _comment_above(requirement)
+    assert comments and all("cap:" in block for block in comments.split(" | ")), (
+        f"{where} {requirement}: a cap needs a '# cap: ...' comment right above its line "
+        f"in pyproject.toml saying which break it guards against (found: {comments!r})")
+
+
+@pytest.mark.parametrize(("where", "requirement"), CAPPED,
+                         ids=[f"{w}:{r}" for w, r in CAPPED])
 def test_each_cap_is_a_breaking_release_beyond_the_one_installed(
         where: str, requirement: Requirement) -> None:
-    """The cap is a release the policy expects may break us (a major release; a minor one
-    for 0.x and for onnx's packages), and not below the first one after the version
-    installed: CI's fresh environment installs the newest release the caps allow, where
-    this is the policy's "next breaking release after the one tested"; a developer's
-    environment may hold an older allowed release. Checked where the requirement is
-    installed (the conformance extra's tools are installed by make conformance-doc only)."""
+    """The cap is a release whose project's versioning allows a break (a major release; a
+    minor one for 0.x, onnx's and the linters'), and not below the first one after the
+    version installed: CI's fresh environment installs the newest release allowed. Checked
+    where the requirement is installed (the conformance extra's tools are installed by make
+    conformance-doc only)."""
     try:
         installed = Version(importlib.metadata.version(requirement.name))
     except importlib.metadata.PackageNotFoundError:
@@ -90,7 +132,7 @@ def test_each_cap_is_a_breaking_release_beyond_the_one_installed(
     assert boundary and cap >= _next_breaking(requirement.name, installed), (
         f"{where} {requirement}: with {installed} installed, the cap is a release from "
         f"<{_next_breaking(requirement.name, installed)} on where the versioning allows a "
-        "break (pyproject.toml's version policy)")
+        "break")
 
 
 def test_lowest_constraints_pin_exactly_the_floors_of_what_users_install() -> None:
