@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 KERNEL_SOURCES := $(wildcard $(addprefix src/onnx_upsample/_kernels/_native/*.,c h inc))
 
 .PHONY: demo test test-sanitize test-portable test-aarch64 check-targets lint wheel bench \
-	bench-instructions conformance-doc clean
+	bench-instructions conformance-doc docs clean
 
 $(STAMP): pyproject.toml setup.py $(KERNEL_SOURCES)
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "onnx-upsample needs Python >= 3.11; run make PYTHON=python3.11 (or newer)"' \
@@ -72,7 +72,9 @@ test-portable: $(STAMP)
 # the test requirements' aarch64 wheels, from the package registries into build/aarch64/
 # (scripts/aarch64_env.sh; nothing on the system changes), the extension cross-compiled with
 # setup.py's flags, and these tests run there; the linear bits are held to the outputs this
-# checkout's x86-64 build and onnxruntime's record first (tests/recorded_bits.py)
+# checkout's x86-64 build and onnxruntime's record first (tests/recorded_bits.py). The
+# package tested is the manylinux aarch64 wheel that `make wheel` builds (zig's compiler);
+# scripts/test_aarch64.sh without --wheel builds the extension with GCC instead
 AARCH64_TESTS := tests/test_recorded_bits.py tests/test_fast_paths.py tests/test_kernels.py \
 	tests/test_native_constants.py tests/test_fast_vs_reference.py tests/test_ort.py \
 	tests/test_identity_block.py tests/test_row_pairs.py tests/test_collapsed_axes.py \
@@ -81,7 +83,12 @@ AARCH64_TESTS := tests/test_recorded_bits.py tests/test_fast_paths.py tests/test
 	tests/test_linear_variants.py tests/test_kernel_description.py tests/test_dtypes.py \
 	tests/test_native.py tests/test_threads.py
 test-aarch64: $(STAMP)
-	PYTHON=$(BIN)/python scripts/test_aarch64.sh $(AARCH64_TESTS)
+	@mkdir -p build
+	@scripts/build_wheel.sh build/wheels manylinux_2_28_aarch64 >build/wheels.log \
+		|| { cat build/wheels.log; exit 1; }
+	@grep -v '^/' build/wheels.log
+	PYTHON=$(BIN)/python scripts/test_aarch64.sh --wheel "$$(tail -n 1 build/wheels.log)" \
+		$(AARCH64_TESTS)
 
 # Every C file compiled for every wheel target with the strict warnings (glibc 2.28 and musl
 # for x86-64 and aarch64, macOS x86-64 and arm64, Windows x86-64 and arm64), and the
@@ -90,10 +97,11 @@ test-aarch64: $(STAMP)
 check-targets: $(STAMP)
 	PYTHON=$(BIN)/python scripts/check_targets.sh
 
-# The wheel to distribute, into dist/: built from the sdist, repaired by auditwheel to the
-# manylinux tag of the glibc its extension needs (the line before the path says which)
+# The wheels to distribute for Linux, into dist/: manylinux_2_28 and musllinux_1_2, x86_64
+# and aarch64, built from the sdist with zig's compiler for each target and checked
+# (auditwheel agrees with each tag); scripts/build_wheel.sh says how
 wheel: $(STAMP)
-	scripts/build_wheel.sh dist
+	scripts/build_wheel.sh dist all
 
 # bench.py against ORT, then bench_images.py: images side by side with OpenCV (the 'bench'
 # extra, installed here), torch where installed, and ORT
@@ -114,6 +122,25 @@ bench-instructions: $(STAMP)
 conformance-doc: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[conformance]'
 	$(BIN)/python scripts/make_conformance_doc.py
+
+# The documentation site, into build/docs/html: Sphinx over docs/ (Markdown, with the README
+# as its front page) and the public docstrings (the API reference), every warning an error;
+# it prints its page count and build time. The 'docs' extra's tools are installed into .venv
+# once (the package itself is not reinstalled); the pages' code examples are not run here
+# but by make test (tests/test_doc_examples.py)
+DOCS_STAMP := $(VENV)/.docs
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	@$(BIN)/python -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["docs"]))' \
+		>$(VENV)/docs-requirements.txt
+	@$(BIN)/python -m pip install --quiet -r $(VENV)/docs-requirements.txt && touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	@start=$$(date +%s%N); \
+	$(BIN)/python -m sphinx -E -W --keep-going -q -b html docs build/docs/html || exit 1; \
+	end=$$(date +%s%N); \
+	pages=$$(find build/docs/html -maxdepth 1 -name '*.html' ! -name genindex.html \
+		! -name search.html ! -name py-modindex.html | wc -l); \
+	echo "make docs: $$pages pages in $$(( (end - start) / 1000000 )) ms: build/docs/html/index.html"
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache .hypothesis

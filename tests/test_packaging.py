@@ -172,3 +172,11 @@ def test_the_dask_extra_does_not_bring_distributed() -> None:
     assert "distributed" not in _names("dask")
     assert {"dask", "zarr", "distributed"} <= _names("distributed")
     assert "distributed" in _names("dev")  # so that make test runs tests/test_distributed.py
+
+
+def test_the_changelog_has_a_section_for_the_version() -> None:
+    """The version lives in pyproject.toml alone; the changelog names it before a release is
+    tagged (the release workflow refuses a tag that differs from it)."""
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    assert f"## [{PROJECT['version']}]" in changelog
+    assert "version" not in PROJECT.get("dynamic", [])
