@@ -94,8 +94,9 @@ CAPPED = [(where, r) for where, r in ALL if _ends(r)[1] is not None]
 
 
 def test_only_a_few_requirements_are_capped() -> None:
-    """The policy's premise: caps are the exception (onnx's, the oracle's, the linters')."""
-    assert {canonicalize_name(r.name) for _, r in CAPPED} <= MINOR_STEPS
+    """The policy's premise: caps are the exception (onnx's, the oracle's, and the tools that
+    turn a new release's new reports into failures: the linters, the docs' builder)."""
+    assert {canonicalize_name(r.name) for _, r in CAPPED} <= MINOR_STEPS | {"sphinx"}
 
 
 @pytest.mark.parametrize(("where", "requirement"), CAPPED,
