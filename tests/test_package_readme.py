@@ -8,6 +8,8 @@ import re
 import tomllib
 from pathlib import Path
 
+from doc_examples import blocks, run_python
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "docs" / "pypi.md"
 
@@ -24,10 +26,11 @@ def test_no_relative_links_or_pictures() -> None:
 
 
 def test_example_runs() -> None:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.DOTALL)
-    assert len(blocks) == 1
+    """Its one Python example runs by the rules every page's examples run by
+    (tests/doc_examples.py), and says what it shows."""
+    (block,) = [block for block in blocks(README) if block.language == "python"]
     namespace: dict[str, object] = {}
-    exec(blocks[0], namespace)
+    run_python(block, namespace)
     # the example's last line, and its comment: (1, 3, 7, 13)
     output_shape = namespace["output_shape"]
     assert output_shape((1, 3, 5, 10), [1, 1, 1.4, 1.3]) == (1, 3, 7, 13)  # type: ignore[operator]

@@ -72,9 +72,11 @@ class Upsample(OpRun):
 
     @classmethod
     def with_legacy_modes(cls) -> type[Upsample]:
-        """This op, but running modes in the case old converters wrote ('NEAREST',
-        'BILINEAR') as their lower-case names, with an UpsampleWarning, where onnx's
-        checker and onnxruntime refuse them::
+        """This op, but running the modes old converters wrote in upper case.
+
+        Modes in the case old converters wrote ('NEAREST', 'BILINEAR') run as their
+        lower-case names, with an UpsampleWarning, where onnx's checker and onnxruntime
+        refuse them::
 
             ReferenceEvaluator(model, new_ops=[Upsample.with_legacy_modes()])
         """
