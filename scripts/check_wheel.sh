@@ -26,12 +26,14 @@ export HYPOTHESIS_PROFILE=ci PIP_DISABLE_PIP_VERSION_CHECK=1
 grep -v "^/" "$work/wheel.log"
 wheel=$(tail -n 1 "$work/wheel.log")
 
-# the extras a user installs: all but the developers' own (tests/test_packaging.py checks
-# that .ci/lowest.txt pins the floor of every requirement they bring)
+# the extras a user installs: all but the tools' own, as tests/test_packaging.py names them
+# (it checks that .ci/lowest.txt pins the floor of every requirement they bring)
 extras=$("$root/.venv/bin/python" -c '
-import tomllib
+import sys, tomllib
+sys.path.insert(0, "tests")
+from test_packaging import TOOL_EXTRAS
 extras = tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]
-print(",".join(e for e in extras if e not in ("test", "conformance", "dev")))')
+print(",".join(e for e in extras if e not in TOOL_EXTRAS))')
 
 # test tools: the 'test' extra, less its onnx pin (the lowest onnx is the point here)
 test_tools=$("$root/.venv/bin/python" -c '

@@ -181,3 +181,17 @@ def test_the_changelog_has_a_section_for_the_version() -> None:
     changelog = (ROOT / "CHANGELOG.md").read_text()
     assert f"## [{PROJECT['version']}]" in changelog
     assert "version" not in PROJECT.get("dynamic", [])
+
+
+def test_the_docs_host_builds_what_make_docs_builds() -> None:
+    """.readthedocs.yaml installs the package with the docs extra and builds docs/conf.py with
+    warnings as errors, as make docs does; the project's Documentation URL is that site."""
+    yaml = pytest.importorskip("yaml", reason="PyYAML (brought by dask) reads the docs config")
+    config = yaml.safe_load((ROOT / ".readthedocs.yaml").read_text())
+    assert (ROOT / config["sphinx"]["configuration"]).is_file()
+    assert config["sphinx"]["fail_on_warning"] is True
+    [install] = config["python"]["install"]
+    assert install["path"] == "." and install["extra_requirements"] == ["docs"]
+    assert "docs" in EXTRAS
+    assert "readthedocs" in PROJECT["urls"]["Documentation"]
+    assert "-W" in (ROOT / "Makefile").read_text().split("\ndocs:", 1)[1].split("\n\n")[0]
