@@ -42,11 +42,12 @@ demo: $(STAMP)
 		--suite build/demo/upsample-suite --cases 'v*' --markdown build/demo/conformance.md
 
 # ruff and mypy, and the C kernels with -Wall -Wextra -Wconversion -Wshadow -Werror (GCC, and
-# Clang where it is installed)
+# Clang where it is installed); the code host's workflows with actionlint and cibuildwheel
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/mypy src
 	PYTHON=$(BIN)/python scripts/check_c.sh
+	PYTHON=$(PYTHON) scripts/check_workflows.sh
 
 # The differential suites run once more on the baseline instruction set (the default run
 # takes AVX2 where the CPU has it) and with streaming stores for every output (the default
