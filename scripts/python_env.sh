@@ -36,7 +36,8 @@
 # PyPI downloads made here by SHA-256, wheels that pip installs by version (pip checks each
 # against the index's hash). Each step leaves a stamp (build/pythons/.stamp-STEP, what it was
 # made from) and is skipped while it matches: a second run reuses everything.
-# Logs: build/pythons/logs/ (one file a step; a failure prints its first error line).
+# Logs: build/pythons/logs/ (one file a step; a failure prints its first error line). One
+# run at a time: two would share build/pythons/.
 #
 # Usage: scripts/python_env.sh [NAME...]       fetch and check (all NAMEs by default); one line
 #                                              "NAME: path (version)" or "NAME: not ready: why"
@@ -492,6 +493,11 @@ make_windows() {  # make_windows NAME XY SDIST SHA256 URL
     local key="$* wine $WINE_VERSION $(eval echo "\${WIN_REQS_$2[*]}") ${TEST_REQS[*]} ${PIP_WHEEL[1]}"
     local dir=$top/$1 python reqs numpy line
     if [ -f "$dir/.ready" ] && [ "$(head -n 1 "$dir/.ready")" = "$key" ]; then return 0; fi
+    # a known dead end (cp313: numpy under wine) is said again, not retried
+    if [ -f "$dir/.not-ready" ] && [ "$(head -n 1 "$dir/.not-ready")" = "$key" ]; then
+        tail -n 1 "$dir/.not-ready" >"$top/logs/.why"
+        return 1
+    fi
     timed "wine fetch" make_wine || return 1
     fetch_pip || return 1
     timed "$name fetch" fetch_url "$top/downloads/$sdist" "$sha" "$url" \
@@ -559,8 +565,11 @@ EOF
             || fail "$name-reqs.log" "pip install ${reqs[*]} failed" || return 1
     }
     timed "$name install" install_windows || return 1
-    numpy=$("$python" -c 'import numpy; print(numpy.__version__)' </dev/null 2>"$top/logs/$name-numpy.log") \
-        || fail "$name-numpy.log" "import numpy failed" || return 1
+    if ! numpy=$("$python" -c 'import numpy; print(numpy.__version__)' </dev/null 2>"$top/logs/$name-numpy.log"); then
+        fail "$name-numpy.log" "import numpy failed" || true
+        printf '%s\n%s\n' "$key" "$(cat "$top/logs/.why")" >"$dir/.not-ready"
+        return 1
+    fi
     line="$name: $(rel "$python") (Python $(pyversion "$python" </dev/null | tr -d '\r'); PyPI $sdist"
     line+=" (python.org's embeddable build), wine $WINE_VERSION; numpy ${numpy%$'\r'})"
     printf '%s\n%s\n' "$key" "$line" >"$dir/.ready"
@@ -576,7 +585,11 @@ test_one() {  # test_one NAME: prints "NAME: RESULT"
         *-musl-aarch64) target=aarch64-linux-musl binary=_native.abi3.so ;;
         *-windows-x86_64) target=x86_64-windows-gnu binary=_native.pyd ;;
     esac
-    if ! ready_line "$name" >/dev/null; then echo "$name: not ready (run scripts/python_env.sh $name)"; return 1; fi
+    if ! ready_line "$name" >/dev/null; then
+        if [ -f "$top/$name/.not-ready" ]; then echo "$name: not ready: $(tail -n 1 "$top/$name/.not-ready")"
+        else echo "$name: not ready (run scripts/python_env.sh $name)"; fi
+        return 1
+    fi
     if [ ! -f "$native_dir/$target/$binary" ]; then
         echo "$name: no $(rel "$native_dir/$target/$binary") (scripts/check_targets.sh $target)"
         return 1
