@@ -385,6 +385,7 @@ build_musl() {  # build_musl NAME ARCH: zlib, then CPython, installed into build
     rm -rf "$dir"
     (cd "$b/cpython" && run "$name-install.log" make install PY3LIBRARY=) \
         || fail "$name-install.log" "CPython's make install failed" || return 1
+    rm -rf "$b"  # the build tree (270 MB); zig's cache stays
 }
 make_musl() {  # make_musl NAME ARCH
     local name=$1 arch=$2 dir=$top/$1 python numpy line
