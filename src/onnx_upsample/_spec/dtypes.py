@@ -124,8 +124,9 @@ SUPPORTED_NAMES = ", ".join(f"{t.name} ({t.note})" if t.note else t.name for t i
 
 def find_element_type(dtype: np.dtype) -> ElementType | None:
     """The table's row for ``dtype``: by kind for text and objects, else by the package
-    that defines the dtype and its name ('q' and 'l' are both numpy's int64; numpy's own
-    longdouble is 'float128', no row), checked without importing ml_dtypes."""
+    that defines the dtype and its name ('q' is numpy's int64, and so is 'l' where C's long
+    has 8 bytes, int32 on Windows; numpy's longdouble is 'float128' on x86 Linux, no row, and
+    'float64' where the compiler makes it a double), checked without importing ml_dtypes."""
     by_kind = _BY_KIND.get(dtype.kind)
     if by_kind is not None:
         return by_kind
