@@ -25,7 +25,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 ALL=(manylinux_2_28_x86_64 manylinux_2_28_aarch64 musllinux_1_2_x86_64 musllinux_1_2_aarch64)
-[ "$#" -ge 1 ] || { sed -n '8,9p' "$0" | sed 's/^# *//'; exit 2; }
+[ "$#" -ge 1 ] || { sed -n '7,8p' "$0" | sed 's/^# *//'; exit 2; }
+for tool in readelf nm objdump unzip; do
+    command -v "$tool" >/dev/null 2>&1 \
+        || { echo "build_wheel: no $tool here (binutils, unzip): each wheel's checks need it" >&2
+             exit 2; }
+done
 mkdir -p "$1"
 outdir=$(cd "$1" && pwd)
 shift

@@ -90,7 +90,8 @@ def _run(isa: str, stream: str) -> subprocess.Popen[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not _native.cpu_has_avx2(), reason="no AVX2 on this CPU")
+@pytest.mark.skipif(not _native.cpu_has_avx2(),
+                    reason="no AVX2 loops run here (the CPU lacks AVX2, or a Clang build)")
 def test_avx2_float_blend_equals_the_baseline_bit_for_bit() -> None:
     runs = {(isa, stream): _run(isa, stream)
             for isa in ("baseline", "avx2") for stream in ("never", "always")}

@@ -125,6 +125,7 @@ static int add_constants(PyObject *module)
         {"SIMD_LANES", SIMD_LANES},
         {"ISA_BASELINE", ISA_BASELINE},
         {"ISA_AVX2", ISA_AVX2},
+        {"HAVE_AVX2_VARIANT", HAVE_AVX2_VARIANT},
     };
     for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++) {
         PyObject *value = PyLong_FromLongLong(constants[i].value);
