@@ -102,16 +102,9 @@ fi
 # --- Debian packages through a private apt state ------------------------------------------
 command -v apt-get >/dev/null 2>&1 && command -v dpkg >/dev/null 2>&1 \
     || die "apt-get and dpkg are needed (a Debian or Ubuntu host) to fetch the Debian packages"
-mirror=${DEBIAN_MIRROR:-}
-if [ -z "$mirror" ]; then
-    # the first Debian archive (not -security) among this machine's apt sources
-    mirror=$(sed -n -e 's#^URIs:[[:space:]]*\(https\?://[^[:space:]]*/debian\)/\?[[:space:]]*$#\1#p' \
-                 /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
-    [ -n "$mirror" ] || mirror=$(sed -n -e \
-        's#^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\(https\?://[^[:space:]]*/debian\)/\?[[:space:]].*#\2#p' \
-        /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | head -n 1)
-    [ -n "$mirror" ] || mirror=http://deb.debian.org/debian
-fi
+# shellcheck source=scripts/debian_mirror.sh
+source "$(dirname "${BASH_SOURCE[0]}")/debian_mirror.sh"
+mirror=$(debian_mirror)
 
 apt_opts() {  # apt_opts SUITE ARCHS: options that keep apt-get inside build/aarch64/apt/SUITE
     local d=$top/apt/$1

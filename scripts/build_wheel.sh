@@ -73,6 +73,12 @@ no_deprecations() {  # no_deprecations LOG: the build uses nothing its tools dep
 }
 no_deprecations "$work/sdist.log"
 
+glibc_of() {  # glibc_of manylinux_X_Y_ARCH: X.Y
+    sed -E 's/manylinux_([0-9]+)_([0-9]+)_.*/\1.\2/' <<<"$1"
+}
+at_most() {  # at_most VERSION LIMIT: VERSION <= LIMIT
+    [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | tail -n 1)" = "$2" ]
+}
 check() {  # check PLATFORM WHEEL: prints what is wrong, one line each
     local platform=$1 wheel=$2 unpacked=$work/check-$1 so arch needed newest glibc fits
     rm -rf "$unpacked"
@@ -96,8 +102,8 @@ check() {  # check PLATFORM WHEEL: prints what is wrong, one line each
             [[ "$needed" =~ ^libc\.so\.6\ (libpthread\.so\.0\ )?$ ]] \
                 || echo "needs $needed(glibc's libc alone expected)"
             newest=$(objdump -T "$so" | grep -oE 'GLIBC_[0-9.]+' | sort -V -u | tail -n 1)
-            glibc=$(sed -E 's/manylinux_([0-9]+)_([0-9]+)_.*/\1.\2/' <<<"$platform")
-            [ "$(printf '%s\n%s\n' "${newest#GLIBC_}" "$glibc" | sort -V | tail -n 1)" = "$glibc" ] \
+            glibc=$(glibc_of "$platform")
+            at_most "${newest#GLIBC_}" "$glibc" \
                 || echo "uses $newest, newer than its tag's glibc $glibc" ;;
         musllinux_*)
             [ "$needed" = "libc.musl-$arch.so.1 " ] || echo "needs $needed(libc.musl-$arch.so.1 expected)" ;;
@@ -108,10 +114,7 @@ check() {  # check PLATFORM WHEEL: prints what is wrong, one line each
            | sed -nE 's/.*consistent with +the +following +platform +tag: +"([^"]+)".*/\1/p')
     case $platform:$fits in
         manylinux_*:manylinux_*_"$arch")
-            glibc=$(sed -E 's/manylinux_([0-9]+)_([0-9]+)_.*/\1.\2/' <<<"$platform")
-            local lowest
-            lowest=$(sed -E 's/manylinux_([0-9]+)_([0-9]+)_.*/\1.\2/' <<<"$fits")
-            [ "$(printf '%s\n%s\n' "$lowest" "$glibc" | sort -V | tail -n 1)" = "$glibc" ] \
+            at_most "$(glibc_of "$fits")" "$(glibc_of "$platform")" \
                 || echo "auditwheel: consistent with $fits only, not $platform" ;;
         musllinux_*:"$platform") ;;
         *) echo "auditwheel: consistent with '${fits:-nothing}', not $platform" ;;

@@ -192,15 +192,9 @@ timed() {  # timed LABEL COMMAND...: COMMAND, its seconds added to the timings l
 }
 
 # --- Debian: private apt states under build/pythons/apt/SUITE -------------------------------
-mirror=${DEBIAN_MIRROR:-}
-if [ -z "$mirror" ]; then
-    mirror=$(sed -n -e 's#^URIs:[[:space:]]*\(https\?://[^[:space:]]*/debian\)/\?[[:space:]]*$#\1#p' \
-                 /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
-    [ -n "$mirror" ] || mirror=$(sed -n -e \
-        's#^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\(https\?://[^[:space:]]*/debian\)/\?[[:space:]].*#\2#p' \
-        /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | head -n 1)
-    [ -n "$mirror" ] || mirror=http://deb.debian.org/debian
-fi
+# shellcheck source=scripts/debian_mirror.sh
+source "$(dirname "${BASH_SOURCE[0]}")/debian_mirror.sh"
+mirror=$(debian_mirror)
 apt_opts() {  # apt_opts SUITE ARCHS [STATUS]: options that keep apt-get in apt/SUITE
     local d=$top/apt/$1
     echo "-q -o Dir::Etc::sourcelist=$d/sources.list -o Dir::Etc::sourceparts=$d/empty" \
