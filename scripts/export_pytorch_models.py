@@ -1,4 +1,4 @@
-"""Export the PyTorch models of tests/data/pytorch/: real exports of F.interpolate by
+"""Export the PyTorch models of tests/data/pytorch/: real exports of functional.interpolate by
 PyTorch's legacy (TorchScript) exporter, the route by which most Upsample nodes in the wild
 were written.
 
@@ -22,8 +22,8 @@ import os
 import warnings
 
 import torch
-import torch.nn.functional as F
 from torch import nn
+from torch.nn import functional
 
 OPSETS = (7, 8, 9, 10)
 
@@ -43,17 +43,17 @@ class Net(nn.Module):
         y = torch.relu(self.head(x))
         options = {"align_corners": False} if self.mode == "bilinear" else {}
         if self.how == "scale2":
-            y = F.interpolate(y, scale_factor=2, mode=self.mode, **options)
+            y = functional.interpolate(y, scale_factor=2, mode=self.mode, **options)
         elif self.how == "scale1.5":
-            y = F.interpolate(y, scale_factor=1.5, mode=self.mode, **options)
+            y = functional.interpolate(y, scale_factor=1.5, mode=self.mode, **options)
         elif self.how == "size":
-            y = F.interpolate(y, size=(20, 30), mode=self.mode, **options)
+            y = functional.interpolate(y, size=(20, 30), mode=self.mode, **options)
         elif self.how == "computed":
-            y = F.interpolate(y, size=(x.shape[2] * 3 // 2, x.shape[3] * 3 // 2),
+            y = functional.interpolate(y, size=(x.shape[2] * 3 // 2, x.shape[3] * 3 // 2),
                               mode=self.mode, **options)
         elif self.how == "twice":  # a YOLO-style head: two upsamples and a concat between
-            z = F.interpolate(y, scale_factor=2, mode=self.mode, **options)
-            y = F.interpolate(torch.cat([z, z * 0.5], 1), scale_factor=2, mode=self.mode,
+            z = functional.interpolate(y, scale_factor=2, mode=self.mode, **options)
+            y = functional.interpolate(torch.cat([z, z * 0.5], 1), scale_factor=2, mode=self.mode,
                               **options)[:, :4]
         return self.tail(y)
 
@@ -81,7 +81,7 @@ def export(directory: str) -> list[dict[str, object]]:
                                           opset_version=opset, dynamo=False,
                                           input_names=["x"], output_names=["y"],
                                           dynamic_axes=axes if dynamic else None)
-                except Exception as error:  # noqa: BLE001 - the exporter's refusals are data
+                except Exception as error:  # the exporter refusing is data too
                     made.append({"file": name, "refused": f"{type(error).__name__}: "
                                  f"{str(error).splitlines()[0]}"})
                     continue
