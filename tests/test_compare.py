@@ -273,6 +273,7 @@ def test_render_checks_its_zoom_and_the_pictures_size(monkeypatch: pytest.Monkey
     with pytest.raises(TypeError, match=r"^zoom is '3'"):
         render(image, comparison, zoom="3")  # type: ignore[arg-type]
     monkeypatch.setattr(_resources, "memory_limit", lambda: (10**6, "this machine's memory"))
+    monkeypatch.setattr(_resources, "checked_from", lambda: 0)  # a few MiB are checked too
     with pytest.raises(UpsampleError, match=r"^a picture of \d+ x \d+ pixels takes .*use a "
                                             r"smaller zoom"):
         render(image, comparison, zoom=64)

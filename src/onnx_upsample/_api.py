@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import sys
+import math
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -13,8 +13,15 @@ import numpy.typing as npt
 from ._buffers import new_output
 from ._errors import UpsampleError, UpsampleWarning
 from ._first_use import first_use
-from ._resources import check_fits_in_memory, kernel_working_bytes
+from ._interop import PLAIN, chunked, is_dask_array, source_of
+from ._resources import (
+    allocation_failed,
+    check_fits_in_memory,
+    checked_from,
+    kernel_working_bytes,
+)
 from ._spec.call import Call, check_call, shape_of
+from ._spec.modes import ModeName
 from ._spec.scales import scales_of
 from ._spec.spelling import Spelling
 from ._threads import thread_variable_is_bad, threads_for_call
@@ -32,13 +39,15 @@ class _Prepared:
     one kernel, ``serial``, and needs no thread count (reading one costs a system call);
     the others have one per thread count."""
 
-    __slots__ = ("by_threads", "call", "serial", "warning")
+    __slots__ = ("by_threads", "call", "checked", "serial", "warning")
 
     def __init__(self, call: Call, warning: str | None) -> None:
         self.call = call
         self.warning = warning
         self.serial: Launcher | None = None
         self.by_threads: dict[int, Launcher] = {}
+        # an output large enough that each new one is checked against the memory left
+        self.checked = call.out_dtype.itemsize * math.prod(call.out_shape) >= checked_from()
 
     def add(self, launch: Launcher, threads: int) -> None:
         if launch.worth == 1:
@@ -86,68 +95,36 @@ def _prepare(call: Call, threads: int) -> Launcher | None:
     return launcher(call, Window.whole(call.out_shape), call.in_shape, threads)
 
 
-# DLPack's device type of main memory (kDLCPU): every other device is one the kernels
-# cannot read (torch reports pinned host memory as CPU too).
-DLPACK_CPU = 1
+_S = TypeVar("_S", bound=np.generic)
+_Out = TypeVar("_Out", bound="np.ndarray[Any, Any]")
+_Scales = Sequence[float] | npt.NDArray[np.number]
 
 
-def _read_x(x: object) -> np.ndarray:
-    """x as a numpy array, without a copy where x allows one.
+class _ArrayAPI(Protocol):
+    """An array of the array API standard (jax, cupy, array_api_strict...)."""
 
-    Tensors (torch, and any array with ``__dlpack__``: jax, cupy, array-API arrays) are
-    read through DLPack, which shares their memory; torch's bfloat16, which DLPack cannot
-    hand to numpy, as its 16-bit patterns viewed as ml_dtypes' bfloat16 (no copy either).
-    What the CPU cannot read is one UpsampleError line: another device, a tensor that
-    requires grad (upsample returns a numpy array, so gradients would stop here silently:
-    ``.detach()`` says so explicitly), a sparse tensor, an element type numpy lacks.
-    """
-    if isinstance(x, np.ndarray) or not hasattr(x, "__dlpack__"):
-        return np.asarray(x)
-    kind = f"{type(x).__module__.split('.')[0]}.{type(x).__name__}"
-    device = getattr(x, "__dlpack_device__", None)
-    if device is not None and int(device()[0]) != DLPACK_CPU:
-        where = getattr(x, "device", None) or f"DLPack device type {int(device()[0])}"
-        raise UpsampleError(f"x is a {kind} on {where}; upsample runs on the CPU: pass "
-                            "x.cpu() (or copy x to host memory)")
-    if getattr(x, "requires_grad", False) is True:
-        raise UpsampleError(f"x is a {kind} that requires grad; upsample is not differentiable "
-                            "and returns a numpy array: pass x.detach()")
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(x, torch.Tensor):
-        return _read_torch(x, torch)
-    try:
-        return np.from_dlpack(x)
-    except (BufferError, RuntimeError, TypeError, ValueError):
-        return np.asarray(x)  # through __array__, or check_call words why not
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any: ...
 
 
-def _read_torch(x: Any, torch: Any) -> np.ndarray:
-    """A CPU torch tensor that needs no grad, as a numpy array sharing its memory."""
-    if x.layout != torch.strided:
-        raise UpsampleError(f"x is a torch tensor of layout {x.layout}; pass x.to_dense()")
-    x = x.resolve_conj().resolve_neg()  # a copy only where a conjugation is still pending
-    if x.dtype == torch.bfloat16:
-        try:
-            with first_use():
-                import ml_dtypes
-        except ImportError:
-            raise UpsampleError("x is a torch.bfloat16 tensor; numpy holds bfloat16 through "
-                                "ml_dtypes: pip install ml_dtypes (or pass x.float())") from None
-        return np.from_dlpack(x.view(torch.int16)).view(ml_dtypes.bfloat16)
-    try:
-        return np.from_dlpack(x)
-    except (BufferError, RuntimeError, TypeError) as error:
-        raise UpsampleError(f"x is a torch tensor of element type {x.dtype}, which numpy "
-                            f"cannot hold ({error}); convert it first, e.g. x.float()") from None
+_A = TypeVar("_A", bound=_ArrayAPI)
 
 
-def upsample(
-    x: npt.ArrayLike,
-    scales: Sequence[float] | npt.NDArray[np.number],
-    mode: str = "nearest",
-    *,
-    out: np.ndarray | None = None,
-) -> np.ndarray:
+@overload
+def upsample(x: npt.NDArray[_S], scales: _Scales, mode: ModeName = ..., *,
+             out: None = None) -> npt.NDArray[_S]: ...
+@overload
+def upsample(x: object, scales: _Scales, mode: ModeName = ..., *, out: _Out) -> _Out: ...
+@overload
+def upsample(x: _A, scales: _Scales, mode: ModeName = ..., *, out: None = None) -> _A: ...
+@overload
+def upsample(x: _S | Sequence[Any] | complex | str | bytes, scales: _Scales,
+             mode: ModeName = ..., *, out: None = None) -> npt.NDArray[Any]: ...
+@overload
+def upsample(x: object, scales: _Scales, mode: ModeName = ..., *,
+             out: None = None) -> Any: ...
+
+
+def upsample(x: Any, scales: Any, mode: Any = "nearest", *, out: Any = None) -> Any:
     """Apply the ONNX ``Upsample`` operator (versions 7, 9, 10; version 1 is the 4-D case).
 
     Bit-identical to onnxruntime 1.32 wherever it has a kernel (docs/semantics.md §2), and
@@ -155,13 +132,22 @@ def upsample(
 
     Parameters
     ----------
-    x : array_like
+    x : array_like, tensor, dask array or image
         Input of any rank (0 included) and any ONNX element type: bool, (u)int8-64,
         float16/32/64, complex64/128, bfloat16 (``ml_dtypes``), str, bytes or object
-        arrays. Any memory layout and byte order. CPU tensors (torch, and anything with
-        ``__dlpack__``) are read without a copy, torch's bfloat16 included; a tensor on
+        arrays. Any memory layout and byte order. Other libraries' arrays come back as
+        theirs: a dask array goes to :func:`onnx_upsample.dask.upsample` and its lazy
+        result comes back (nothing is computed); torch tensors and array-API arrays
+        (``__array_namespace__``: jax, ``array_api_strict``...) on the CPU are read
+        without a copy (DLPack; torch's bfloat16 too) and the result comes back in their
+        namespace the same way; a Pillow image is read as the command line reads it
+        (palette images as RGB, or RGBA with transparency; 1-bit as L; other colour
+        spaces as RGB) and comes back as an image of that mode, so scales are per axis of
+        its (height, width[, channels]) array, with 1 for the channels. A tensor on
         another device, or one that requires grad, is an :class:`UpsampleError` (pass
-        ``x.cpu()``, ``x.detach()``). The result is a numpy array in every case.
+        ``x.cpu()``, ``x.detach()``); an xarray ``DataArray`` is a ``TypeError`` naming
+        :func:`onnx_upsample.xarray.upsample`, which keeps its coordinates. Anything else
+        (lists, numpy subclasses, objects with ``__array__``) gives a numpy array.
     scales : sequence of float or array
         One scale per axis of ``x`` (an empty list for a scalar), each finite and >= 1;
         converted to float32 as ONNX stores them. An array of any shape with that many
@@ -172,24 +158,31 @@ def upsample(
         :class:`UpsampleWarning`. Linear is defined for numeric element types only.
     out : numpy.ndarray, optional
         C-contiguous, aligned, writable array of exactly the output's shape and native
-        dtype, not overlapping ``x``. Left untouched if the call fails its checks; a call
+        dtype, not overlapping ``x``; a memory-mapped one
+        (``numpy.lib.format.open_memmap``) holds an output larger than memory. The result
+        is ``out`` whatever ``x`` is (a dask ``x`` refuses it: its result is lazy, stored
+        with ``result.store(out)``). Left untouched if the call fails its checks; a call
         interrupted by Ctrl-C (``KeyboardInterrupt``) leaves it partly written.
 
     Returns
     -------
-    numpy.ndarray
-        A new C-contiguous array (or ``out``). Axis ``a`` has length
+    numpy.ndarray, or x's own kind
+        A new C-contiguous array (or ``out``), of ``x``'s element type in native byte
+        order; for the inputs above, their own kind. Axis ``a`` has length
         ``trunc(f32(x.shape[a]) * f32(scales[a]))`` (exact ``floor`` from 2**24 on).
 
     Raises
     ------
     TypeError
-        ``x`` or ``scales`` of the wrong kind (``x=None``; ``None``, strings or bools as
-        scales), or an ``out`` that is not an ndarray.
+        ``x`` or ``scales`` of the wrong kind (``x=None``, an xarray ``DataArray``;
+        ``None``, strings or bools as scales), or an ``out`` that is not an ndarray.
     UpsampleError
         Wrong values: scales count or values, any ``mode`` that is not a mode name whatever
-        its type (``None`` included), element type for the mode, ``out``, or an output too
-        large for memory. Raised before anything is allocated.
+        its type (``None`` included), element type for the mode, ``out``, or an output
+        beyond the memory this process can take now (the machine's available memory, its
+        cgroup's limit, its address-space limit; docs/threads.md), raised before anything
+        is allocated. An allocation that fails all the same is an ``UpsampleError`` with
+        the same words, never a ``MemoryError``.
 
     Examples
     --------
@@ -201,7 +194,7 @@ def upsample(
     threads = 0  # not read yet: a call worth one thread needs no count (a system call)
     key = _key(x, scales, mode)
     prepared = _PREPARED.get(key) if key is not None else None
-    if prepared is not None and (out is None or _out_fits(out, prepared.call, x)):  # type: ignore[arg-type]
+    if prepared is not None and (out is None or _out_fits(out, prepared.call, x)):
         known = prepared.serial
         if known is None or thread_variable_is_bad():
             threads = threads_for_call()  # raises for a bad ONNX_UPSAMPLE_NUM_THREADS
@@ -210,15 +203,33 @@ def upsample(
             if prepared.warning is not None:
                 warnings.warn(prepared.warning, UpsampleWarning, stacklevel=2)
             checked = prepared.call
-            result = new_output(checked.out_shape, checked.out_dtype) if out is None else out
-            known.run(x, result, threads or 1)  # type: ignore[arg-type]
+            if out is not None:
+                known.run(x, out, threads or 1)
+                return out
+            if prepared.checked:  # a large output: the memory left now
+                check_fits_in_memory(checked.out_shape, checked.out_dtype.itemsize,
+                                     working_bytes=kernel_working_bytes(x, threads or 1))
+            try:
+                result = new_output(checked.out_shape, checked.out_dtype)
+                known.run(x, result, threads or 1)
+            except MemoryError:
+                raise allocation_failed(checked.out_shape, checked.out_dtype.itemsize,
+                                        working_bytes=kernel_working_bytes(x, threads or 1)
+                                        ) from None
             return result
+    # another library's array: read as numpy, the result given back as its own kind
+    source = PLAIN
+    if type(x) is not np.ndarray:
+        if is_dask_array(x):
+            return chunked(x, scales, mode, out)  # lazy: dask's own, computed by chunks
+        source = source_of(x)
     if not threads:  # read once per call, a system call (on a miss above, it was read)
         threads = threads_for_call()
-    array, call, warning = check_call(x, scales, mode, out, read=_read_x)
+    array, call, warning = check_call(x, scales, mode, out, read=source.read)
+    working = kernel_working_bytes(array, threads)
     if out is None:
-        check_fits_in_memory(call.out_shape, call.out_dtype.itemsize,
-                             working_bytes=kernel_working_bytes(array, threads))
+        source.check(call.out_shape)  # what cannot go back as x's kind
+        check_fits_in_memory(call.out_shape, call.out_dtype.itemsize, working_bytes=working)
     launch = _prepare(call, threads)
     if key is not None and launch is not None:
         if key not in _PREPARED and len(_PREPARED) >= MAX_PREPARED:
@@ -227,14 +238,18 @@ def upsample(
         _PREPARED.setdefault(key, _Prepared(call, warning)).add(launch, threads)
     if warning is not None:
         warnings.warn(warning, UpsampleWarning, stacklevel=2)
-    result = new_output(call.out_shape, call.out_dtype) if out is None else out
-    # a subclass (numpy.matrix...) is written as the plain array it is, not by its methods
-    target = result if type(result) is np.ndarray else result.view(np.ndarray)
-    if call.no_resize:
-        np.copyto(target, array)
-    elif launch is not None:  # None: an empty output, nothing to write
-        launch(array, target, threads)
-    return result
+    try:
+        result = new_output(call.out_shape, call.out_dtype) if out is None else out
+        # a subclass (numpy.matrix...) is written as the plain array it is, not by its methods
+        target = result if type(result) is np.ndarray else result.view(np.ndarray)
+        if call.no_resize:
+            np.copyto(target, array)
+        elif launch is not None:  # None: an empty output, nothing to write
+            launch(array, target, threads)
+    except MemoryError:  # numpy's, or the kernels' scratch: one line, with the fixes
+        raise allocation_failed(call.out_shape, call.out_dtype.itemsize,
+                                working_bytes=working) from None
+    return result if out is not None else source.back(result)
 
 
 # output_shape's messages name its first argument, not x

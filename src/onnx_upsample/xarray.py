@@ -24,6 +24,7 @@ import numpy as np
 
 from ._api import upsample as _upsample
 from ._errors import UpsampleError, UpsampleWarning
+from ._spec.modes import ModeName
 from ._spec.scales import scale_value_problems, scale_values, scales_of
 
 try:
@@ -41,7 +42,7 @@ __all__ = ["upsample"]
 def upsample(
     da: xr.DataArray,
     scales: Mapping[Hashable, float] | Sequence[float],
-    mode: str = "nearest",
+    mode: ModeName = "nearest",
 ) -> xr.DataArray:
     """Apply the ONNX ``Upsample`` operator (versions 7, 9, 10) to an xarray ``DataArray``.
 

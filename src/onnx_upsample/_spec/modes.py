@@ -14,6 +14,8 @@ from .._errors import UpsampleError
 from .spelling import PYTHON, Spelling
 
 Mode = Literal["nearest", "linear"]
+#: Every name a call accepts: the modes and their legacy aliases (the public signatures' type).
+ModeName = Literal["nearest", "linear", "bilinear", "trilinear"]
 #: The canonical mode names, as ``upsample()`` and versions 7, 9 and 10 spell them.
 MODES: tuple[Mode, ...] = ("nearest", "linear")
 #: Names old exporters wrote for ``linear``; accepted with a warning.

@@ -53,6 +53,11 @@ class Spelling:
         """The mode argument."""
         return "--mode" if self.options else "mode"
 
+    def argument(self, name: str) -> str:
+        """Any other argument, by its Python name: ``jpeg_quality``, or the option
+        ``--jpeg-quality``."""
+        return f"--{name.replace('_', '-')}" if self.options else name
+
     def value(self, given: object) -> str:
         """A value as given: its repr in Python, as typed on the command line."""
         if self.options and isinstance(given, str) and _plain(given):

@@ -10,11 +10,12 @@ import argparse
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from .._api import upsample
+from .._spec.modes import ModeName
 from ..io.formats import DEFAULT_JPEG_QUALITY
 from ._common import (
     EXIT_FINDINGS,
@@ -193,7 +194,7 @@ def demo_results() -> list[DemoResult]:
     """Run every example and compare each output with the documented one."""
     results = []
     for example in examples():
-        y = upsample(example.x, example.scales, example.mode)
+        y = upsample(example.x, example.scales, cast("ModeName", example.mode))
         ok = y.shape == example.expected.shape and bool(np.array_equal(y, example.expected))
         results.append(DemoResult(example, y, ok))
     return results

@@ -39,8 +39,8 @@ except ModuleNotFoundError as missing:  # the extra is not installed: one line n
 
 from .._chunking import axis_parts
 from .._errors import UpsampleError, UpsampleWarning
-from .._spec.call import check_kinds, describe_call
-from .._spec.dtypes import check_mode_defined, element_type
+from .._spec.call import check_described
+from .._spec.modes import ModeName
 from .._threads import _check as _check_threads
 from ._chunks import (
     MAX_CHUNKS,
@@ -58,7 +58,7 @@ __all__ = ["MAX_CHUNKS", "client_workers", "task_budget", "upsample", "worker_me
 def upsample(
     array: Any,
     scales: Sequence[float] | npt.NDArray[np.number],
-    mode: str = "nearest",
+    mode: ModeName = "nearest",
     *,
     chunks: Any = None,
     threads: int = 1,
@@ -143,10 +143,6 @@ def upsample(
                 "shape and dtype, such as a numpy or zarr array)"
             )
         array = _as_dask(array)
-    # kinds first, as the in-memory call
-    values, canonical_mode, warning = check_kinds(scales, mode, array.shape)
-    task_threads = _check_threads(threads, "threads")
-    check_mode_defined(canonical_mode, element_type(array.dtype))
     in_shape = array.shape
     if any(math.isnan(n) for n in in_shape) or any(
         math.isnan(c) for axis in array.chunks for c in axis
@@ -155,7 +151,9 @@ def upsample(
             f"array has unknown chunk sizes (shape {in_shape}); call "
             "array.compute_chunk_sizes() first"
         )
-    call = describe_call(values, canonical_mode, array.dtype, tuple(int(n) for n in in_shape))
+    # the in-memory call's checks, in its order; then this entry's own
+    call, warning = check_described(tuple(int(n) for n in in_shape), array.dtype, scales, mode)
+    task_threads = _check_threads(threads, "threads")
     if warning is not None:
         warnings.warn(warning, UpsampleWarning, stacklevel=2)
     workers = client_workers()  # once per call: it asks the scheduler

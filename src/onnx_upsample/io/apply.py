@@ -43,6 +43,8 @@ from .formats import (
 if TYPE_CHECKING:
     import dask.array as da
 
+    from .._spec.modes import Mode
+
 __all__ = [
     "CHUNKED_ABOVE_BYTES", "TARGET_CHUNK_BYTES", "ZARR_CHUNK_BYTES", "Result", "apply",
     "check_output_path", "check_resources", "output_chunks", "resolve_scales", "summary",
@@ -53,6 +55,8 @@ CHUNKED_ABOVE_BYTES = 256 * 2**20
 # output chunks aimed at when neither --chunks nor the input's chunks say otherwise
 TARGET_CHUNK_BYTES = 64 * 2**20
 ZARR_CHUNK_BYTES = 8 * 2**20  # zarr stores prefer smaller chunks (each one is a file)
+# the fix for an output computed in memory (an image's) beyond what this process can take
+MEMORY_FIX = "use smaller --scales, or a .zarr output (written chunk by chunk)"
 
 
 # --- scales and chunks --------------------------------------------------------------------
@@ -223,13 +227,11 @@ def apply(
         messages name the command line's options (``--mode linear``), whose job this is.
     """
     from .._spec.call import check_described
-    from .._spec.modes import mode_of
     from .._spec.spelling import command_line
 
     started = time.perf_counter()
     words = command_line(input_path)
-    # a wrong mode or option is reported before any file is opened
-    canonical, legacy = mode_of(mode, words)
+    # the options that need no file first; the call's own checks once the input is known
     out_kind = kind_of(output_path, "output")
     _check_jpeg_quality(output_path, jpeg_quality)
     replaced = check_output_path(input_path, output_path, overwrite)
@@ -237,7 +239,7 @@ def apply(
         source = read(input_path)
     full_scales = resolve_scales(source, scales)
     call, legacy = check_described(source.shape, source.dtype, full_scales, mode, words)
-    out_shape = call.out_shape
+    canonical, out_shape = call.mode, call.out_shape
     if out_kind == "image":  # what the format cannot hold
         check_image_output(output_path, out_shape, source.dtype)
     if legacy is not None:  # once the call is known to run, as upsample() warns
@@ -252,9 +254,14 @@ def apply(
                     or out_kind == "image")
     if not chunked:
         from .._api import upsample
+        from .._resources import AllocationError, allocation_failed
 
         with slow_step(progress, f"upsampling to {out_shape}"):
-            result = upsample(np.asarray(source.data), full_scales, canonical)
+            try:
+                result = upsample(np.asarray(source.data), full_scales, canonical)
+            except AllocationError as failed:  # past the check: said as the check says it
+                raise allocation_failed(failed.shape, failed.itemsize, f"output {output_path!r}",
+                                        MEMORY_FIX, failed.working_bytes) from None
         with slow_step(progress, f"writing {output_path}"):
             _write_memory(output_path, out_kind, result, jpeg_quality)
     else:
@@ -293,20 +300,26 @@ def check_output_path(input_path: str, output_path: str, overwrite: bool) -> boo
 
 
 def _check_jpeg_quality(output_path: str, quality: int | None) -> None:
-    """``--jpeg-quality`` is 1 to 100 and only for a JPEG output."""
+    """``jpeg_quality`` is 1 to 100 and only for a JPEG output (each message worded for the
+    Python argument and for the command line's ``--jpeg-quality``)."""
+    from .._errors import spelled_error
+    from .._spec.spelling import Spelling
+
     if quality is None:
         return
+
+    def name(options: bool) -> str:
+        return Spelling(options=options).argument("jpeg_quality")
+
     image_format = IMAGE_FORMATS.get(Path(output_path).suffix.lower())
     if image_format != "JPEG":
-        raise UpsampleError(
-            f"--jpeg-quality is for .jpg/.jpeg outputs, and {output_path!r} is not one; "
-            "leave the option out"
-        )
+        raise spelled_error(lambda options: (
+            f"{name(options)} is for .jpg/.jpeg outputs, and {output_path!r} is not one; "
+            f"leave {name(options)} out"))
     if not 1 <= quality <= 100:
-        raise UpsampleError(
-            f"--jpeg-quality is {quality}; expected 1 (smallest file) to 100 (best; above 95 "
-            f"the file grows for little gain); the default is {DEFAULT_JPEG_QUALITY}"
-        )
+        raise spelled_error(lambda options: (
+            f"{name(options)} is {quality}; expected 1 (smallest file) to 100 (best; above 95 "
+            f"the file grows for little gain); the default is {DEFAULT_JPEG_QUALITY}"))
 
 
 def check_resources(
@@ -340,14 +353,13 @@ def check_resources(
             "use smaller --scales or write it where there is room"
         )
     if in_memory:
-        check_fits_in_memory(out_shape, dtype.itemsize, f"output {output_path!r}",
-                             "use smaller --scales, or a .zarr output (written chunk by chunk)")
+        check_fits_in_memory(out_shape, dtype.itemsize, f"output {output_path!r}", MEMORY_FIX)
 
 
 def _lazy(
     source: Source,
     scales: list[float],
-    mode: str,
+    mode: Mode,
     requested: tuple[int, ...] | None,
     out_kind: Kind,
 ) -> da.Array:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 import numpy as np
 
 from .._errors import UpsampleError
+from .._interop import image_array
 from .atomic import ZARR_MARKERS, atomic_path, reason
 
 if TYPE_CHECKING:
@@ -157,10 +158,6 @@ def read_npy(path: str) -> np.ndarray:
         raise UpsampleError(f"cannot read {path!r} as a .npy array: {reason(error)}") from None
 
 
-# Pillow modes kept as they are (with the element type numpy gives them)
-_KEPT_MODES = {"L", "LA", "RGB", "RGBA", "I;16", "I;16B", "I;16L", "I", "F"}
-
-
 def read_image(path: str) -> tuple[np.ndarray, str]:
     """Read an image as (H, W) or (H, W, C) and return it with the Pillow mode it has.
 
@@ -177,19 +174,7 @@ def read_image(path: str) -> tuple[np.ndarray, str]:
     try:
         with Image.open(path) as opened:
             opened.load()
-            image: Image.Image = opened
-            mode = image.mode
-            if mode in ("P", "PA"):
-                transparent = mode == "PA" or "transparency" in image.info
-                image = image.convert("RGBA" if transparent else "RGB")
-            elif mode == "1":
-                image = image.convert("L")
-            elif mode in ("La", "RGBa"):
-                image = image.convert(mode.upper())
-            elif mode not in _KEPT_MODES:
-                image = image.convert("RGB")
-            data = np.asarray(image)
-            return np.ascontiguousarray(data), image.mode
+            return image_array(opened)  # the one reading of images, upsample's too
     except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as error:
         raise UpsampleError(f"cannot read {path!r} as an image: {reason(error)}") from None
 

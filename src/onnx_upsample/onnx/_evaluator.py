@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import onnx
@@ -13,6 +13,7 @@ from onnx.reference.op_run import OpRun
 
 from .._api import upsample
 from .._errors import UpsampleError, UpsampleWarning
+from .._spec.modes import ModeName
 from .._spec.versions import DEFAULT_DOMAINS
 from ._fixes import FixableWarning
 from ._graphs import Scope
@@ -108,7 +109,7 @@ class Upsample(OpRun):
         # for linear is 'bilinear', so it gets the canonical name (no warning).
         mode = info.mode if info.mode_name in info.schema.modes else info.mode_name
         try:
-            return (upsample(x, scales, mode),)
+            return (upsample(x, scales, cast("ModeName", mode)),)
         except UpsampleError as error:
             raise UpsampleError(
                 f"Upsample node {label!r} (version {info.version}): {error}") from None

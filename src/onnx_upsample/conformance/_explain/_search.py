@@ -12,11 +12,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 import numpy as np
 
 from ..._api import upsample
 from ..._spec.dtypes import ElementType
+from ..._spec.modes import ModeName
 from .._grade import equal_elements, max_ulp, ulp_gaps
 from ._conventions import SIZE_RULES, Recipe, output_length, recipes
 from ._resample import Array, Case, Positions, Tables, open_mesh
@@ -292,7 +294,8 @@ def convention_outputs(x: Array, scales: tuple[np.float32, ...], mode: str, etyp
         case = Case(x, np.empty(shape, x.dtype), scales, mode, etype)
         mesh = open_mesh(shape)
         # Upsample's own group is Upsample's output, as in explain (its no-resize copy)
-        ours = upsample(x, [float(s) for s in scales], mode) if rule == "trunc" else None
+        ours = (upsample(x, [float(s) for s in scales], cast("ModeName", mode))
+                if rule == "trunc" else None)
         for group in _groups(case, (rule,)):
             if wanted is None or wanted(tuple(group.recipes)):
                 yield tuple(group.recipes), _result(case, group, mesh, "full", ours, None)
@@ -326,7 +329,7 @@ def narrowed_to_float32(case: Case, rule: str) -> str | None:
 def _through_float32(source: Array, case: Case) -> Array:
     with np.errstate(invalid="ignore", over="ignore"):
         narrow = upsample(source.astype(np.float32), [float(s) for s in case.scales],
-                          case.mode)
+                          cast("ModeName", case.mode))
         if case.x.dtype.kind in "iu":
             info = np.iinfo(case.x.dtype)
             # float32 cannot hold the type's max: clip below 2**bits, then convert
