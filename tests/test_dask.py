@@ -455,3 +455,21 @@ def test_an_axis_past_float64s_exact_integers_is_refused_before_any_kernel() -> 
     with pytest.raises(UpsampleError, match=r"axis 0 of x has 4503599627370497 elements "
                                             r"and would have 9007199254740994"):
         oud.upsample(da.zeros((2**52 + 1,), dtype=np.uint8, chunks=2**50), [2])
+
+
+def test_the_in_memory_entry_returns_a_dask_array_lazily() -> None:
+    """upsample(a dask array) is onnx_upsample.dask's lazy result: nothing is computed, so a
+    64 GiB output is a graph, not a MemoryError; out= is refused (the result is lazy)."""
+    x = da.from_array(np.arange(24, dtype=np.float32).reshape(4, 6), chunks=2)
+    y = upsample(x, [2, 1.5], "linear")
+    assert isinstance(y, da.Array)
+    assert y.name == oud.upsample(x, [2, 1.5], "linear").name
+    _assert_same(y, upsample(x.compute(), [2, 1.5], "linear"))
+    huge = da.zeros((2**17, 2**17), dtype=np.uint8, chunks=2**15)  # 16 GiB in, 64 GiB out
+    lazy = upsample(huge, [2, 2])
+    assert isinstance(lazy, da.Array) and lazy.shape == (2**18, 2**18)
+    with pytest.raises(UpsampleError, match=r"^out is given but x is a dask array, whose "
+                                            r"result is lazy .* result.store\(out\)"):
+        upsample(x, [2, 2], out=np.empty((8, 12), np.float32))
+    with pytest.raises(TypeError):  # kinds first, as for any x
+        upsample(x, [2, "2"])

@@ -145,3 +145,23 @@ def test_bad_files_and_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert run_main(["apply", *paths]) == 2
     assert re.search(pattern, one_line_error(capsys))
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_apply_words_jpeg_quality_for_python_and_for_the_command_line(tmp_path: Path) -> None:
+    """apply() is a library call too: its jpeg_quality messages name the argument, and the
+    command line prints the same message naming --jpeg-quality (test_bad_files_and_arguments)."""
+    from onnx_upsample._errors import SpelledError
+    from onnx_upsample.io.apply import apply
+
+    np.save(tmp_path / "in.npy", np.zeros((2, 2), np.uint8))
+    for output, quality, words in [
+        ("out.png", 80, "{name} is for .jpg/.jpeg outputs, and {path!r} is not one; "
+                        "leave {name} out"),
+        ("out.jpg", 0, "{name} is 0; expected 1 (smallest file) to 100"),
+    ]:
+        path = str(tmp_path / output)
+        with pytest.raises(SpelledError) as error:
+            apply(str(tmp_path / "in.npy"), path, [2, 2], "nearest", jpeg_quality=quality)
+        assert str(error.value).startswith(words.format(name="jpeg_quality", path=path))
+        assert error.value.option.startswith(words.format(name="--jpeg-quality", path=path))
+        assert "--" not in str(error.value)
