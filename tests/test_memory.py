@@ -113,8 +113,10 @@ def limits(monkeypatch, tmp_path: Path):
     monkeypatch.setattr(_resources, "CGROUP_ROOT", str(tmp_path / "fs"))
     monkeypatch.setattr(_resources, "_address_space", lambda: None)
     _resources._cgroup_limits.cache_clear()
+    _resources.checked_from.cache_clear()
     yield tmp_path
-    _resources._cgroup_limits.cache_clear()
+    _resources._cgroup_limits.cache_clear()  # the real ones again, for the tests that follow
+    _resources.checked_from.cache_clear()
 
 
 def _write(path: Path, text: str) -> None:
@@ -212,6 +214,7 @@ RLIMIT_CHILD = textwrap.dedent("""
     from onnx_upsample.cli import main
     onnx_upsample.upsample(np.ones((4, 4), np.float32), [2, 2], 'linear')  # kernels loaded
     resource.setrlimit(resource.RLIMIT_AS, (3 << 30, resource.getrlimit(resource.RLIMIT_AS)[1]))
+    _resources._machine = _resources._cgroup = lambda: None  # the address space alone
     found = {}
     x = np.zeros((2, 3), np.float32)
     for mode in ('nearest', 'linear'):  # 3.6e8 x 3 float32: 4.0 GiB

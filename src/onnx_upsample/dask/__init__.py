@@ -111,7 +111,8 @@ def upsample(
         Arguments of the wrong kind (``None`` or strings as scales).
     UpsampleError
         Wrong values (scales, mode, element type for the mode), unknown chunk sizes,
-        output chunks dask cannot use, or a task larger than this machine's memory (with a
+        output chunks dask cannot use, or a task larger than the memory this process can
+        take now (the machine's available memory, its cgroup's and address-space limits; with a
         ``distributed`` client: than the spill target, 60%, of a worker thread's share of
         its ``memory_limit``).
         Raised here, before anything is computed or submitted.
