@@ -31,10 +31,10 @@ CGROUP_ROOT = "/sys/fs/cgroup"  # cgroup v2's mount; v1's memory controller is u
 # and a machine driven to its last pages stalls or kills someone. A limit of this process
 # alone (RLIMIT_AS, RLIMIT_DATA) is exact.
 SHARED_PART = 0.9
-# Requests below this are not checked: reading the limits costs about 0.1 ms, a few percent
-# of writing 64 MiB; a smaller request that fails is still an UpsampleError
-# (allocation_failed). Where a static limit is small (a 256 MiB container), the gate is a
-# sixteenth of it instead, so that no unchecked request can take a large part of it.
+# Requests below this are not checked: reading the limits costs about 20 us (more under
+# cgroup limits), a few percent of writing 64 MiB; a smaller request that fails is still an
+# UpsampleError (allocation_failed). Where a static limit is small (a 256 MiB container),
+# the gate is a sixteenth of it instead, so that no unchecked request takes much of it.
 CHECKED_FROM_BYTES = 64 << 20
 # cgroup v1 writes "no limit" as a page-rounded 2**63-1
 _UNLIMITED = 1 << 62
