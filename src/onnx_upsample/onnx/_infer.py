@@ -12,16 +12,19 @@ output changes, so chains of Upsample nodes are inferred too.
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
 from onnx import TypeProto, helper
 
 from .._api import output_shape
 from .._errors import UpsampleError
+from .._spec.rules import output_size
 from ._fixes import Action, Fix, FixableError
 from ._graphs import ModelLike, Site, is_upsample, model_of, walk
-from ._node import describe
+from ._node import describe, shrinks
 
-__all__ = ["SURROGATE_DOMAIN", "infer_shapes", "output_type", "type_map"]
+__all__ = ["SURROGATE_DOMAIN", "infer_literal_shapes", "infer_shapes", "output_type",
+           "type_map"]
 
 SURROGATE_DOMAIN = "onnx_upsample.surrogate"
 
@@ -65,11 +68,14 @@ def rank_of(value_type: TypeProto | None) -> int | None:
     return len(value_type.tensor_type.shape.dim)
 
 
-def output_type(x_type: TypeProto | None, scales: object, rank_ok: bool = True) -> TypeProto:
+def output_type(x_type: TypeProto | None, scales: object, rank_ok: bool = True,
+                downscale: bool = False) -> TypeProto:
     """The type of Upsample's Y for X of type ``x_type`` and constant ``scales`` (or None).
 
     The element type is X's; a dimension is known where X's is and the scale is constant
     (``trunc(f32(n) * f32(s))``), kept symbolic where the scale is 1, and 0 where X's is 0.
+    With ``downscale``, a scale that shrinks gives the size of the Resize it literally means
+    (onnxruntime's Resize computes it by the same rule); else that dimension is unknown.
     """
     result = TypeProto()
     if x_type is None or not x_type.HasField("tensor_type"):
@@ -91,7 +97,10 @@ def output_type(x_type: TypeProto | None, scales: object, rank_ok: bool = True) 
                 new.dim_value = 0
             elif values is not None:
                 try:
-                    new.dim_value = output_shape([int(dim.dim_value)], [values[axis]])[0]
+                    new.dim_value = (
+                        output_size(int(dim.dim_value), np.float32(values[axis]))
+                        if downscale and shrinks(values[axis])
+                        else output_shape([int(dim.dim_value)], [values[axis]])[0])
                 except (UpsampleError, TypeError):
                     shape.dim.pop()
                     shape.dim.add()
@@ -100,7 +109,7 @@ def output_type(x_type: TypeProto | None, scales: object, rank_ok: bool = True) 
     return result
 
 
-def _infer_through_functions(model: onnx.ModelProto) -> onnx.ModelProto:
+def _infer_through_functions(model: onnx.ModelProto, downscale: bool) -> onnx.ModelProto:
     """infer_shapes for a model whose local functions hold Upsample nodes: onnx infers a
     function's body with its own size rule, so the shapes come from the model with its
     functions inlined (call outputs keep their names there) and are written back into the
@@ -110,8 +119,8 @@ def _infer_through_functions(model: onnx.ModelProto) -> onnx.ModelProto:
     try:
         inlined = inline_local_functions(model)
     except Exception:  # functions onnx cannot inline (another opset...): as graphs only
-        return _infer_graphs(model)
-    typed = _infer_graphs(inlined)
+        return _infer_graphs(model, downscale)
+    typed = _infer_graphs(inlined, downscale)
     result = onnx.ModelProto()
     result.CopyFrom(model)
     graph = result.graph
@@ -165,8 +174,8 @@ def _restore_upsamples(model: onnx.ModelProto, hidden: dict[tuple[int, int], str
     model.opset_import.extend(keep)
 
 
-def _upsample_types(model: onnx.ModelProto,
-                    hidden: dict[tuple[int, int], str]) -> dict[tuple[int, str], TypeProto]:
+def _upsample_types(model: onnx.ModelProto, hidden: dict[tuple[int, int], str],
+                    downscale: bool) -> dict[tuple[int, str], TypeProto]:
     """The output type of every hidden Upsample, from the types inferred so far."""
     found: dict[tuple[int, str], TypeProto] = {}
     for number, (site, types) in enumerate(site_type_maps_graphs(model)):
@@ -174,10 +183,11 @@ def _upsample_types(model: onnx.ModelProto,
             if (number, index) not in hidden or not node.output or not node.input:
                 continue
             x_type = types.get(node.input[0])
-            info = describe(node, node.name, site.opset, site.scope, rank_of(x_type))
+            info = describe(node, node.name, site.opset, site.scope, rank_of(x_type),
+                            allow_downscale=downscale)
             scales = None if info.blocking else info.scales
             rank_ok = not info.blocking and info.schema.rank in (None, rank_of(x_type))
-            found[(number, node.output[0])] = output_type(x_type, scales, rank_ok)
+            found[(number, node.output[0])] = output_type(x_type, scales, rank_ok, downscale)
     return found
 
 
@@ -238,11 +248,20 @@ def infer_shapes(model: ModelLike) -> onnx.ModelProto:
     """
     model = model_of(model)
     if any(is_upsample(node) for function in model.functions for node in function.node):
-        return _infer_through_functions(model)
-    return _infer_graphs(model)
+        return _infer_through_functions(model, downscale=False)
+    return _infer_graphs(model, downscale=False)
 
 
-def _infer_graphs(model: onnx.ModelProto) -> onnx.ModelProto:
+def infer_literal_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
+    """:func:`infer_shapes`, where an Upsample whose constant scales shrink (which Upsample
+    refuses) has the output of the Resize it literally means, as
+    ``upgrade(allow_downscale=True)`` writes it: for the declarations of a converted model."""
+    if any(is_upsample(node) for function in model.functions for node in function.node):
+        return _infer_through_functions(model, downscale=True)
+    return _infer_graphs(model, downscale=True)
+
+
+def _infer_graphs(model: onnx.ModelProto, downscale: bool) -> onnx.ModelProto:
     """infer_shapes for the main graph and its subgraphs (onnx's rule inside functions)."""
     work = onnx.ModelProto()
     work.CopyFrom(model)
@@ -256,7 +275,7 @@ def _infer_graphs(model: onnx.ModelProto) -> onnx.ModelProto:
             raise FixableError(
                 f"onnx's shape inference failed on the model: {error}",
                 Fix("fix the model (see {0}) and retry", (Action("check"),))) from None
-        found = _upsample_types(inferred, hidden)
+        found = _upsample_types(inferred, hidden, downscale)
         if found == known:
             break
         known = found

@@ -18,14 +18,18 @@ from onnx import TypeProto, helper
 
 from ..._errors import UpsampleError, UpsampleWarning
 from .._graphs import is_upsample
-from .._infer import infer_shapes
+from .._infer import infer_literal_shapes
 
 __all__ = ["restore_declarations"]
 
 
 def _has_shape(value_type: TypeProto | None) -> bool:
-    if value_type is None or not value_type.HasField("tensor_type"):
-        return value_type is not None and not value_type.HasField("tensor_type")
+    """Whether a declaration says enough for onnx's checker: a tensor's shape, or a type of
+    another kind (a sequence, a map); an output declared with no type at all does not."""
+    if value_type is None or value_type.WhichOneof("value") is None:
+        return False
+    if not value_type.HasField("tensor_type"):
+        return True
     return value_type.tensor_type.HasField("shape")
 
 
@@ -98,7 +102,8 @@ def restore_declarations(result: onnx.ModelProto, original: onnx.ModelProto,
     # Keep the declarations of the main graph as they were: the converter adds inferred
     # types (from one branch of an If, for example) that the original did not claim.
     # onnx's checker wants a shape on every graph output: where the original declares none,
-    # write the one inferred with onnxruntime's Upsample size rule.
+    # write the one inferred with onnxruntime's Upsample size rule (after an Upsample that
+    # shrinks, which only upgrade(allow_downscale=True) lets through, the Resize it became).
     # Where the original declares an Upsample's output with a rank or size it does not have,
     # write the inferred one, and say so.
     declared = {value.name: value for value in original.graph.output}
@@ -107,7 +112,8 @@ def restore_declarations(result: onnx.ModelProto, original: onnx.ModelProto,
     inferred: dict[str, TypeProto] = {}
     if upsampled or any(not _has_shape(value.type) for value in declared.values()):
         try:
-            inferred = {value.name: value.type for value in infer_shapes(original).graph.output}
+            inferred = {value.name: value.type
+                        for value in infer_literal_shapes(original).graph.output}
         except UpsampleError:
             inferred = {}
     for value in result.graph.output:
