@@ -1,11 +1,17 @@
-"""Forks while other threads make their first calls (``onnx_upsample._first_use``).
+"""First calls and lazy loads under forks and signals (``onnx_upsample._first_use``).
 
-The kernels load at the first call that needs them. A process that forks while another
-thread is in the middle of that load must give a child whose calls work: before the
-first-use lock, the child inherited the half-imported kernels with their import lock held by
-a thread it does not have, and hung in 56 of 60 runs of the first script below. Each run is
-a fresh interpreter (a first use happens once per process), forking at a different moment
-of the other threads' first calls; a child that does not finish within the limit is a hang.
+The kernels load with the package, so a call imports nothing; before, they loaded at the
+first call, and a signal handler that upsampled during it found them half imported (47 of
+60 timer signals), while a process that forked as other threads made their first calls gave
+children that inherited the half-done import and hung (56 of 60). What is still imported
+lazily (ml_dtypes) goes through ``_first_use.load``, whose lock a fork waits for and which a
+handler on the importing thread re-enters without waiting for itself.
+
+The signal sweeps raise SIGUSR1 at line events of a first call (or of a first load) from a
+trace function, one forked child per event, so that each child makes the process's first
+call afresh: the handler calls again, then forks a grandchild that calls too. A child that
+does not finish within the limit is a hang. The full sweeps (every line event) are slow; the
+default ones take every few events, and for a load every event of ``_first_use`` itself.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from pathlib import Path
 import pytest
 from processes import outputs_of
 from slowdown import SLOWDOWN
+
+from onnx_upsample._first_use import load
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -118,24 +126,171 @@ def test_fork_pool_started_while_an_executor_makes_first_calls() -> None:
     assert all(line.endswith(": ok") for line in outcomes), "\n".join(outcomes)
 
 
-def test_a_fork_inside_a_first_use_on_the_same_thread_does_not_wait_for_itself() -> None:
-    """A signal handler may fork while its own thread is loading: the fork must not wait for
-    the lock that thread holds (it would wait forever), and the child finishes the load."""
-    script = WAIT_FOR_CHILD + """
-import os, signal, time
-from onnx_upsample._first_use import first_use
-with first_use():
+# A sweep: argv = what ("call": the first upsample call; "load": the first load of the module
+# tiny_module, in the directory argv[4]), the stride between sampled line events, the limit
+# for one child. One child per point makes that first call with SIGUSR1 raised at the point's
+# line event; its handler calls again (a load may also say that this thread is still
+# importing the module), then forks a grandchild that calls once more. The last line: the
+# line events, the points run, the modules a first call imported, then each failure.
+SWEEP = WAIT_FOR_CHILD + """
+import os, signal, sys, time
+import numpy as np
+import onnx_upsample as u
+from onnx_upsample import UpsampleError
+from onnx_upsample._first_use import load
+
+what, step, limit = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+sys.path.insert(0, sys.argv[4])
+
+def again():
+    if what == "call":
+        y = u.upsample(np.arange(4, dtype=np.float32).reshape(2, 2), [2, 2], "linear")
+        return y.shape == (4, 4) and y[1, 1] == 1.5 and y[3, 3] == 3  # hand-computed
+    try:
+        return load("tiny_module").VALUE == 42
+    except UpsampleError as error:  # re-entered in the middle of that very import
+        return "still importing tiny_module" in str(error)
+
+def handler(signum, frame):
+    sys.settrace(None)
+    try:
+        if not again():
+            os._exit(4)
+    except BaseException as error:
+        os.write(2, f"handler: {type(error).__name__}: {error}\\n".encode())
+        os._exit(5)
     pid = os.fork()
     if pid == 0:
-        with first_use():  # the child's thread still owns the step it forked inside
-            pass
-        os._exit(0)
-print(wait_for(pid, float(os.environ["LIMIT"])))
-with first_use():  # released in the parent after the block
-    print("again")
+        os._exit(0 if again() else 3)
+    if wait_for(pid, limit) != "ok":
+        os._exit(6)
+
+def first(point, events=None):
+    n = 0
+    def tracer(frame, event, arg):
+        nonlocal n
+        if event == "line":
+            n += 1
+            if events is not None:
+                events.append(frame.f_code.co_filename.endswith("_first_use.py"))
+            if n == point:
+                os.kill(os.getpid(), signal.SIGUSR1)
+        return tracer
+    signal.signal(signal.SIGUSR1, handler)
+    sys.settrace(tracer)
+    try:
+        if what == "call":
+            y = u.upsample(np.arange(16, dtype=np.float32).reshape(4, 4), [2, 2], "nearest")
+            good = y.shape == (8, 8) and y[7, 7] == 15 and y[0, 1] == 0
+        else:
+            good = load("tiny_module").VALUE == 42
+    finally:
+        sys.settrace(None)
+    return good and (what == "call" or load("tiny_module").VALUE == 42)
+
+read_end, write_end = os.pipe()
+pid = os.fork()
+if pid == 0:  # counts the line events of an undisturbed first call
+    events, before = [], set(sys.modules)
+    good = first(0, events)
+    imported = sorted(set(sys.modules) - before - {"tiny_module"})
+    os.write(write_end, ("".join("1" if e else "0" for e in events) + " "
+                         + ",".join(imported)).encode())
+    os._exit(0 if good else 3)
+os.close(write_end)
+assert wait_for(pid, limit) == "ok"
+report = b""
+while chunk := os.read(read_end, 65536):
+    report += chunk
+events, _, imported = report.decode().partition(" ")
+points = [p for p in range(1, len(events) + 1) if (p - 1) % step == 0 or events[p - 1] == "1"]
+failures = []
+for point in points:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os._exit(0 if first(point) else 7)
+        except BaseException as error:
+            os.write(2, f"first: {type(error).__name__}: {error}\\n".encode())
+            os._exit(8)
+    outcome = wait_for(pid, limit)
+    if outcome != "ok":
+        failures.append(f"{point}:{outcome.replace(' ', '_')}")
+print(len(events), len(points), imported or "-", *failures)
 """
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                            timeout=4 * CHILD_LIMIT, cwd=ROOT,
-                            env={**os.environ, "LIMIT": str(CHILD_LIMIT)}, check=False)
+
+
+def _sweep(what: str, step: int, directory: Path) -> tuple[int, int, str, list[str]]:
+    result = subprocess.run(
+        [sys.executable, "-c", SWEEP, what, str(step), str(CHILD_LIMIT), str(directory)],
+        capture_output=True, text=True, timeout=600 * SLOWDOWN, cwd=ROOT, check=False,
+        env={**os.environ, "ONNX_UPSAMPLE_NUM_THREADS": "2"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    events, points, imported, *failures = result.stdout.split("\n")[-2].split()
+    return int(events), int(points), imported, failures
+
+
+def _tiny_module(directory: Path) -> Path:
+    (directory / "tiny_module.py").write_text("import math\n\nVALUE = 6 * 7\n"
+                                              "ROOT = math.sqrt(VALUE)\n")
+    return directory
+
+
+@pytest.mark.parametrize("step", [
+    16, pytest.param(1, marks=pytest.mark.slow, id="every-line")])
+def test_a_signal_during_the_first_call_can_call_and_fork(step: int, tmp_path: Path) -> None:
+    """The handler's call, and its fork's, work at any line of the first call; the first
+    call imports nothing (before, a handler's call found the kernels half imported)."""
+    events, points, imported, failures = _sweep("call", step, tmp_path)
+    assert imported == "-", f"the first call imported {imported}"
+    assert events > 100 and points >= events // step, (events, points)
+    assert failures == [], f"{len(failures)} of {points} points failed: {failures[:20]}"
+
+
+@pytest.mark.parametrize("step", [
+    12, pytest.param(1, marks=pytest.mark.slow, id="every-line")])
+def test_a_signal_during_a_lazy_load_can_load_and_fork(step: int, tmp_path: Path) -> None:
+    """At every line of ``_first_use.load`` itself (and every few of the import under it),
+    a handler's load returns the module or says the import it interrupted is not finished,
+    and a fork does not wait for the lock its own thread holds (before, a fork between
+    taking the lock and recording its holder waited forever)."""
+    events, points, _, failures = _sweep("load", step, _tiny_module(tmp_path))
+    assert events > 50 and points >= events // step, (events, points)
+    assert failures == [], f"{len(failures)} of {points} points failed: {failures[:20]}"
+
+
+def test_a_fork_waits_for_another_threads_lazy_load(tmp_path: Path) -> None:
+    """A thread's load under way when the main thread forks: the fork waits for it, and the
+    child's load returns the whole module (never the import half done, whose lock would be
+    held by a thread the child does not have)."""
+    (tmp_path / "slow_module.py").write_text("import time\n\ntime.sleep(0.3)\nVALUE = 42\n")
+    script = WAIT_FOR_CHILD + """
+import os, signal, sys, threading, time
+sys.path.insert(0, sys.argv[1])
+from onnx_upsample._first_use import load
+
+thread = threading.Thread(target=load, args=("slow_module",))
+thread.start()
+while "slow_module" not in sys.modules:  # its body is running (it sleeps)
+    time.sleep(0.001)
+began = time.monotonic()
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if load("slow_module").VALUE == 42 else 3)
+waited = time.monotonic() - began
+print(wait_for(pid, float(sys.argv[2])), "waited" if waited > 0.1 else f"forked at once")
+thread.join()
+"""
+    result = subprocess.run([sys.executable, "-c", script, str(tmp_path), str(CHILD_LIMIT)],
+                            capture_output=True, text=True, timeout=4 * CHILD_LIMIT, cwd=ROOT,
+                            check=False)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["ok", "again"]
+    assert result.stdout.split() == ["ok", "waited"]
+
+
+def test_a_missing_module_is_an_import_error_each_time() -> None:
+    """load() leaves nothing behind for a module that is not installed: the caller words the
+    pip install, at every call."""
+    for _ in range(2):
+        with pytest.raises(ImportError):
+            load("onnx_upsample_no_such_module")

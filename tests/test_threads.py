@@ -302,7 +302,7 @@ def test_threadpool_limits_sets_the_count_of_each_call_and_restores_it(
             lambda x, out, threads: (used.append(threads), launch(x, out, threads)),
             launch.worth)
 
-    monkeypatch.setattr(_kernels, "launcher", spy)
+    monkeypatch.setattr(_api, "launcher", spy)  # bound in _api at import
     monkeypatch.setattr(_api, "_PREPARED", {})
     monkeypatch.setattr(_threads, "available_cores", lambda: 4)
     monkeypatch.setattr(_threads, "_requested", 3)

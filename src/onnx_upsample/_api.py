@@ -5,15 +5,15 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
+from typing import Any, Protocol, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from ._buffers import new_output
 from ._errors import UpsampleError, UpsampleWarning
-from ._first_use import first_use
 from ._interop import PLAIN, chunked, is_dask_array, source_of
+from ._kernels import Launcher, Window, launcher  # loaded with the package (_first_use.py)
 from ._resources import (
     allocation_failed,
     check_fits_in_memory,
@@ -25,9 +25,6 @@ from ._spec.modes import ModeName
 from ._spec.scales import scales_of
 from ._spec.spelling import Spelling
 from ._threads import thread_variable_is_bad, threads_for_call
-
-if TYPE_CHECKING:
-    from ._kernels import Launcher  # the compiled kernels load on first use, not here
 
 __all__ = ["output_shape", "upsample"]
 
@@ -89,9 +86,6 @@ def _prepare(call: Call, threads: int) -> Launcher | None:
     """The kernel of a checked call, or None when the call is a copy or empty."""
     if call.no_resize or 0 in call.out_shape:
         return None
-    with first_use():  # the compiled kernels load at the first call; a fork waits for them
-        from ._kernels import Window, launcher
-
     return launcher(call, Window.whole(call.out_shape), call.in_shape, threads)
 
 

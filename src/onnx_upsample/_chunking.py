@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._first_use import first_use
+from ._kernels import Window, input_window
 from ._spec.call import Call
 from ._spec.rules import nearest_indices
 
@@ -153,9 +153,6 @@ def axis_parts(call: Call, in_chunks: Chunks, out_chunks: Chunks) -> list[list[A
     The rules are separable (an axis's input range depends on that axis's output range only),
     so the N-D input window of an output block is the product of its per-axis parts.
     """
-    with first_use():  # lazy: loads the kernels only when used; a fork waits for them
-        from ._kernels import Window, input_window
-
     rank = len(call.out_shape)
     parts: list[list[AxisPart]] = []
     for axis in range(rank):

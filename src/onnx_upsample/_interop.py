@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ._errors import UpsampleError
-from ._first_use import first_use
+from ._first_use import load
 
 # DLPack's device type of main memory (kDLCPU): every other device is one the kernels
 # cannot read (torch reports pinned host memory as CPU too).
@@ -217,8 +217,7 @@ def _read_torch(x: Any, torch: Any) -> np.ndarray:
     x = x.resolve_conj().resolve_neg()  # a copy only where a conjugation is still pending
     if x.dtype == torch.bfloat16:
         try:
-            with first_use():
-                import ml_dtypes
+            ml_dtypes = load("ml_dtypes")
         except ImportError:
             raise UpsampleError("x is a torch.bfloat16 tensor; numpy holds bfloat16 through "
                                 "ml_dtypes: pip install ml_dtypes (or pass x.float())") from None

@@ -21,6 +21,11 @@ import numpy as np
 
 from ._errors import UpsampleError
 
+if sys.platform != "win32":
+    # imported with the package (0.3 ms), not inside a call: an import that a signal handler
+    # interrupts, or runs while another import is half done, is not safe
+    import resource
+
 MEMINFO = "/proc/meminfo"
 SELF_CGROUP = "/proc/self/cgroup"
 SELF_STATM = "/proc/self/statm"
@@ -193,9 +198,7 @@ def _address_space() -> Limit | None:
     """The room left under this process's RLIMIT_AS (``ulimit -v``) and RLIMIT_DATA
     (``ulimit -d``), from its current sizes (Linux: /proc/self/statm, read only where a
     limit is set)."""
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - Windows
+    if sys.platform == "win32":  # pragma: no cover - Windows has no rlimits
         return None
     best: Limit | None = None
     statm: list[str] | None = None
@@ -233,12 +236,8 @@ def checked_from() -> int:
     :data:`CHECKED_FROM_BYTES`, or a sixteenth of a static limit below 1 GiB (a cgroup's
     limit, ``ulimit -v``), read once."""
     static = [limit for _, _, limit in _cgroup_limits()]
-    try:
-        import resource
-
+    if sys.platform != "win32":
         static.append(resource.getrlimit(resource.RLIMIT_AS)[0])
-    except ImportError:  # pragma: no cover - Windows
-        pass
     bounds = [n for n in static if n is not None and 0 < n < _UNLIMITED]
     return min([CHECKED_FROM_BYTES, *(n // 16 for n in bounds)])
 

@@ -21,7 +21,7 @@ from dask.highlevelgraph import HighLevelGraph
 
 from .._buffers import new_output
 from .._chunking import AxisPart, Chunks, halo_pieces, input_slice
-from .._first_use import first_use
+from .._kernels import Window, execute
 from .._spec.call import Call
 from .._threads import threads_for_call
 
@@ -86,9 +86,6 @@ def _empty_block(block: _Block) -> np.ndarray:
 
 def _compute_block(block: _Block, pieces: list[np.ndarray]) -> np.ndarray:
     """One output chunk: exactly the values the whole-array call gives for that window."""
-    with first_use():  # a fork (a process pool's worker) waits for the kernels to load
-        from .._kernels import Window, execute
-
     call, threads, per_axis = block.call, block.threads, block.parts
     x_window = input_slice(per_axis, [np.asarray(piece) for piece in pieces], block.sliced)
     shape = tuple(p.out_stop - p.out_start for p in per_axis)
