@@ -413,18 +413,18 @@ def test_tasks_run_their_kernel_on_one_thread_unless_told(monkeypatch) -> None:
     """dask runs one task per worker thread: each task's kernel uses 1 thread by default
     (no dask threads x kernel threads oversubscription), ``threads=`` raises it, and the
     bits do not depend on it."""
-    from onnx_upsample import _kernels
+    from onnx_upsample.dask import _graph  # the tasks' module, which binds execute
 
     x = np.random.default_rng(3).standard_normal((64, 96)).astype(np.float32)
     expected = upsample(x, [2, 1.5], "linear").tobytes()
     seen: list[int | None] = []
-    original = _kernels.execute
+    original = _graph.execute
 
     def spy(*args: object, **kwargs: object) -> None:
         seen.append(args[3])  # type: ignore[arg-type]  # execute(call, x, out, threads, ...)
         original(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(_kernels, "execute", spy)
+    monkeypatch.setattr(_graph, "execute", spy)
     lazy = oud.upsample(da.from_array(x, chunks=32), [2, 1.5], "linear")
     assert lazy.compute().tobytes() == expected
     assert seen and set(seen) == {1}
