@@ -10,7 +10,6 @@ the kernels, the chunked path and the reference all start from it.
 from __future__ import annotations
 
 import functools
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -20,7 +19,7 @@ from .._errors import UpsampleError
 from .dtypes import ElementType, check_mode_defined, element_type, type_name
 from .modes import Mode, mode_of
 from .rules import MAX_COMPUTED_AXIS, MAX_DIM, interpolated_axes, output_size
-from .scales import ScaleItems, check_scale_count, checked_values, scale_items
+from .scales import ScaleItems, check_scale_count, checked_values, is_masked, scale_items
 from .spelling import PYTHON, Spelling
 
 
@@ -60,12 +59,6 @@ def shape_of(
     return result
 
 
-def _is_masked(array: object) -> bool:
-    """True for numpy masked arrays (checked without importing numpy.ma)."""
-    ma = sys.modules.get("numpy.ma")
-    return ma is not None and isinstance(array, ma.MaskedArray)
-
-
 # Linear mode blends 2**k corners per output for k interpolated axes: past this many the
 # work is beyond any use (and beyond the kernels' corner tables).
 MAX_INTERPOLATED_AXES = 20
@@ -93,7 +86,7 @@ def check_out(out: object, shape: tuple[int, ...], dtype: np.dtype, x: np.ndarra
     """
     if not isinstance(out, np.ndarray):
         raise TypeError(f"out is a {type(out).__name__}; expected a numpy.ndarray or None")
-    if _is_masked(out):
+    if is_masked(out):
         raise TypeError("out is a masked array; Upsample writes every element and has no "
                         "meaning for a mask: pass a plain numpy.ndarray (e.g. out.data)")
     if out.shape != shape:
@@ -197,7 +190,7 @@ def check_call(
     :class:`UpsampleError` it raises is its own one-line message."""
     if x is None:
         raise TypeError("x is None; expected an array (anything numpy.asarray accepts)")
-    if _is_masked(x):
+    if is_masked(x):
         raise TypeError("x is a masked array; ONNX tensors have no mask and it would be "
                         "dropped silently: pass x.filled(value) or x.data")
     # kinds first: scales that are not numbers are a TypeError whatever else is wrong; x

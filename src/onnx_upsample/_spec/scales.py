@@ -8,9 +8,11 @@ leaves as the float32 an ONNX file would hold. Messages name the arguments as th
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
-from collections.abc import Iterator, Mapping, Sequence, Set
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from typing import Any
 
 import numpy as np
@@ -22,71 +24,177 @@ EXPECTED_SCALES = "expected a sequence or array of numbers, one per axis of x"
 # A message about a wrong count shows this many of the values given (a mistake such as
 # passing an image as the scales gives millions).
 SHOWN_SCALES = 8
+# The most axes a numpy array has (64 since numpy 2.0; 32 before): more scales than this
+# are the wrong count for any x, so they are counted and only the few a message shows are
+# read (a million Fractions took seconds to check one by one before the count refused them).
+MAX_RANK = 64
 
 
 class ScaleItems:
     """Scales whose kinds are checked: numbers, one per element, not converted yet.
 
     Converting waits until the count is known to be right, so that an array of a million
-    scales costs its wrong-count message microseconds, not seconds.
+    scales costs its wrong-count message microseconds, not seconds. Scales too many for
+    any x are only counted (``unread``): their kinds are checked as they are read, the
+    few a message shows, or all of them if all are read after all.
     """
 
-    __slots__ = ("_items",)
+    __slots__ = ("_count", "_items", "_unread")
 
-    def __init__(self, items: Sequence[Any] | np.ndarray) -> None:
-        self._items = items  # a flat numeric array, or a sequence of real numbers
+    def __init__(self, items: Sequence[Any] | np.ndarray, count: int | None = None,
+                 unread: bool = False) -> None:
+        # a flat numeric array, or a sequence of real numbers; unread: the sequence as given
+        # (nested, maybe) or a flat object array, of ``count`` numbers
+        self._items = items
+        self._count = len(items) if count is None else count
+        self._unread = unread
 
     def __len__(self) -> int:
-        return len(self._items)
+        return self._count
 
     def values(self, count: int | None = None) -> list[float | int]:
         """The first ``count`` values (all by default) as Python floats; an integer too
         large for a float stays an int, for the message that refuses it."""
-        items = self._items[:count] if count is not None else self._items
+        if self._unread:
+            if count is None or count >= self._count:
+                self._items, self._unread = _checked_sequence(self._items), False
+            else:
+                return _floats(_read_head(self._items, count))
+        items: Iterable[Any] = self._items
         if isinstance(items, np.ndarray):
-            items = items.tolist()
-        values: list[float | int] = []
-        for item in items:
-            try:
-                values.append(float(item))
-            except OverflowError:  # an integer beyond float: kept as given, for the message
-                values.append(int(item))
-        return values
+            items = (items if count is None else items[:count]).tolist()
+        elif count is not None:
+            items = itertools.islice(items, count)  # a deque cannot be sliced
+        return _floats(items)
+
+
+def _floats(items: Iterable[Any]) -> list[float | int]:
+    values: list[float | int] = []
+    for item in items:
+        try:
+            values.append(float(item))
+        except OverflowError:  # an integer beyond float: kept as given, for the message
+            values.append(int(item))
+    return values
 
 
 _PLAIN_NUMBERS = {float, int}
 
 
+def is_masked(array: object) -> bool:
+    """True for numpy masked arrays (checked without importing numpy.ma)."""
+    ma = sys.modules.get("numpy.ma")
+    return ma is not None and isinstance(array, ma.MaskedArray)
+
+
 def scale_items(scales: object, shape: Sequence[int] | None = None) -> ScaleItems:
     """Check that ``scales`` is a sequence or array of real numbers (a ``TypeError`` if not);
-    ``shape``, where known, words the fix for a single number."""
+    ``shape``, where known, words the fix for a single number. More scales than x has axes
+    (than any x has, where x's shape is not known yet) are counted, not read."""
     _refuse_containers(scales, shape)
     if not isinstance(scales, np.ndarray | list | tuple) and any(
             hasattr(scales, name) for name in ("__dlpack__", "__array__", "tolist")):
         scales = _numbers_of(scales)
+    if is_masked(scales):
+        scales = _unmasked(scales)
     if isinstance(scales, np.ndarray):
         if scales.dtype.kind in "iuf":
             return ScaleItems(scales.reshape(-1))  # numbers by their type: nothing to check
         if scales.dtype.kind != "O":
             raise TypeError(f"scales has element type {scales.dtype.name}; {EXPECTED_SCALES}")
+        if _too_many(scales.size, shape):
+            return ScaleItems(scales.reshape(-1), scales.size, unread=True)
         scales = scales.reshape(-1).tolist()
     if not isinstance(scales, Sequence):
         _refuse_containers(scales, shape)  # what tolist() gave
         raise TypeError(f"scales is a {type(scales).__name__}; {EXPECTED_SCALES}")
+    count = _nested_count(scales)
+    if _too_many(count, shape):
+        return ScaleItems(scales, count, unread=True)
+    return ScaleItems(_checked_sequence(scales))
+
+
+def _too_many(count: int, shape: Sequence[int] | None) -> bool:
+    """Whether ``count`` scales are the wrong count whatever their kinds: more than any
+    array has axes, and not x's rank where x's shape is known."""
+    return count > MAX_RANK and (shape is None or count != len(shape))
+
+
+def _nested_count(scales: Sequence[Any]) -> int:
+    """How many numbers a sequence holds, nested as an array's rows are ([[2, 2]]), counted
+    along its first items (a ragged nesting, refused once read, counts as its first row
+    says)."""
+    count, item = len(scales), scales
+    while isinstance(item, list | tuple) and len(item):
+        item = item[0]
+        if isinstance(item, list | tuple):
+            count *= len(item)
+    return count
+
+
+def _checked_sequence(scales: Sequence[Any] | np.ndarray) -> Sequence[Any]:
+    """A sequence (or flat object array) of scales, flattened from a regular nesting, each
+    item checked to be a real number (a ``TypeError`` naming the first that is not)."""
+    if isinstance(scales, np.ndarray):
+        scales = scales.reshape(-1).tolist()
     if set(map(type, scales)) <= _PLAIN_NUMBERS:  # the common case, at C speed
-        return ScaleItems(scales)
+        return scales
     if any(isinstance(item, list | tuple) for item in scales):
         nested = np.array(scales, dtype=object)  # a regular nesting, as an array has: [[2, 2]]
         if nested.ndim > 1:
             scales = nested.reshape(-1).tolist()  # its items checked below, one by one
     for position, item in enumerate(scales):
-        if type(item) in _PLAIN_NUMBERS:
-            continue
-        if isinstance(item, np.ndarray) and item.ndim == 0:
-            item = item.item()
-        if isinstance(item, bool | np.bool_) or not isinstance(item, numbers.Real):
-            raise TypeError(f"scales[{position}] is {item!r}; {EXPECTED_SCALES}")
-    return ScaleItems(scales)
+        if type(item) not in _PLAIN_NUMBERS:
+            _checked_item(position, item)
+    return scales
+
+
+def _read_head(scales: Sequence[Any] | np.ndarray, count: int) -> list[Any]:
+    """The first ``count`` numbers of scales that were only counted, each checked (the
+    message of a wrong count shows them), without reading the others."""
+    if isinstance(scales, np.ndarray):
+        head = scales[:count].tolist()
+    else:
+        head = list(itertools.islice(_leaves(scales), count))
+    return [_checked_item(position, item) for position, item in enumerate(head)]
+
+
+def _leaves(scales: Sequence[Any]) -> Iterator[Any]:
+    for item in scales:
+        if isinstance(item, list | tuple):
+            yield from _leaves(item)
+        else:
+            yield item
+
+
+def _checked_item(position: int, item: Any) -> Any:
+    """``item``, a real number (a 0-d array as its number), or the error for
+    ``scales[position]``."""
+    if isinstance(item, np.ndarray) and item.ndim == 0:
+        if is_masked(item) and bool(np.ma.getmaskarray(item)):
+            raise UpsampleError(f"scales[{position}] is masked (numpy.ma.masked); a scale "
+                                "cannot be missing: give its number (1 leaves the axis "
+                                "unscaled)")
+        item = item.item()
+    if isinstance(item, bool | np.bool_) or not isinstance(item, numbers.Real):
+        raise TypeError(f"scales[{position}] is {item!r}; {EXPECTED_SCALES}")
+    return item
+
+
+def _unmasked(scales: Any) -> np.ndarray:
+    """A masked array of scales as its data, where no scale is masked (a mask that hides
+    nothing drops nothing); an :class:`UpsampleError` naming the masked ones otherwise."""
+    mask = np.ma.getmaskarray(scales).reshape(-1)
+    if mask.any():
+        where = np.flatnonzero(mask).tolist()
+        others = ", ".join(f"scales[{i}]" for i in where[1:SHOWN_SCALES])
+        others = "" if len(where) == 1 else \
+            f" (and {others}{', ...' if len(where) > SHOWN_SCALES else ''})"
+        raise UpsampleError(
+            f"scales[{where[0]}] is masked{others}; a scale cannot be missing: pass "
+            "scales.filled(s) with the scale s for the masked axes (1 leaves them unscaled), "
+            "or numpy.ma.getdata(scales) for the values under the mask")
+    return np.asarray(np.ma.getdata(scales))
 
 
 def _refuse_containers(scales: object, shape: Sequence[int] | None) -> None:
