@@ -65,8 +65,7 @@ class Entry:
     # reports as a note; None: the model has no Conv before an Upsample
     default_level_differs: bool | None = None
     group: str = "forms"        # "exporters": the nine models of legacy_exporters.py
-    # run --random runs it (Upsample refuses scales below 1; onnx's evaluator takes the
-    # second input of a Resize-10 for its roi, which Resize has from version 11 on)
+    # run --random runs it (Upsample refuses scales below 1)
     runs: bool = True
     # options upgrade needs, and the words its refusal without them must contain
     upgrade_options: tuple[str, ...] = ()
@@ -213,8 +212,7 @@ CORPUS = [
     Entry("ir4_opset9_v9_initializer", v9_initializer("nearest", 4, listed=False)),
     Entry("ir4_opset9_ai_onnx_domain", v9_initializer("linear", 4, False, domain="ai.onnx")),
     Entry("ir4_opset9_constant_node", v9_constant_node),
-    Entry("ir4_opset9_size_export", v9_size_export,
-          downgrade_refusal=r"No Adapter To Version \$9 for Slice"),
+    Entry("ir4_opset9_size_export", v9_size_export),
     Entry("ir4_opset9_runtime_scales", v9_runtime_scales, runtime_inputs=("S",)),
     Entry("ir5_opset10_v10", v10, invalid=True),
     Entry("ir3_opset7_upper_case_NEAREST", v7(7, "NEAREST"), legacy_modes=True, invalid=True),
@@ -252,7 +250,7 @@ CORPUS = [
           verify_says=("feat float32[2, 16, 4, 8], route float32[2, 16, 16, 32]",
                        "[1,1,4,4]  onnxruntime / onnxruntime      yes")),
     Entry("ir5_opset10_resize10_runtime_scales", exporters.resize10_runtime_scales,
-          group="exporters", runtime_inputs=("scales",), runs=False),
+          group="exporters", runtime_inputs=("scales",)),
     Entry("ir4_opset9_rank0_output_declaration", exporters.rank0_output_declaration,
           invalid=True, group="exporters",
           verify_says=("output 'Y' is declared with shape [], but the Upsample computing it "

@@ -287,7 +287,7 @@ def test_run_checks_inputs_against_the_model(tmp_path: Path, cli) -> None:
     assert "route float32[1, 16, 26, 26]" in wrong_name.stderr
     random = cli("run", str(EXAMPLE), "--random")
     assert random.returncode == 0, random.stderr
-    line = random.stdout.strip()
+    line = random.stdout.strip().splitlines()[-1]  # after what ran the model, and where
     assert line.startswith("detections: float32 [1, 18, 26, 26], min ")
     low = line.split("min ")[1].split(",")[0]
     assert low == str(np.float32(low))  # float32 digits, not float64's
@@ -306,9 +306,10 @@ def test_readme_run_example_runs_on_what_make_demo_writes(
     pytest.importorskip("onnx")
     root = Path(__file__).resolve().parent.parent
     readme = (root / "README.md").read_text()
-    found = re.search(r"^\$ onnx-upsample (run examples/\S+ .*)\n(.*)$", readme, re.MULTILINE)
+    found = re.search(r"^\$ onnx-upsample (run examples/\S+ .*)\n((?:(?!```|\$ ).*\n)+)",
+                      readme, re.MULTILINE)
     assert found is not None
-    command, shown = shlex.split(found.group(1)), found.group(2)
+    command, shown = shlex.split(found.group(1)), found.group(2).splitlines()
     assert "--inputs build/demo" in (root / "Makefile").read_text()
     assert "--inputs build/demo" in readme  # the README names what writes the inputs
     spec = importlib.util.spec_from_file_location("make_legacy_model",
@@ -326,4 +327,5 @@ def test_readme_run_example_runs_on_what_make_demo_writes(
         # the last bit of a float32 differently: its min and max to 6 significant digits
         return re.sub(r"-?\d+\.\d+(e[-+]\d+)?", lambda m: f"{float(m.group()):.6g}", line)
 
-    assert [rounded(line) for line in capsys.readouterr().out.splitlines()] == [rounded(shown)]
+    assert [rounded(line) for line in capsys.readouterr().out.splitlines()] == [
+        rounded(line) for line in shown]

@@ -36,25 +36,7 @@ def load_model(path: str, which: str = "small") -> ModelProto:
     tensors loaded (``which="all"``: every tensor, to run it)."""
     from ..onnx import _external
 
-    if not os.path.exists(path):
-        raise UpsampleError(f"model file {path!r} does not exist")
-    if os.path.isdir(path):
-        raise UpsampleError(f"model {path!r} is a directory; give the .onnx file")
-    try:
-        model = _external.load(path, which)  # type: ignore[arg-type]
-    except UpsampleError:
-        raise
-    except Exception as error:  # protobuf DecodeError, unreadable files, ...
-        if type(error).__name__ == "DecodeError":
-            raise UpsampleError(f"{path!r} is not an ONNX model (its bytes are not an ONNX "
-                                 "ModelProto); give a .onnx file") from None
-        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        raise UpsampleError(f"cannot read {path!r} as an ONNX model: "
-                            f"{type(error).__name__} {first}".rstrip()) from None
-    if not model.graph.node and not model.graph.input and not model.opset_import:
-        raise UpsampleError(f"{path!r} is not an ONNX model (it holds no graph and no "
-                             "opset); give a .onnx file")
-    return model
+    return _external.read(path, which)  # type: ignore[arg-type]
 
 
 def add_input_options(parser: argparse.ArgumentParser, *, condition: str = "",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -74,9 +75,14 @@ def register(subparsers: Any) -> None:
     check.set_defaults(handler=hinted(_cmd_check))
 
     run = subparsers.add_parser(
-        "run", help="run an ONNX model with every Upsample version (onnx's reference evaluator)",
-        description="Run MODEL with onnx.reference.ReferenceEvaluator and onnx-upsample's "
-        "Upsample (versions 1, 7, 9, 10; bit-identical to onnxruntime 1.32).")
+        "run", help="run an ONNX model in onnxruntime, each Upsample it refuses (versions 1 "
+        "and 10, ...) in onnx-upsample's kernel",
+        description="Run MODEL in onnxruntime, whole where it takes the model: the outputs "
+        "are onnxruntime's, bit for bit. Where onnxruntime refuses the model (Upsample-1, "
+        "Upsample-10, upper-case modes, ...), it runs in pieces cut at each Upsample and "
+        "Resize: every other node in onnxruntime, each Upsample onnxruntime refuses in "
+        "onnx-upsample's kernel (bit-identical to onnxruntime 1.32's Upsample). One line says "
+        "what ran the model, one per Upsample and Resize node where it ran.")
     run.add_argument("model", help="the .onnx file")
     run.add_argument("--output-dir", default=None, metavar="DIR",
                      help="write each output to DIR/NAME.npy (DIR is created if missing)")
@@ -84,11 +90,21 @@ def register(subparsers: Any) -> None:
                      help="random values for the inputs not given with --input (as upgrade "
                      "--verify makes them; symbolic dimensions become 8)")
     add_input_options(run, shapes=False)
+    run.add_argument("--backend", default="onnxruntime", metavar="NAME",
+                     help="onnxruntime (the default; needs onnxruntime) or "
+                     "onnx-reference+onnx-upsample (onnx's reference evaluator with "
+                     "onnx-upsample's Upsample: its Conv and other operators give other "
+                     "bits than onnxruntime's)")
+    run.add_argument("--level", default="ORT_ENABLE_ALL", metavar="NAME",
+                     help="onnxruntime's graph optimization level: ORT_DISABLE_ALL, "
+                     "ORT_ENABLE_BASIC, ORT_ENABLE_EXTENDED, ORT_ENABLE_LAYOUT or "
+                     "ORT_ENABLE_ALL (the default, as onnxruntime.InferenceSession's)")
     run.add_argument("--legacy-modes", action="store_true",
                      help="run modes written in upper or mixed case by old converters "
                      "('NEAREST', 'BILINEAR') as their lower-case names, with a warning")
     add_output_options(run, json_help="print the inputs and outputs (type, shape, range, "
-                       "file) as one JSON object")
+                       "file), the backend and where each Upsample and Resize node ran as "
+                       "one JSON object")
     run.set_defaults(handler=hinted(_cmd_run))
 
 
@@ -170,35 +186,33 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from ..onnx import _feeds
-    from ..onnx._evaluator import reference_evaluator
+    from ..onnx import run
 
     directory = args.output_dir
     if directory is not None and os.path.exists(directory) and not os.path.isdir(directory):
         raise UpsampleError(f"--output-dir {directory!r} is a file; give a directory (it is "
                             "created if missing)")
-    model = load_model(args.model, "all")
-    feeds = read_inputs(args.input)
-    inputs = _feeds.graph_inputs(model)
-    if args.random:
-        feeds |= _feeds.random_feeds(inputs, feeds, _feeds.scales_inputs(model), args.seed)
-    _feeds.check_feeds(inputs, feeds)
+    given = read_inputs(args.input)
     with caught_warnings() as caught:
         try:
-            session = reference_evaluator(model, legacy_modes=args.legacy_modes)
-            results = session.run(None, feeds)
-        except UpsampleError:
-            raise
-        except Exception as error:
-            first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+            result = run(args.model, given, seed=args.seed if args.random else None,
+                         backend=args.backend, level=args.level,
+                         legacy_modes=args.legacy_modes,
+                         progress=None if args.quiet else sys.stderr)
+        except ModuleNotFoundError as error:
+            if (error.name or "").split(".")[0] != "onnxruntime":
+                raise
             raise UpsampleError(
-                f"the model failed to run: {type(error).__name__}: {first}") from None
+                "run runs the model in onnxruntime, which is not installed: pip install "
+                "'onnxruntime==1.32.*', or run it in onnx's reference evaluator with "
+                "--backend onnx-reference+onnx-upsample") from None
     warn_all(args, [item.message for item in caught])
-    arrays = {name: np.asarray(value)
-              for name, value in zip(session.output_names, results, strict=True)}
+    arrays = result.outputs
     if directory is not None:
         # every output checked before any is written: all of them, or none
         arrays = {name: npy_ready(name, array) for name, array in arrays.items()}
+    for line in result.lines():
+        note(args, line)
     if directory is not None and not os.path.isdir(directory):
         os.makedirs(directory)
         note(args, f"created directory {directory}")
@@ -214,8 +228,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             line += f", min {found['min']}, max {found['max']}"
         note(args, line + (f" -> {found['file']}" if "file" in found else ""))
     if args.json:
-        print_json({"command": "run", "model": args.model,
+        print_json({"command": "run", "model": args.model, **result.to_dict(),
                     "inputs": {name: describe_array(np.asarray(value))
-                               for name, value in feeds.items()},
+                               for name, value in result.inputs.items()},
                     "outputs": outputs, "warnings": kept_warnings(args)})
     return EXIT_OK

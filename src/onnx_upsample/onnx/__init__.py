@@ -3,6 +3,10 @@
 Needs the ``onnx`` extra (``pip install onnx-upsample[onnx]``). Every function takes an
 ``onnx.ModelProto`` and returns a new one; the input is never modified.
 
+- :func:`run`: run a model in onnxruntime (needs onnxruntime), each Upsample it refuses
+  (Upsample-1, Upsample-10, ...) in onnx-upsample's kernel: its outputs are onnxruntime's
+  wherever onnxruntime runs the model (:class:`RunResult`, with :class:`NodeRun`: which node
+  ran where).
 - :class:`Upsample`: the operator for ``onnx.reference.ReferenceEvaluator(model,
   new_ops=[Upsample])``, every version and scales source, bit-identical to onnxruntime 1.32.
 - :func:`check`: what is wrong with each Upsample node (:class:`Finding`: severity, node,
@@ -33,6 +37,8 @@ from ._check import Finding, check
 from ._evaluator import Upsample
 from ._fold import fold_scales
 from ._infer import infer_shapes
+from ._run import NodeRun, RunResult, run
 from .convert import downgrade, upgrade
 
-__all__ = ["Finding", "Upsample", "check", "downgrade", "fold_scales", "infer_shapes", "upgrade"]
+__all__ = ["Finding", "NodeRun", "RunResult", "Upsample", "check", "downgrade", "fold_scales",
+           "infer_shapes", "run", "upgrade"]

@@ -36,12 +36,17 @@ REFERENCE = "onnx reference"
 LITERAL = "onnxruntime (Resize-10)"  # an Upsample that shrinks, as the Resize it means
 
 
-def run_upsample(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> Sequence[np.ndarray]:
+def run_upsample(model: onnx.ModelProto, feeds: dict[str, np.ndarray], *,
+                 legacy_modes: bool = False, quiet: bool = True) -> Sequence[np.ndarray]:
     """Run a one-node Upsample model in onnx-upsample's kernel (UpsampleError if it cannot:
-    scales below 1, for one)."""
+    scales below 1, for one). ``legacy_modes``: a mode in the case old converters wrote runs
+    as its lower-case name (``Upsample.with_legacy_modes``); ``quiet``: the node's
+    UpsampleWarnings (a deprecated version, for one) are dropped, as a verification words
+    them itself, else they are issued as the evaluator issues them."""
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UpsampleWarning)
-        return list(reference_evaluator(model).run(None, feeds))
+        if quiet:
+            warnings.simplefilter("ignore", UpsampleWarning)
+        return list(reference_evaluator(model, legacy_modes=legacy_modes).run(None, feeds))
 
 
 def run_reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> Sequence[np.ndarray]:

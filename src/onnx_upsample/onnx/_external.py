@@ -118,22 +118,63 @@ def loaded_from(model: ModelProto, source: str, fix: str) -> ModelProto:
     return with_all_data(model, base)
 
 
-def load(path: str, which: Which = "small") -> ModelProto:
-    """Read the model at ``path`` safely; load its small external tensors, or all of them."""
+# Where a model cannot be read or run in this process' memory.
+_ELSEWHERE = "run it on a machine with more memory"
+
+
+def check_file(path: str) -> None:
+    """Refuse a model path that names no file, or a file too large to read here, before
+    anything is read."""
     from .._resources import check_bytes_fit, format_bytes
 
+    if not os.path.exists(path):
+        raise UpsampleError(f"model file {path!r} does not exist")
+    if os.path.isdir(path):
+        raise UpsampleError(f"model {path!r} is a directory; give the .onnx file")
     size = os.path.getsize(path)
     if size > PROTOBUF_LIMIT:
         raise UpsampleError(f"{path!r} is {format_bytes(size)}, beyond protobuf's 2 GiB: an "
                             "ONNX file that large must keep its tensors as external data")
-    elsewhere = "run it on a machine with more memory"
-    check_bytes_fit(size, f"{path!r} is", f"it cannot be read here: {elsewhere}")
+    check_bytes_fit(size, f"{path!r} is", f"it cannot be read here: {_ELSEWHERE}")
+
+
+def check_model(model: ModelProto, path: str) -> None:
+    """Refuse what parsed as a ModelProto but holds no model (protobuf reads most short
+    files as an empty message)."""
+    if not model.graph.node and not model.graph.input and not model.opset_import:
+        raise UpsampleError(f"{path!r} is not an ONNX model (it holds no graph and no "
+                            "opset); give a .onnx file")
+
+
+def read(path: str, which: Which = "small") -> ModelProto:
+    """:func:`load`, every problem of the file an UpsampleError of one line: no such file,
+    a folder, bytes that are no ONNX model, an unreadable file."""
+    try:
+        model = load(path, which)
+    except UpsampleError:
+        raise
+    except Exception as error:  # protobuf DecodeError, unreadable files, ...
+        if type(error).__name__ == "DecodeError":
+            raise UpsampleError(f"{path!r} is not an ONNX model (its bytes are not an ONNX "
+                                 "ModelProto); give a .onnx file") from None
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise UpsampleError(f"cannot read {path!r} as an ONNX model: "
+                            f"{type(error).__name__} {first}".rstrip()) from None
+    check_model(model, path)
+    return model
+
+
+def load(path: str, which: Which = "small") -> ModelProto:
+    """Read the model at ``path`` safely; load its small external tensors, or all of them."""
+    from .._resources import check_bytes_fit
+
+    check_file(path)
     model = onnx.load(path, load_external_data=False)
     base = os.path.dirname(os.path.abspath(path))
     total = check_locations(model, base)
     if which == "all":
         check_bytes_fit(total, f"{path!r} stores its tensors beside it, in",
-                        f"it cannot be run in memory here: {elsewhere}")
+                        f"it cannot be run in memory here: {_ELSEWHERE}")
     for tensor in external_tensors(model):
         if which == "all" or _nbytes(tensor, ExternalDataInfo(tensor)) <= SMALL_TENSOR_BYTES:
             load_external_data_for_tensor(tensor, base)

@@ -28,7 +28,8 @@ from .._errors import UpsampleError
 from .._spec.versions import DEFAULT_DOMAINS
 from ._infer import infer_shapes
 
-__all__ = ["Runner", "element_types", "expose", "node_model", "reads", "run_pieces"]
+__all__ = ["Runner", "element_types", "expose", "node_model", "piece_words", "reads",
+           "run_pieces"]
 
 # A runtime, as these tools use it: run ``model`` on ``feeds``, return its outputs in order.
 Runner = Callable[[onnx.ModelProto, dict[str, np.ndarray]], Sequence[np.ndarray]]
@@ -159,6 +160,16 @@ def _constants(model: onnx.ModelProto) -> set[str]:
     names |= {node.output[0] for node in model.graph.node if node.op_type == "Constant"
               and node.domain in DEFAULT_DOMAINS and len(node.output) == 1}
     return names
+
+
+def piece_words(piece: onnx.ModelProto) -> str:
+    """A piece of a cut run (a model :func:`run_pieces` hands a runner), as a progress line
+    names it: the node it runs, or how many and the first and last."""
+    nodes = piece.graph.node
+    if len(nodes) == 1:
+        return f"running {nodes[0].op_type} {nodes[0].name or nodes[0].output[0]!r}"
+    first, last = (node.name or node.op_type for node in (nodes[0], nodes[-1]))
+    return f"running {len(nodes)} nodes ({first!r} to {last!r})"
 
 
 def run_pieces(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray],

@@ -25,12 +25,13 @@ import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from types import ModuleType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TextIO
 
 import numpy as np
 import onnx
 
 from .._errors import UpsampleError
+from ..io.formats import slow_step
 from ._alone import (
     KERNEL,
     LITERAL,
@@ -44,8 +45,9 @@ from ._compare import Difference, difference
 from ._exercise import Probe, copies, exercised, inputs_behind, search, shape_hint
 from ._feeds import checked_inputs, graph_inputs, scales_inputs
 from ._graphs import ModelLike, is_upsample
+from ._mapped import attach, stand_ins
 from ._original import UpsampleAt, runnable_original, upsample_nodes
-from ._probe import run_pieces
+from ._probe import Runner, piece_words, run_pieces
 from ._verification import ORT, InputUsed, NodeCheck, Refusal, Verification
 
 # the call and the types of its result; the rest (OnnxruntimeRun, the levels) is this
@@ -81,20 +83,41 @@ def _one_line(error: BaseException) -> str:
     return " ".join(line.strip() for line in str(error).splitlines() if line.strip())
 
 
-def _ort_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray],
-             level: str) -> list[np.ndarray]:
-    """``model`` run in onnxruntime (CPU) at optimization ``level``; :class:`RefusedError`
-    where onnxruntime refuses to load or run it."""
+def ort_session(model: onnx.ModelProto, level: str,
+                tensors: Mapping[str, np.ndarray] | None = None) -> Any:
+    """An onnxruntime session (CPU) of ``model`` at optimization ``level``; the values of
+    its stand-ins (``_mapped``) come from ``tensors``, which must outlive the session, as
+    initializers onnxruntime takes without a copy. :class:`RefusedError` where onnxruntime
+    refuses to load it."""
     ort = import_onnxruntime()
     options = ort.SessionOptions()
     options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
     # refusals come back as one line of ours; ORT's own log would print them again, in colour
     options.log_severity_level = 4
     ort.set_default_logger_severity(4)
+    given = tensors or {}
+    names = [name for name in stand_ins(model) if name in given]
+    if names:
+        options.add_external_initializers(
+            names, [ort.OrtValue.ortvalue_from_numpy(given[name]) for name in names])
     try:
-        session = ort.InferenceSession(model.SerializeToString(), options,
-                                       providers=["CPUExecutionProvider"])
-        return list(session.run(None, feeds))
+        return ort.InferenceSession(model.SerializeToString(), options,
+                                    providers=["CPUExecutionProvider"])
+    except Exception as error:
+        raise RefusedError(_one_line(error)) from None
+
+
+def _ort_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray], level: str,
+             tensors: Mapping[str, np.ndarray] | None = None) -> list[np.ndarray]:
+    """``model`` run in onnxruntime (CPU) at optimization ``level`` (:func:`ort_session`);
+    :class:`RefusedError` where onnxruntime refuses to load or run it."""
+    return ort_outputs(ort_session(model, level, tensors), feeds)
+
+
+def ort_outputs(session: Any, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    """A session's outputs for ``feeds``; :class:`RefusedError` where onnxruntime fails."""
+    try:
+        return list(session.run(None, dict(feeds)))
     except Exception as error:
         raise RefusedError(_one_line(error)) from None
 
@@ -126,11 +149,28 @@ class OnnxruntimeRun:
         What reports call it (``original``, ``upgraded``).
     labels : mapping of str to str, optional
         How reports name a node, by its first output.
+    tensors : mapping of str to numpy.ndarray, optional
+        The values of ``model``'s stand-ins, where it is a structure (``_mapped``): pieces
+        take them without a copy.
+    progress : text stream, optional
+        Where a line goes for each piece or node that takes more than a second.
+    kernel : Runner, optional
+        What runs an Upsample node onnxruntime refuses (default ``_alone.run_upsample``).
+    literal : bool, default True
+        Run an Upsample whose scales shrink, which the kernel refuses, as the Resize-10 it
+        literally means (what ``upgrade --allow-downscale`` writes); False: the refusal
+        stands.
     """
 
     def __init__(self, model: onnx.ModelProto, side: str,
-                 labels: Mapping[str, str] | None = None) -> None:
+                 labels: Mapping[str, str] | None = None, *,
+                 tensors: Mapping[str, np.ndarray] | None = None,
+                 progress: TextIO | None = None, kernel: Runner | None = None,
+                 literal: bool = True) -> None:
         self.model, self.side, self.labels = model, side, dict(labels or {})
+        self.tensors, self.progress = dict(tensors or {}), progress
+        self.kernel: Runner = kernel or run_upsample
+        self.literal = literal
         self.refusals: dict[str, Refusal] = {}
         self.whole = ""  # onnxruntime's message where it refused the model as a whole
         self.cut = False  # whether the last run was cut
@@ -172,14 +212,21 @@ class OnnxruntimeRun:
     def _run(self, feeds: Mapping[str, np.ndarray], outputs: Sequence[str], cut: bool,
              level: str) -> dict[str, np.ndarray]:
         def pieces(model: onnx.ModelProto, fed: dict[str, np.ndarray]) -> list[np.ndarray]:
-            return _ort_run(model, fed, level)
+            with slow_step(self.progress, f"{piece_words(model)} in onnxruntime"):
+                return _ort_run(model, fed, level, self.tensors)
 
         def alone(model: onnx.ModelProto, fed: dict[str, np.ndarray]) -> Sequence[np.ndarray]:
+            with slow_step(self.progress, piece_words(model)):
+                return ran_alone(model, fed)
+
+        def ran_alone(model: onnx.ModelProto,
+                      fed: dict[str, np.ndarray]) -> Sequence[np.ndarray]:
             node = model.graph.node[0]
             try:
-                return _ort_run(model, fed, level)
+                return _ort_run(model, fed, level, self.tensors)
             except RefusedError as refused:
-                results, runs_in, cross = self._elsewhere(model, fed, level)
+                results, runs_in, cross = self._elsewhere(attach(model, self.tensors), fed,
+                                                          level)
                 label = self.labels.get(node.output[0], node.name or node.output[0])
                 self.refusals[node.output[0]] = Refusal(self.side, label, node.op_type,
                                                         refused.message, runs_in)
@@ -193,17 +240,17 @@ class OnnxruntimeRun:
         return run_pieces(self.model, feeds, outputs, self.cut_at if cut else (), pieces,
                           alone)
 
-    @staticmethod
-    def _elsewhere(model: onnx.ModelProto, feeds: dict[str, np.ndarray],
+    def _elsewhere(self, model: onnx.ModelProto, feeds: dict[str, np.ndarray],
                    level: str) -> tuple[Sequence[np.ndarray], str, str]:
         """A one-node model onnxruntime refused, run elsewhere: its results, what ran it,
         and (where onnx-upsample ran a Resize) how onnx's reference Resize compares."""
         node = model.graph.node[0]
         if is_upsample(node):
             try:
-                return run_upsample(model, feeds), KERNEL, ""
+                return self.kernel(model, feeds), KERNEL, ""
             except UpsampleError:
-                literal = literal_resize(model)  # scales that shrink: no Upsample runs them
+                # scales that shrink: no Upsample runs them, their literal Resize-10 may
+                literal = literal_resize(model) if self.literal else None
                 if literal is None:
                     raise
             try:
@@ -213,7 +260,7 @@ class OnnxruntimeRun:
         upsample = as_upsample(model) if node.op_type == "Resize" else None
         if upsample is not None:
             try:
-                results = run_upsample(upsample, feeds)
+                results = self.kernel(upsample, feeds)
             except UpsampleError:  # run-time scales that shrink
                 return run_reference(model, feeds), REFERENCE, ""
             return results, KERNEL, _cross_check(model, feeds, results[0])
