@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import fnmatch
 import os
 import platform
 import shutil
@@ -35,6 +34,7 @@ from onnx_upsample.conformance import _report
 from onnx_upsample.conformance._backends import REFUSALS
 from onnx_upsample.conformance._explain import conventions
 from onnx_upsample.conformance._grade import FAILURES, ULP1, WRONG, WRONG_DTYPE, WRONG_SHAPE
+from onnx_upsample.conformance._runner import select_cases
 from onnx_upsample.conformance._suite import DATA_SET, Suite, SuiteCase
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -272,7 +272,7 @@ def main() -> int:
     upsample = conformance.export(args.suite)
     upgraded = conformance.load(args.suite, form="upgraded", verify=False)
     pattern = args.cases
-    select = None if pattern is None else (lambda i: fnmatch.fnmatchcase(i, pattern))
+    select = select_cases(pattern, upsample)  # before any runtime starts
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     runs, missing = _grade_all(backends, [upsample, upgraded], select, args.timeout)
     forms = []

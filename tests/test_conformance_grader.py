@@ -8,6 +8,7 @@ main cost.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -15,10 +16,11 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onnx_upsample import conformance, upsample
+from onnx_upsample import UpsampleError, conformance, upsample
 from onnx_upsample.cli import main
 from onnx_upsample.conformance import _grade, _report, _suite
 from onnx_upsample.conformance._protocol import shorten
+from onnx_upsample.conformance._runner import select_cases
 from onnx_upsample.onnx import upgrade
 
 TESTS = Path(__file__).parent
@@ -246,8 +248,9 @@ def test_a_runtime_backend_module_is_accepted_and_refuses_as_its_runtime(
         suite_dir: Path) -> None:
     suite = conformance.load(suite_dir)
     result = conformance.run("onnxruntime.backend", suite,
-                             cases={"plain", "frac", "v1", "invalid_refused"}.__contains__)
+                             cases=["plain", "fr*", "v1", "invalid_refused"])
     grades = {r.id: r.grade for r in result.results}
+    assert sorted(grades) == ["frac", "invalid_refused", "plain", "v1"]
     assert grades["plain"].kind == "exact" and grades["frac"].kind == "exact"
     # ORT's NOT_IMPLEMENTED, through onnxruntime.backend, is onnxruntime's refusal
     assert grades["v1"].kind == "refused" and grades["v1"].detail.startswith("NotImplemented")
@@ -402,3 +405,60 @@ def test_pytorch_refuses_what_a_converter_cannot_map(tmp_path: Path, change: str
         model = upgrade(model)
     with pytest.raises(NotImplementedError, match=words):
         _run_pytorch(model, x, tmp_path)
+
+
+# ---------------------------------------------------------------------- choosing cases
+
+def test_run_takes_a_pattern_as_the_command_line_does(suite_dir: Path) -> None:
+    """run(cases='v9_*') was a TypeError ('str' object is not callable) while --cases took
+    the pattern."""
+    result = conformance.run("onnxruntime", conformance.load(suite_dir), cases="f*")
+    assert sorted(r.id for r in result.results) == ["float64", "float64_off", "frac"]
+
+
+@pytest.mark.parametrize(("cases", "chosen"), [
+    ("f*", ["float64", "float64_off", "frac"]),
+    ("*_off", ["float64_off"]),
+    ("F*", []),  # case-sensitive, on every platform
+    (["plain", "v*"], ["plain", "v1", "value_error"]),
+    (("float64",), ["float64"]),  # an ID is a pattern that matches itself
+    ({"frac", "linear"}, ["frac", "linear"]),
+    (lambda case_id: case_id.endswith("_off"), ["float64_off"]),
+], ids=["pattern", "suffix", "case", "patterns", "an-id", "a-set", "predicate"])
+def test_the_cases_a_selection_chooses(suite_dir: Path, cases: object,
+                                       chosen: list[str]) -> None:
+    suite = conformance.load(suite_dir)
+    if not chosen:
+        with pytest.raises(UpsampleError, match="matches no case"):
+            select_cases(cases, suite)  # type: ignore[arg-type]
+        return
+    select = select_cases(cases, suite)  # type: ignore[arg-type]
+    assert select is not None
+    assert sorted(c.id for c in suite.cases if select(c.id)) == chosen
+    assert select_cases(None, suite) is None  # every case
+
+
+@pytest.mark.parametrize(("cases", "python", "option"), [
+    ("zz*", "cases 'zz*' matches no case", "--cases 'zz*' matches no case"),
+    ("", "cases '' matches no case", "--cases '' matches no case"),
+    (["f*", "zz*"], "the pattern 'zz*' of cases matches no case", None),
+    ([], "cases is empty", None),
+])
+def test_a_pattern_that_matches_nothing_is_refused_before_any_runtime_starts(
+        suite_dir: Path, cases: object, python: str, option: str | None,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The same words from run() and from --cases (which said so alone before)."""
+    suite = conformance.load(suite_dir)
+    with pytest.raises(UpsampleError, match=f"^{re.escape(python)}"):
+        conformance.run("no_such_module:nothing", suite, cases=cases)  # type: ignore[arg-type]
+    if option is not None:
+        assert main(["conformance", "run", "--backend", "no_such_module:nothing", "--suite",
+                     str(suite_dir), "--cases", str(cases)]) == 2
+        assert option in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cases", [3, b"f*", [3], ["f*", None]])
+def test_cases_of_another_kind_are_a_type_error(suite_dir: Path, cases: object) -> None:
+    with pytest.raises(TypeError, match="expected a shell pattern of case IDs"):
+        conformance.run("onnxruntime", conformance.load(suite_dir),
+                        cases=cases)  # type: ignore[arg-type]

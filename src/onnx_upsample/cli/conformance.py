@@ -4,7 +4,6 @@ grader of runtimes, and the explainer of another runtime's output."""
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -230,17 +229,13 @@ def _load_forms(suite: Any, form: str) -> list[Any]:
 def _cmd_run(args: argparse.Namespace) -> int:
     from .. import conformance
     from ..conformance import _report
-    from ..conformance._runner import check_timeout
+    from ..conformance._runner import check_timeout, select_cases
     from ..io.atomic import atomic_path
 
     for path in (args.json_file, args.markdown, args.html):
         _writable(path)
     check_timeout(args.timeout)
     fail_on = parse_fail_on(args.fail_on)
-    selected = None
-    if args.cases:
-        pattern = args.cases
-        selected = lambda case_id: fnmatch.fnmatchcase(case_id, pattern)  # noqa: E731
     with tempfile.TemporaryDirectory(prefix="onnx-upsample-suite-") as scratch:
         if args.suite is None:
             progress(args, "exporting the default suite to a temporary directory (use "
@@ -250,9 +245,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                                        progress=_Progress("exporting case", args))
         else:
             suite = conformance.load(args.suite)
-        if selected is not None and not any(selected(c.id) for c in suite.cases):
-            raise UpsampleError(f"--cases {args.cases!r} matches no case of the suite; see "
-                                "the IDs in its manifest.json")
+        selected = select_cases(args.cases, suite)
         forms = _load_forms(suite, args.form)
         runs, unavailable = [], []
         for backend in args.backend:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -55,7 +55,7 @@ __all__ = ["BACKENDS", "SUITE_VERSION", "BackendResult", "CaseResult", "Explanat
 
 
 def run(backend: str, suite: Suite | str | os.PathLike[str] | None = None, *,
-        timeout: float = 60.0, cases: Callable[[str], bool] | None = None,
+        timeout: float = 60.0, cases: str | Iterable[str] | Callable[[str], bool] | None = None,
         explain: bool = True,
         progress: Callable[[int, int, str, str], None] | None = None) -> BackendResult:
     """Grade ``backend`` on the ONNX ``Upsample`` conformance suite.
@@ -74,13 +74,16 @@ def run(backend: str, suite: Suite | str | os.PathLike[str] | None = None, *,
     timeout
         Seconds one case may take; the worker is then stopped and restarted.
     cases
-        A predicate on case IDs to run only some.
+        Only some cases: a shell pattern of case IDs (``'v9_*'``, as ``onnx-upsample
+        conformance run --cases`` takes it), a list of patterns (the IDs matching any of
+        them), or a predicate on case IDs. A pattern that matches no case of the suite is
+        an :class:`~onnx_upsample.UpsampleError`.
     explain
         Run the explainer on every output that is not exact.
     progress
         Called as ``progress(done, total, case_id, grade)`` after each case.
     """
-    from ._runner import grade_backend
+    from ._runner import grade_backend, select_cases
 
     if suite is None:
         with tempfile.TemporaryDirectory(prefix="onnx-upsample-suite-") as scratch:
@@ -88,7 +91,8 @@ def run(backend: str, suite: Suite | str | os.PathLike[str] | None = None, *,
             return run(backend, exported, timeout=timeout, cases=cases, explain=explain,
                        progress=progress)
     loaded = suite if isinstance(suite, Suite) else load(suite)
-    return grade_backend(backend, loaded, timeout=timeout, select_ids=cases, explain=explain,
+    return grade_backend(backend, loaded, timeout=timeout,
+                         select_ids=select_cases(cases, loaded), explain=explain,
                          progress=progress)
 
 

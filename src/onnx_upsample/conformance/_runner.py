@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import fnmatch
 import math
 import os
 import signal
@@ -17,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -267,6 +268,56 @@ def check_timeout(timeout: object) -> float:
             f"--timeout is {timeout:g}; give a finite number of seconds > 0" if o else
             f"timeout is {timeout!r}; expected a finite number of seconds > 0"))
     return float(timeout)
+
+
+CaseSelection = str | Iterable[str] | Callable[[str], bool] | None
+
+
+def select_cases(cases: CaseSelection, suite: Suite) -> Callable[[str], bool] | None:
+    """The cases of ``suite`` that ``cases`` selects, as a predicate on case IDs (None:
+    every case): the one reading of ``run(cases=...)`` and of ``conformance run --cases``.
+
+    ``cases`` is a shell pattern (``'v9_*'``, matched as :func:`fnmatch.fnmatchcase` does:
+    the whole ID, case-sensitive), several patterns (an ID matching any of them is
+    selected; an ID is a pattern that matches itself), or a predicate on case IDs.
+
+    Raises
+    ------
+    TypeError
+        If ``cases`` is none of these.
+    UpsampleError
+        If a pattern matches no case of the suite (worded for ``cases=`` and ``--cases``).
+    """
+    if cases is None:
+        return None
+    if callable(cases):
+        return cases
+    expected = ("expected a shell pattern of case IDs such as 'v9_*', a list of them, or a "
+                "function of a case ID")
+    if isinstance(cases, bytes | bytearray) or not isinstance(cases, str | Iterable):
+        raise TypeError(f"cases is {cases!r}; {expected}")
+    patterns = [cases] if isinstance(cases, str) else list(cases)
+    for pattern in patterns:
+        if not isinstance(pattern, str):
+            raise TypeError(f"cases holds {pattern!r}; {expected}")
+    ids = [case.id for case in suite.cases]
+    if not patterns:
+        raise UpsampleError("cases is empty; give at least one pattern, or None for every "
+                            "case")
+    for pattern in patterns:
+        if not any(fnmatch.fnmatchcase(case_id, pattern) for case_id in ids):
+            raise _matches_nothing(pattern, alone=isinstance(cases, str))
+    return lambda case_id: any(fnmatch.fnmatchcase(case_id, p) for p in patterns)
+
+
+def _matches_nothing(pattern: str, alone: bool) -> UpsampleError:
+    def words(options: bool) -> str:
+        name = "--cases" if options else "cases"
+        which = f"{name} {pattern!r}" if alone else f"the pattern {pattern!r} of {name}"
+        where = "its manifest.json" if options else "its manifest.json (or the suite's cases)"
+        return f"{which} matches no case of the suite; see the IDs in {where}"
+
+    return spelled_error(words)
 
 
 def grade_backend(spec: str, suite: Suite, *, timeout: float = 60.0,
