@@ -204,19 +204,31 @@ while chunk := os.read(read_end, 65536):
     report += chunk
 events, _, imported = report.decode().partition(" ")
 points = [p for p in range(1, len(events) + 1) if (p - 1) % step == 0 or events[p - 1] == "1"]
-failures = []
-for point in points:
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os._exit(0 if first(point) else 7)
-        except BaseException as error:
-            os.write(2, f"first: {type(error).__name__}: {error}\\n".encode())
-            os._exit(8)
-    outcome = wait_for(pid, limit)
-    if outcome != "ok":
-        failures.append(f"{point}:{outcome.replace(' ', '_')}")
-print(len(events), len(points), imported or "-", *failures)
+failures, running, todo = [], {}, list(reversed(points))
+while todo or running:  # two children at a time: each is mostly a fork and an exit
+    while todo and len(running) < 2:
+        point = todo.pop()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os._exit(0 if first(point) else 7)
+            except BaseException as error:
+                os.write(2, f"first: {type(error).__name__}: {error}\\n".encode())
+                os._exit(8)
+        running[pid] = (point, time.monotonic() + limit)
+    time.sleep(0.0005)
+    for pid, (point, deadline) in list(running.items()):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if not done and time.monotonic() < deadline:
+            continue
+        if not done:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        del running[pid]
+        code = os.waitstatus_to_exitcode(status) if done else "hung"
+        if code != 0:
+            failures.append(f"{point}:{code}")
+print(len(events), len(points), imported or "-", *sorted(failures))
 """
 
 
