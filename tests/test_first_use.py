@@ -306,3 +306,26 @@ def test_a_missing_module_is_an_import_error_each_time() -> None:
     for _ in range(2):
         with pytest.raises(ImportError):
             load("onnx_upsample_no_such_module")
+
+
+def test_a_load_inside_its_own_import_says_so(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a signal handler on the importing thread gets (the module's own body stands in
+    for it here): an UpsampleError that names the import and the fix, not the module half
+    imported; the import then finishes, and later loads return it."""
+    (tmp_path / "reentered_module.py").write_text(
+        "from onnx_upsample import UpsampleError\n"
+        "from onnx_upsample._first_use import load\n"
+        "try:\n"
+        "    load('reentered_module')\n"
+        "except UpsampleError as error:\n"
+        "    MESSAGE = str(error)\n"
+        "VALUE = 42\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "reentered_module", raising=False)
+    module = load("reentered_module")
+    assert module.MESSAGE == (
+        "reentered_module is needed while this thread is still importing reentered_module (a "
+        "signal handler or finalizer interrupted that import); import reentered_module "
+        "before installing the handler")
+    assert module.VALUE == 42 and load("reentered_module") is module

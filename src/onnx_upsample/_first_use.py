@@ -1,10 +1,11 @@
 """The lazy import of an optional, heavy module, safe under forks and signals.
 
-The kernels load with the package (``import onnx_upsample``: about 6 ms, most of it the
-Python modules around the compiled one), so that a call imports nothing. A lazy import
-inside a call could be cut in half twice over. By a fork: a child inherits a module that
-another thread was importing marked as initialising, with its import lock held by a thread
-the child does not have, and its first import of that module waits forever (a thread pool
+The kernels load with the package (``import onnx_upsample`` takes about 4 ms more for them
+here, most of it the Python modules around the compiled one, which itself takes 0.3 ms; the
+first call is as much faster), so that a call imports nothing. A lazy import inside a
+call could be cut in half twice over. By a fork: a child inherits a module that another
+thread was importing marked as initialising, with its import lock held by a thread the
+child does not have, and its first import of that module waits forever (a thread pool
 making first calls while the main thread forked hung 56 of 60 children). By a signal
 handler (or a finalizer) that calls ``upsample`` on the importing thread itself: it finds
 the module half initialised (47 of 60 timer signals during a first call raised
@@ -12,8 +13,8 @@ the module half initialised (47 of 60 timer signals during a first call raised
 Python 3.11 an import it starts inside importlib's own locking corrupts the import it
 interrupted (``KeyError``).
 
-What is still imported lazily goes through :func:`load`: ``ml_dtypes`` (hundreds of
-milliseconds), at the first torch bfloat16 tensor. It imports under one re-entrant lock that
+What is still imported lazily goes through :func:`load`: ``ml_dtypes`` (most of a
+second here), at the first torch bfloat16 tensor. It imports under one re-entrant lock that
 a fork takes before it forks (``os.register_at_fork``): a fork waits for a load in progress
 on another thread, and the child inherits either nothing or the finished module. The lock is
 re-entrant, so that a fork or a load from a signal handler on the thread that holds it does
