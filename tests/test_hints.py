@@ -9,7 +9,16 @@ does).
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
+import re
+import shlex
+import shutil
 import sys
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +29,9 @@ onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, helper  # noqa: E402
-from runners import run_cli  # noqa: E402
+from runners import run_cli, run_main  # noqa: E402
 
+from onnx_upsample._spec.versions import DOWNGRADE_OPSETS  # noqa: E402
 from onnx_upsample.onnx import upgrade  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,3 +96,404 @@ def test_the_plain_upgrade_declares_an_output_declared_without_a_shape_or_a_type
     # 5 x 1.4: trunc(f32(5) * f32(1.4)) = 7 (onnx's float64 rule: 6), 3 x 2 = 6
     assert y.shape == (1, 1, 7, 6)
     assert dims(upgraded.graph.output[0].type) == [1, 1, 7, 6]
+
+
+# --------------------------------------------------------------------- every hint, followed
+#
+# Every model the tests build (tests/onnx_models.py's forms, the legacy corpus with the
+# exporters', the examples) and the committed PyTorch exports, each in a folder of its own,
+# where the commands a user runs first are typed as `onnx-upsample COMMAND model.onnx ...`.
+# Every command a hint prints (the fix in an error, a warning or a finding, as text or in
+# --json's `commands`) is pasted as a user would paste it, in that folder, and followed two
+# levels: each must end in success (exit 0) or print a different command, never one already
+# given along the way (a loop), and never fail without a new one. A command that fixes the
+# model first (it writes one, and the command it was given for differs) is followed by the
+# command that failed, on the model it wrote, as its text says ("fold ... first").
+
+LEVELS = 2
+PROG = "onnx-upsample"
+INSPECTIONS = ("check", "inspect")
+
+
+def _loaded_script(name: str) -> object:
+    """scripts/NAME.py as a module (the one module, if another test file loaded it)."""
+    if name not in sys.modules:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        sys.modules[name] = importlib.util.module_from_spec(spec)  # dataclasses look it up
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
+legacy_corpus = _loaded_script("make_legacy_corpus")
+PYTORCH = sorted((ROOT / "tests" / "data" / "pytorch").glob("*.onnx"))
+EXAMPLES = sorted((ROOT / "examples").glob("*.onnx"))
+# tests/onnx_models.py's forms: every source, in the modes each version names, the case old
+# converters wrote, and scales that shrink
+BUILT = {f"{source}-{mode}": (source, mode) for source in ("v1", "v7", "v8", "v9-raw",
+                                                           "v9-constant", "v9-input", "v10")
+         for mode in ("nearest", "linear", "bilinear", "BILINEAR")}
+CORPUS = ([f"legacy/{entry.name}" for entry in legacy_corpus.CORPUS]  # type: ignore[attr-defined]
+          + [f"pytorch/{path.name}" for path in PYTORCH]
+          + [f"examples/{path.name}" for path in EXAMPLES]
+          + [f"built/{name}" for name in BUILT]
+          + ["built/v9-shrinking", "issue/tf2onnx-no-shape", "issue/untyped-output"])
+
+
+def _subcommands() -> dict[str, object]:
+    import argparse
+
+    from onnx_upsample.cli import build_parser
+
+    parser = build_parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+SUBCOMMANDS = _subcommands()
+# characters shlex.quote never leaves bare in a word: one that ends a word ends the sentence
+_PUNCTUATION = ");,"
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command line as a user types it (the words after the program), read by the
+    parser's own grammar: its model, its output (-o), and its other options."""
+
+    words: tuple[str, ...]
+    name: str
+    model: str
+    output: str
+    options: tuple[str, ...]
+
+    @property
+    def kind(self) -> tuple[str, tuple[str, ...]]:
+        """What the command does, whichever files it is given: the same kind twice along
+        one chain is a loop."""
+        return self.name, self.options
+
+    def on(self, model: str) -> Command:
+        """The same command, for another model."""
+        words = tuple(model if index == self.words.index(self.model) else word
+                      for index, word in enumerate(self.words))
+        return replace(self, words=words, model=model)
+
+    def __str__(self) -> str:
+        if self.words[0] == "python":
+            return shlex.join(self.words)
+        return shlex.join([PROG, *self.words])
+
+
+def _scan(name: str, tokens: Iterator[str]) -> Command | None:
+    """The command ``name`` whose words follow in ``tokens``, up to the first word its
+    parser would not take (where the sentence around it goes on)."""
+    parser = SUBCOMMANDS[name]
+    actions = parser._actions  # type: ignore[attr-defined]
+    wanted = sum(1 for action in actions if not action.option_strings)
+    flags = {flag: action for action in actions for flag in action.option_strings}
+    words, model, output, options = [name], "", "", []
+    for token in tokens:
+        bare = token.rstrip(_PUNCTUATION)
+        last = bare != token
+        flag = bare.split("=", 1)[0]
+        if wanted and not bare.startswith("-"):
+            words.append(bare)
+            model, wanted = model or bare, wanted - 1
+        elif flag in flags:
+            words.append(bare)
+            value = None
+            if flags[flag].nargs != 0 and "=" not in bare and not last:
+                value = next(tokens, None)
+                if value is None:
+                    return None
+                last = value != value.rstrip(_PUNCTUATION)
+                value = value.rstrip(_PUNCTUATION)
+                words.append(value)
+            if flag in ("-o", "--output"):
+                output = value if value is not None else bare.split("=", 1)[1]
+            else:
+                options += [bare] if value is None else [bare, value]
+        else:
+            break
+        if last:
+            break
+    if wanted:
+        return None
+    return Command(tuple(words), name, model, output, tuple(options))
+
+
+def _typed(*words: object) -> Command:
+    command = _scan(str(words[0]), iter([str(word) for word in words[1:]]))
+    assert command is not None, words
+    return command
+
+
+def _python(code: str) -> Command:
+    """A ``python -c`` line a hint gives for a function with no command."""
+    function = re.search(r"u\.(\w+)\(", code)
+    files = [json.loads(text) for text in re.findall(r'"(?:[^"\\]|\\.)*"', code)]
+    assert function is not None and len(files) == 2, code
+    return Command(("python", "-c", code), f"python {function.group(1)}", files[0], files[1],
+                   ())
+
+
+def _tokens(line: str) -> Iterator[str]:
+    """The shell words of ``line``, one at a time, up to one no shell would read (an
+    apostrophe in the sentence after a command)."""
+    lexer = shlex.shlex(line, posix=True)
+    lexer.whitespace_split, lexer.commenters = True, ""
+    while True:
+        try:
+            token = lexer.get_token()
+        except ValueError:
+            return
+        if token is None:
+            return
+        yield token
+
+
+def _commands_in(text: str) -> list[Command]:
+    """Every command the lines of ``text`` name: ``onnx-upsample COMMAND ...`` and
+    ``python -c '...'``."""
+    found = []
+    for line in text.splitlines():
+        for match in re.finditer(rf"(?<![\w-]){PROG} (\w+)|python -c ", line):
+            tokens = _tokens(line[match.end():])
+            if match.group(1) is None:
+                code = next(tokens, None)
+                if code is not None:
+                    found.append(_python(code))
+            elif match.group(1) in SUBCOMMANDS:
+                command = _scan(match.group(1), tokens)
+                if command is not None:
+                    found.append(command)
+    return found
+
+
+@dataclass(frozen=True)
+class Result:
+    code: int
+    hints: tuple[Command, ...]
+    said: str  # the last line, for the report
+    out: str
+
+    def writes(self, command: Command) -> bool:
+        return self.code == 0 and bool(command.output)
+
+
+def _execute(command: Command) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with (contextlib.redirect_stdout(out), contextlib.redirect_stderr(err),
+          warnings.catch_warnings()):
+        warnings.simplefilter("ignore")
+        if command.words[0] == "python":
+            try:
+                exec(compile(command.words[2], "<hint>", "exec"), {"__name__": "__main__"})
+                code = 0
+            except Exception as error:  # as python -c reports it: exit status 1
+                err.write(f"{type(error).__name__}: {error}\n")
+                code = 1
+        else:
+            code = run_main(list(command.words))
+    return code, out.getvalue(), err.getvalue()
+
+
+class Folder:
+    """One corpus model's folder, where its commands run; each command runs once (every
+    chain that reaches it reads the same result)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.results: dict[tuple[str, ...], Result] = {}
+
+    def run(self, command: Command) -> Result:
+        if command.words not in self.results:
+            with contextlib.chdir(self.path):
+                code, out, err = _execute(command)
+            json_output = "--json" in command.options
+            hints = _commands_in(err + ("" if json_output else out))
+            if json_output and code in (0, 1) and out.strip():
+                hints += [found for finding in json.loads(out).get("findings", [])
+                          for text in finding["commands"] for found in _commands_in(text)]
+            lines = (err or out).strip().splitlines()
+            self.results[command.words] = Result(
+                code, tuple(dict.fromkeys(hints)), lines[-1] if lines else "", out)
+        return self.results[command.words]
+
+    def same_model(self, first: str, second: str) -> bool:
+        return (self.path / first).read_bytes() == (self.path / second).read_bytes()
+
+
+def _follow(folder: Folder, chain: list[Command], level: int, hinted: bool,
+            problems: list[str]) -> None:
+    """Run ``chain[-1]`` (a command at ``level`` hints from the first; ``hinted``: a hint
+    named it, else it is the first or a check run again after its fix) and follow what it
+    names."""
+    command = chain[-1]
+    result = folder.run(command)
+    given = {step.kind for step in chain}
+    where = " -> ".join(map(str, chain))
+    for hint in result.hints:
+        if hint.kind in given:
+            problems.append(f"loop: {where} -> {hint}")
+    new = [hint for hint in result.hints if hint.kind not in given]
+    if level and not new:
+        if result.code != 0:
+            problems.append(f"{where}: exit {result.code} and no other command: {result.said}")
+        elif hinted and command.name in INSPECTIONS:
+            problems.append(f"{where}: finds nothing to fix ({result.said})")
+    if level == LEVELS:
+        return
+    for hint in new:
+        _follow(folder, [*chain, hint], level + 1, True, problems)
+        if not folder.run(hint).writes(hint):
+            continue
+        if folder.same_model(hint.output, hint.model):
+            problems.append(f"{where} -> {hint}: writes a model identical to {hint.model}")
+        elif command.name in INSPECTIONS:
+            # the fix of a finding, done: the inspection again, on the model it wrote
+            _follow(folder, [*chain, hint, command.on(hint.output)], level + 1, False,
+                    problems)
+
+
+MODEL = "model.onnx"
+UPGRADED = "model_upgraded.onnx"
+# the commands a user runs first on a model, and on its upgrade the way back down (to the
+# lowest opset: where that fails, the hints name the others)
+FIRST: dict[str, tuple[object, ...]] = {
+    "check": ("check", MODEL),
+    "check --json": ("check", MODEL, "--json"),
+    "inspect": ("inspect", MODEL),
+    "upgrade": ("upgrade", MODEL, "-o", UPGRADED),
+    "downgrade": ("downgrade", MODEL, "-o", "model_downgraded.onnx"),
+    "fold": ("fold", MODEL, "-o", "model_folded.onnx"),
+    "run": ("run", MODEL, "--random"),
+    "upgraded, downgrade": ("downgrade", UPGRADED, "-o", "model_back.onnx", "--opset",
+                            DOWNGRADE_OPSETS[0]),
+}
+
+
+def _write(name: str, folder: Path) -> None:
+    """Corpus model ``name`` as ``folder/model.onnx`` (its external data beside it)."""
+    group, _, item = name.partition("/")
+    if group == "legacy":
+        return  # written with the rest of the legacy corpus
+    folder.mkdir(parents=True)
+    if group in ("pytorch", "examples"):
+        source = ROOT / ("tests/data/pytorch" if group == "pytorch" else "examples") / item
+        shutil.copyfile(source, folder / MODEL)
+        return
+    if name == "built/v9-shrinking":
+        model = upsample_model("v9-raw", [1, 1, 0.5, 0.5], shape=[1, 1, 4, 6])
+    elif name == "issue/tf2onnx-no-shape":
+        model = _tf2onnx_shrinking(0.5, "no shape")
+    elif name == "issue/untyped-output":
+        model = upsample_model("v9-raw", [1, 1, 2, 2], shape=[1, 1, 2, 3])
+        model.graph.output[0].CopyFrom(_declared_as(model.graph.output[0], "no type"))
+    else:
+        source, mode = BUILT[item]
+        model = upsample_model(source, [1, 1, 2, 2], mode, shape=[1, 1, 2, 3])
+    _save(model, folder / MODEL)
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Folder]:
+    base = tmp_path_factory.mktemp("hints")
+    legacy_corpus.write(base / "legacy")  # type: ignore[attr-defined]
+    found = {}
+    for name in CORPUS:
+        _write(name, base / name)
+        found[name] = Folder(base / name)
+    return found
+
+
+# Known, and being fixed with the conversions of PyTorch's exports with computed sizes (issue
+# 38): each case fails until then, and passes (failing this test: strict) once it is fixed.
+_ROUND_TRIP = ("issue 38, PyTorch exports with computed sizes: downgrade --opset 7 of the upgraded "
+               "model says 'fold ... first', which folds Upsample scales only and "
+               "writes the model unchanged, or '--opset 9', which fails where onnx has no "
+               "adapter for the export's Slice from opset 10 to 9")
+_RUN_TIME = ("issue 38, the same 'fold ... first' of downgrade --opset 7 as PyTorch's exports "
+             "with computed sizes, for scales fed at run time, which fold never folds")
+_SYMBOLIC = ("issue 38, PyTorch exports with computed sizes: check's fix for scales computed "
+             "from symbolic dimensions is fold, which folds static shapes only and writes the "
+             "model unchanged")
+_COMPUTED = ("pytorch/computed_bilinear_dynamic_opset9.onnx",
+             "pytorch/computed_nearest_dynamic_opset9.onnx",
+             "legacy/ir4_opset9_computed_scales_symbolic")
+KNOWN = {
+    **{(name, "upgraded, downgrade"): _ROUND_TRIP
+       for name in (*_COMPUTED, "pytorch/computed_bilinear_dynamic_opset10.onnx",
+                    "pytorch/computed_nearest_dynamic_opset10.onnx",
+                    "legacy/ir4_opset9_size_export")},
+    **{(name, "upgraded, downgrade"): _RUN_TIME
+       for name in (*(f"built/v9-input-{mode}" for mode in ("nearest", "linear", "bilinear",
+                                                            "BILINEAR")),
+                    "legacy/ir4_opset9_runtime_scales",
+                    "legacy/ir5_opset10_resize10_runtime_scales")},
+    **{(name, first): _SYMBOLIC for name in _COMPUTED
+       for first in ("check", "check --json", "inspect")},
+}
+
+
+# ------------------------------------------------------------------ diff's hints, followed
+
+OURS = ("--backend", "onnxruntime", "--backend", "onnx-reference+onnx-upsample")
+
+
+def test_diff_of_modes_in_upper_case_names_legacy_modes_not_the_backend_given(
+        folders: dict[str, Folder]) -> None:
+    """The loop was: diff exits 2 and says to choose another backend, such as
+    onnx-reference+onnx-upsample, the one already given."""
+    folder = folders["legacy/ir3_opset7_upper_case_NEAREST"]
+    command = _typed("diff", MODEL, *OURS, "--json")
+    problems: list[str] = []
+    _follow(folder, [command], 0, False, problems)
+    assert not problems, "\n".join(problems)
+    refused = folder.run(command)
+    assert refused.code == 2 and "such as onnx-reference" not in refused.said, refused.said
+    # the command given, with --legacy-modes: the same runtimes, the mode in lower case
+    assert [hint.words for hint in refused.hints] == [(*command.words, "--legacy-modes")]
+    document = json.loads(folder.run(refused.hints[0]).out)
+    # onnx-upsample's Upsample is onnxruntime's, bit for bit: the node is compared, not
+    # refused, and the same
+    assert [node["verdict"] for node in document["nodes"]] == ["identical"], document
+    assert document["warnings"] == ["Upsample node 'up': mode 'NEAREST' (the case old "
+                                    "converters wrote, which onnx's checker and onnxruntime "
+                                    "refuse) is written 'nearest'"]
+
+
+def test_the_fix_that_names_diff_is_the_conformance_call_in_python() -> None:
+    from onnx_upsample.onnx._fixes import Action
+
+    assert (Action("diff", (("legacy_modes", True),)).python()
+            == "onnx_upsample.conformance.diff(model, ours, theirs, legacy_modes=True)")
+
+
+def test_diff_of_a_node_no_runtime_runs_names_what_does(folders: dict[str, Folder]) -> None:
+    """diff runs the model in two worker processes (a second or two each), so it is
+    followed from the models a runtime refuses, not from every model: a mode in upper case
+    (above) and scales below 1 (here: check, whose fix is upgrade --allow-downscale)."""
+    folder = folders["legacy/ir4_opset9_tf2onnx_downscale"]
+    command = _typed("diff", MODEL, *OURS)
+    problems: list[str] = []
+    _follow(folder, [command], 0, False, problems)
+    assert not problems, "\n".join(problems)
+    assert [hint.name for hint in folder.run(command).hints] == ["check"]
+
+
+@pytest.mark.parametrize(("name", "first"), [
+    pytest.param(name, first, marks=[pytest.mark.xfail(strict=True, reason=KNOWN[name, first])]
+                 if (name, first) in KNOWN else [], id=f"{name}: {first}")
+    for name in CORPUS for first in FIRST])
+def test_every_hint_ends_in_success_or_another_command_that_works(
+        folders: dict[str, Folder], name: str, first: str) -> None:
+    folder = folders[name]
+    command = _typed(*FIRST[first])
+    if command.model == UPGRADED and folder.run(_typed(*FIRST["upgrade"])).code != 0:
+        pytest.skip("the model does not upgrade")
+    problems: list[str] = []
+    _follow(folder, [command], 0, False, problems)
+    assert not problems, "\n".join(problems)

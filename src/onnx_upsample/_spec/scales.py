@@ -8,7 +8,6 @@ leaves as the float32 an ONNX file would hold. Messages name the arguments as th
 
 from __future__ import annotations
 
-import itertools
 import math
 import numbers
 import sys
@@ -64,7 +63,7 @@ class ScaleItems:
         if isinstance(items, np.ndarray):
             items = (items if count is None else items[:count]).tolist()
         elif count is not None:
-            items = itertools.islice(items, count)  # a deque cannot be sliced
+            items = _first(items, count)  # a deque cannot be sliced
         return _floats(items)
 
 
@@ -155,8 +154,19 @@ def _read_head(scales: Sequence[Any] | np.ndarray, count: int) -> list[Any]:
     if isinstance(scales, np.ndarray):
         head = scales[:count].tolist()
     else:
-        head = list(itertools.islice(_leaves(scales), count))
+        head = _first(_leaves(scales), count)
     return [_checked_item(position, item) for position, item in enumerate(head)]
+
+
+def _first(items: Iterable[Any], count: int) -> list[Any]:
+    """The first ``count`` of ``items``, reading no more of them."""
+    head: list[Any] = []
+    if count > 0:
+        for item in items:
+            head.append(item)
+            if len(head) == count:
+                break
+    return head
 
 
 def _leaves(scales: Sequence[Any]) -> Iterator[Any]:

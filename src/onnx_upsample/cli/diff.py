@@ -13,7 +13,16 @@ import argparse
 from typing import Any
 
 from ._common import EXIT_FINDINGS, EXIT_OK, add_output_options, note, print_json, warn
-from ._models_io import add_input_options, hinted, load_model, parse_shapes, read_inputs
+from ._models_io import (
+    add_input_options,
+    caught_warnings,
+    hinted,
+    kept_warnings,
+    load_model,
+    parse_shapes,
+    read_inputs,
+    warn_all,
+)
 
 __all__ = ["register"]
 
@@ -48,6 +57,10 @@ def register(subparsers: Any) -> None:
     add_input_options(diff)
     diff.add_argument("--timeout", type=float, default=None, metavar="S",
                       help="seconds one run may take in a runtime (default {default_timeout})")
+    diff.add_argument("--legacy-modes", action="store_true",
+                      help="give both runtimes the model with its modes written in upper or "
+                      "mixed case by old converters ('NEAREST', 'BILINEAR') in lower case, "
+                      "with a warning (runtimes refuse them otherwise)")
     add_output_options(diff, json_help="print the comparison (nodes, outputs, explanations) "
                        "as one JSON object")
     diff.set_defaults(handler=hinted(_cmd_diff))
@@ -65,14 +78,17 @@ def _cmd_diff(args: argparse.Namespace) -> int:
                             f"{' and '.join(DEFAULT_BACKENDS)})")
     inputs, shapes = read_inputs(args.input), parse_shapes(args.input_shape)
     load_model(args.model)  # a file that is no model: one line, before a runtime starts
-    found = diff(args.model, backends[0], backends[1], inputs=inputs, input_shapes=shapes,
-                 seed=args.seed,
-                 timeout=DEFAULT_TIMEOUT if args.timeout is None else args.timeout)
+    with caught_warnings() as caught:
+        found = diff(args.model, backends[0], backends[1], inputs=inputs,
+                     input_shapes=shapes, seed=args.seed,
+                     timeout=DEFAULT_TIMEOUT if args.timeout is None else args.timeout,
+                     legacy_modes=args.legacy_modes)
+    warn_all(args, [item.message for item in caught])
     for kind, text in found.lines(options=True):
         if kind == "warning":
             warn(text)
         else:
             note(args, text, failing=kind == "finding")
     if args.json:
-        print_json({"command": "diff", **found.to_dict()})
+        print_json({"command": "diff", **found.to_dict(), "warnings": kept_warnings(args)})
     return EXIT_FINDINGS if found.differs else EXIT_OK

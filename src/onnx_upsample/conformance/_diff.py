@@ -18,14 +18,16 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import onnx
 
-from .._errors import UpsampleError
+from .._errors import UpsampleError, UpsampleWarning
+from ..onnx._check import check
 from ..onnx._compare import difference
 from ..onnx._exercise import (
     Probe,
@@ -37,9 +39,12 @@ from ..onnx._exercise import (
     shape_hint,
 )
 from ..onnx._feeds import checked_inputs, graph_inputs, scales_inputs
+from ..onnx._fixes import Action, Fix, FixableError
 from ..onnx._graphs import ModelLike, model_of
+from ..onnx._modes import lower_mode_case
 from ..onnx._probe import expose, node_model, run_pieces
 from ..onnx._verification import InputUsed
+from ._backends import BUILTIN
 from ._diff_nodes import ComparedNode, compared_nodes, run_scales
 from ._diff_result import ModelDiff, NodeDiff
 from ._diff_why import explain_side
@@ -50,6 +55,9 @@ __all__ = ["DEFAULT_BACKENDS", "DEFAULT_TIMEOUT", "diff"]
 #: The runtimes :func:`diff` compares when none are named, and the seconds one run may take.
 DEFAULT_BACKENDS = ("onnxruntime", "onnx-reference")
 DEFAULT_TIMEOUT = 300.0
+# the runtime that runs every Upsample onnx-upsample runs: the one to suggest where neither
+# of the two compared runs a node
+OURS = "onnx-reference+onnx-upsample"
 
 Values = dict[str, np.ndarray]
 
@@ -103,9 +111,10 @@ def _whole(side: _Side, model: onnx.ModelProto, feeds: Values, names: Sequence[s
 
 def _cut(side: _Side, other: _Side, model: onnx.ModelProto, feeds: Values,
          names: Sequence[str], cut: set[int], refused: dict[str, str],
-         labels: Mapping[str, str]) -> Values:
+         labels: Mapping[str, str], neither: Callable[[str], Fix]) -> Values:
     """``model`` in pieces cut at each Upsample and Resize; a node ``side`` refuses runs in
-    ``other`` (recorded in ``refused``), so that the rest still runs in ``side``."""
+    ``other`` (recorded in ``refused``), so that the rest still runs in ``side``; a node
+    neither runs is an error whose fix is ``neither(label)``."""
     def alone(piece: onnx.ModelProto, fed: dict[str, np.ndarray]) -> list[np.ndarray]:
         try:
             return side.run(piece, fed)
@@ -115,17 +124,42 @@ def _cut(side: _Side, other: _Side, model: onnx.ModelProto, feeds: Values,
             try:
                 return other.run(piece, fed)
             except _NotRunError as also:
-                raise UpsampleError(
-                    f"neither runtime runs node {labels.get(output, output)!r} ({side.name}: "
-                    f"{not_run.words}; {other.name}: {also.words}); choose another backend, "
-                    "such as onnx-reference+onnx-upsample (onnx's reference evaluator with "
-                    "onnx-upsample's Upsample)") from None
+                label = labels.get(output, output)
+                raise FixableError(
+                    f"neither runtime runs node {label!r} ({side.name}: {not_run.words}; "
+                    f"{other.name}: {also.words})", neither(label)) from None
 
     try:
         return run_pieces(model, feeds, names, cut, side.run, alone)
     except _NotRunError as not_run:
         raise UpsampleError(f"{side.name} cannot run the model, also cut at each Upsample "
                             f"and Resize: {not_run.words}") from None
+
+
+def _neither_fix(model: onnx.ModelProto, backends: Sequence[str],
+                 upper_case: set[str]) -> Callable[[str], Fix]:
+    """The fix for a node neither runtime runs: the way that works for it, never the
+    comparison as it was asked for again."""
+    def fix(label: str) -> Fix:
+        if label in upper_case:
+            # onnxruntime, onnx's evaluator and onnx-upsample's Upsample all refuse the case
+            # old converters wrote; the two runtimes compared take the model in lower case
+            return Fix("its mode is written in the case old converters wrote, which runtimes "
+                       "refuse: {0} gives both runtimes the model with its modes in lower case",
+                       (Action("diff", (("legacy_modes", True),)),))
+        found = [finding for finding in check(model) if finding.node == label]
+        invalid = any(finding.severity == "error" for finding in found)
+        if invalid or (found and OURS in backends):
+            # a node invalid as written, or one onnx-upsample refused: check says why and
+            # names the fix
+            return Fix("{0} says what is wrong with the node and how to fix it",
+                       (Action("check"),))
+        if OURS not in backends:
+            return Fix(f"choose another backend, such as {OURS} (onnx's reference evaluator "
+                       "with onnx-upsample's Upsample)")
+        others = [name for name in BUILTIN if name not in backends]
+        return Fix(f"compare it in other runtimes ({', '.join(others)})")
+    return fix
 
 
 def _search(sides: tuple[_Side, _Side], model: onnx.ModelProto, names: Sequence[str],
@@ -158,7 +192,7 @@ def diff(model: ModelLike, ours: str = DEFAULT_BACKENDS[0],
          theirs: str = DEFAULT_BACKENDS[1], *,
          inputs: Mapping[str, np.ndarray] | None = None,
          input_shapes: Mapping[str, Sequence[int]] | None = None, seed: int = 0,
-         timeout: float = DEFAULT_TIMEOUT) -> ModelDiff:
+         timeout: float = DEFAULT_TIMEOUT, legacy_modes: bool = False) -> ModelDiff:
     """Run ``model`` in two runtimes and compare every ONNX ``Upsample`` and ``Resize`` node.
 
     Each node's output (Upsample versions 1, 7, 9, 10; Resize 10 to 19) is compared bit for
@@ -187,6 +221,11 @@ def diff(model: ModelLike, ours: str = DEFAULT_BACKENDS[0],
         The seed of the random inputs.
     timeout : float, default 300
         Seconds one run may take in a runtime; its worker is then stopped.
+    legacy_modes : bool, default False
+        Give both runtimes the model with its Upsample modes written in upper or mixed
+        case by old converters ('NEAREST', 'BILINEAR') in lower case, with an
+        :class:`~onnx_upsample.UpsampleWarning` per node, as ``upgrade`` writes them;
+        runtimes refuse those modes otherwise.
 
     Returns
     -------
@@ -202,7 +241,8 @@ def diff(model: ModelLike, ours: str = DEFAULT_BACKENDS[0],
         If a runtime cannot be loaded; if the two runtimes are one; if an input given is
         not one of the model, or has another type or shape than declared; if a runtime
         cannot run the model even cut at its Upsample and Resize nodes, or neither runs one
-        of those nodes.
+        of those nodes (its fix says what does: ``legacy_modes=True`` for a mode in upper
+        case, another backend, or :func:`onnx_upsample.onnx.check`'s fix for the node).
     """
     for name, spec in (("ours", ours), ("theirs", theirs)):
         if not isinstance(spec, str):
@@ -213,6 +253,13 @@ def diff(model: ModelLike, ours: str = DEFAULT_BACKENDS[0],
     timeout = check_timeout(timeout)
     label = os.fspath(model) if isinstance(model, str | os.PathLike) else "model"
     loaded = model_of(model, "all")
+    lowered, cases = lower_mode_case(loaded)
+    if legacy_modes:
+        loaded = lowered
+        for case in cases:
+            warnings.warn(case.describe(), UpsampleWarning, stacklevel=2)
+    neither = _neither_fix(loaded, (ours, theirs),
+                           set() if legacy_modes else {case.node for case in cases})
     nodes = compared_nodes(loaded)
     shown = [node for node in nodes if node.index is not None]
     labels = {node.output: node.label for node in shown}
@@ -231,7 +278,7 @@ def diff(model: ModelLike, ours: str = DEFAULT_BACKENDS[0],
                 side.ready()
             pair = (sides[0], sides[1])
             return _compare(pair, loaded, label, nodes, shown, names, labels, given, fixed,
-                            seed)
+                            seed, neither)
         finally:
             for side in sides:
                 side.close()
@@ -240,7 +287,7 @@ def diff(model: ModelLike, ours: str = DEFAULT_BACKENDS[0],
 def _compare(sides: tuple[_Side, _Side], model: onnx.ModelProto, label: str,
              nodes: list[ComparedNode], shown: list[ComparedNode], names: list[str],
              labels: Mapping[str, str], given: Values, fixed: Mapping[str, Sequence[int]],
-             seed: int) -> ModelDiff:
+             seed: int, neither: Callable[[str], Fix]) -> ModelDiff:
     feeds, runs, tried = _search(sides, model, names, shown, given, fixed, seed)
     while len(runs) < 2:  # the search ran one side only
         try:
@@ -255,7 +302,7 @@ def _compare(sides: tuple[_Side, _Side], model: onnx.ModelProto, label: str,
             values.append(run)
         else:
             values.append(_cut(sides[number], sides[1 - number], model, feeds, names, cut,
-                               refused[number], labels))
+                               refused[number], labels, neither))
     constants = {tensor.name: onnx.numpy_helper.to_array(tensor)
                  for tensor in model.graph.initializer}
     for side_values in values:

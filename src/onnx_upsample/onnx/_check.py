@@ -167,6 +167,12 @@ def _check_shapes(out: _Findings, info: UpsampleNode, x_type: TypeProto | None,
                     f"has shape {right} (trunc(float32(dim) * float32(scale)), as onnxruntime "
                     "computes it)",
                     Fix("{0} writes the right shape", (Action("infer_shapes"),)))
+    # once the model declares what infer_shapes writes, that fix is done: naming it again
+    # would send the user round in a circle
+    exact = "use scales whose products are exact (1.5, 2, 3)"
+    fix = (Fix(f"{exact}; the model already declares onnxruntime's shapes (as infer_shapes "
+               "writes them)") if declared_dims == expected else
+           Fix(f"infer shapes with {{0}}; or {exact}", (Action("infer_shapes"),)))
     for axis, (n, scale) in enumerate(zip(x_dims, info.scales.tolist(), strict=True)):
         if n is None or expected is None or expected[axis] is None:
             continue
@@ -180,9 +186,7 @@ def _check_shapes(out: _Findings, info: UpsampleNode, x_type: TypeProto | None,
                     "and onnxruntime's graph-level inference (the same rule) refuses to load a "
                     "model whose static shapes downstream need the real size ('Can't merge "
                     "shape info') and, with its default optimizations, folds a Shape of this "
-                    "output into onnx's size",
-                    Fix("infer shapes with {0}; or use scales whose products are exact (1.5, "
-                        "2, 3)", (Action("infer_shapes"),)))
+                    "output into onnx's size", fix)
 
 
 def _rewrite_at(opset: int) -> Action:

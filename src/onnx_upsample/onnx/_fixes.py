@@ -28,6 +28,7 @@ _COMMANDS: dict[str, tuple[str, bool, dict[str, str]]] = {
     "fold_scales": ("fold", True, {}),
     "check": ("check", False, {}),
     "run": ("run", False, {"legacy_modes": "--legacy-modes"}),
+    "diff": ("diff", False, {"legacy_modes": "--legacy-modes"}),
 }
 # A function without a command of its own runs through Python on the command line.
 _PYTHON_ONLY = {"infer_shapes"}
@@ -40,9 +41,10 @@ class Action:
     Attributes
     ----------
     function : str
-        ``upgrade``, ``downgrade``, ``fold_scales``, ``infer_shapes``, ``check`` or ``run``
+        ``upgrade``, ``downgrade``, ``fold_scales``, ``infer_shapes``, ``check``, ``run``
         (run the model with ``onnx.reference.ReferenceEvaluator`` and
-        :class:`~onnx_upsample.onnx.Upsample`).
+        :class:`~onnx_upsample.onnx.Upsample`) or ``diff``
+        (:func:`onnx_upsample.conformance.diff`, the same two runtimes).
     options : tuple of (str, object)
         Keyword arguments, in order (``(("opset", 9),)``); a boolean option is given when
         True.
@@ -62,13 +64,15 @@ class Action:
                   if dict(self.options).get("legacy_modes") else "onnx_upsample.onnx.Upsample")
             return f"onnx.reference.ReferenceEvaluator(model, new_ops=[{op}])"
         keywords = "".join(f", {key}={value!r}" for key, value in self.options)
+        if self.function == "diff":
+            return f"onnx_upsample.conformance.diff(model, ours, theirs{keywords})"
         return f"onnx_upsample.onnx.{self.function}(model{keywords})"
 
     def output_for(self, model: str) -> str:
         """A name for the model the action writes, beside ``model``: ``yolo.onnx`` ->
         ``yolo_opset9.onnx`` (downgrade to 9), ``yolo_folded.onnx``, ...; ``""`` for an
         action that writes no model."""
-        if self.function in ("check", "run"):
+        if self.function in _COMMANDS and not _COMMANDS[self.function][1]:
             return ""
         stem = os.path.splitext(model)[0]
         options = dict(self.options)

@@ -68,6 +68,19 @@ def check_scales(info: UpsampleNode, rank: int | None, allow_downscale: bool = F
                  "give exactly one scale per axis of X", blocking=True)
 
 
+def _rewrites(info: UpsampleNode, *ways: tuple[str, Action]) -> Fix:
+    """A fix naming the conversions that take the node (each way: its words, ``{0}`` for its
+    action): downgrade refuses a mode written in the case old converters wrote, which
+    upgrade writes in lower case, so naming it would send the user round in a circle."""
+    refused = any(problem.code == "mode-case" or (problem.code == "mode" and problem.blocking)
+                  for problem in info.problems)
+    kept = [(words, action) for words, action in ways
+            if not (refused and action.function == "downgrade")]
+    return Fix("; ".join(words.replace("{0}", f"{{{slot}}}")
+                         for slot, (words, _) in enumerate(kept)),
+               tuple(action for _, action in kept))
+
+
 def check_opset(info: UpsampleNode) -> None:
     opset, form = info.opset, info.form
     if opset is None or form is None:
@@ -82,18 +95,21 @@ def check_opset(info: UpsampleNode) -> None:
                  "onnx's checker and onnxruntime reject the model ('Op registered for Upsample "
                  f"is deprecated in domain_version of {opset}'); onnx-upsample runs it as "
                  f"Upsample-{at_opset.version} with a warning",
-                 Fix("{0} replaces it by a Resize with bit-identical outputs; {1} makes an "
-                     f"opset-{NEWEST_UPSAMPLE_OPSET} model", (Action("upgrade"), downgrade)))
+                 _rewrites(info, ("{0} replaces it by a Resize with bit-identical outputs",
+                                  Action("upgrade")),
+                           (f"{{0}} makes an opset-{NEWEST_UPSAMPLE_OPSET} model", downgrade)))
         if form != at_opset.form:
             info.add("error", "form-opset",
                      f"the node has the {schema.form_words}; Upsample-{at_opset.version} has "
                      f"the {at_opset.form_words}",
-                     Fix("{0} or {1} rewrites it", (Action("upgrade"), downgrade)))
+                     _rewrites(info, ("{0} rewrites it as a Resize", Action("upgrade")),
+                               ("{0} as an Upsample", downgrade)))
         return
     if form != at_opset.form:
         lowest = max(opset, LOWEST_RUNNABLE_OPSET)
-        fix = Fix("{0} rewrites every Upsample into the form of that opset; {1} turns them "
-                  "into Resize", (Action("downgrade", (("opset", lowest),)), Action("upgrade")))
+        fix = _rewrites(info, ("{0} rewrites every Upsample into the form of that opset",
+                               Action("downgrade", (("opset", lowest),))),
+                        ("{0} turns them into Resize", Action("upgrade")))
         have, take = len(schema.inputs), len(at_opset.inputs)
         if have != take:
             detail = (f"onnxruntime: 'Node with schema(::Upsample:{at_opset.version}) has input "
@@ -108,7 +124,7 @@ def check_opset(info: UpsampleNode) -> None:
         info.add("warning", "experimental",
                  f"Upsample-{schema.version} is experimental and onnxruntime has no kernel for "
                  f"it ('Could not find an implementation for Upsample({schema.version})')",
-                 Fix(f"{{0}} rewrites it as Upsample-{RUNNABLE_VERSIONS[0].version}, which "
-                     "onnxruntime runs; {1} turns it into Resize",
-                     (Action("downgrade", (("opset", LOWEST_RUNNABLE_OPSET),)),
-                      Action("upgrade"))))
+                 _rewrites(info, (f"{{0}} rewrites it as Upsample-"
+                                  f"{RUNNABLE_VERSIONS[0].version}, which onnxruntime runs",
+                                  Action("downgrade", (("opset", LOWEST_RUNNABLE_OPSET),))),
+                           ("{0} turns it into Resize", Action("upgrade"))))
