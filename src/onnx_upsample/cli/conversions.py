@@ -101,9 +101,10 @@ def register(subparsers: Any) -> None:
     downgrade.set_defaults(handler=hinted(_cmd_downgrade))
 
     fold = subparsers.add_parser(
-        "fold", help="store computed Upsample scales as constants where they are static",
-        description="Write a copy of MODEL where every Upsample whose scales are computed "
-        "from static values (shapes, constants) reads them from an initializer "
+        "fold", help="store computed Upsample and Resize scales as constants where they are "
+        "static",
+        description="Write a copy of MODEL where every Upsample or Resize whose scales are "
+        "computed from static values (shapes, constants) reads them from an initializer "
         "(onnx_upsample.onnx.fold_scales); says which nodes it could not fold and why.")
     fold.add_argument("model", help="the .onnx file")
     fold.add_argument("-o", "--output", required=True, help="the folded .onnx file")
@@ -111,8 +112,8 @@ def register(subparsers: Any) -> None:
                        help="allow -o to be the input model (it is replaced)")
     fold.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...",
                       help="a concrete shape for a graph input with symbolic dimensions "
-                      "(repeatable); the written model declares it, as its folded scales "
-                      "hold for that shape only")
+                      "(repeatable); the written model declares it where scales were folded, "
+                      "as they hold for that shape only")
     add_output_options(fold, json_help="print what was folded as one JSON object")
     fold.set_defaults(handler=hinted(_cmd_fold))
 
@@ -251,10 +252,16 @@ def _cmd_fold(args: argparse.Namespace) -> int:
     before = computed_scales(model)
     note(args, f"{args.model} -> {args.output}: {before - len(not_folded)} of {before} "
                "computed scales folded")
+    now = {value.name: value for value in _feeds.graph_inputs(folded)}
     for name, dims in shapes.items():
-        note(args, f"input {name!r} is declared with the static shape {dims} in "
-                   f"{args.output} (was {_feeds.declaration(declared[name])}): the folded "
-                   "scales hold for that shape only (--input-shape)")
+        if now[name] == declared[name]:
+            note(args, f"input {name!r} keeps its declaration in {args.output} "
+                       f"({_feeds.declaration(declared[name])}): no scales were folded for the "
+                       "shape --input-shape gives")
+        else:
+            note(args, f"input {name!r} is declared with the static shape {dims} in "
+                       f"{args.output} (was {_feeds.declaration(declared[name])}): the folded "
+                       "scales hold for that shape only (--input-shape)")
     warn_all(args, [f"not folded: {name}: its scales depend on values known only at run time "
                     "(symbolic input dimensions or data); give concrete shapes with "
                     "--input-shape NAME=D0,D1,... if they come from input shapes"

@@ -7,16 +7,19 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
-from onnx import ModelProto, TensorProto, TypeProto
+from onnx import ModelProto, NodeProto, TensorProto, TypeProto
 
 from .._errors import UpsampleError
 from .._spec.dtypes import ORT_ONNX_TYPES, linear_defined_for_onnx, onnx_type_names
 from .._spec.rules import ORT_LINEAR_KERNELS, ort_linear_axes
-from .._spec.versions import VERSIONS
+from .._spec.versions import DEFAULT_DOMAINS, VERSIONS
 from ._fixes import Action, Fix, FixableError, fix_of
-from ._graphs import ModelLike, default_opset, is_upsample, model_of, node_label
+from ._fold import from_shapes, static_value
+from ._graphs import ModelLike, Site, default_opset, is_upsample, model_of, node_label
 from ._infer import infer_shapes, output_type, rank_of, site_type_maps
 from ._node import UpsampleNode, describe
+from ._resize10 import resize10_rounding
+from ._shape_bounds import ShapeBounds
 
 __all__ = ["Finding", "check"]
 
@@ -125,17 +128,23 @@ def _check_linear(out: _Findings, info: UpsampleNode, rank: int | None) -> None:
                 Fix("run the model with {0}", (Action("run"),)))
 
 
-def _check_dynamic(out: _Findings, info: UpsampleNode, from_input: bool) -> None:
+def _check_dynamic(out: _Findings, info: UpsampleNode, site: Site,
+                   types: dict[str, TypeProto]) -> None:
     if (info.form is None or info.schema.scales_from != "scales_input" or info.scales is not None
             or info.blocking or not info.scales_input):
         return
     fix: str | Fix
-    if from_input:
+    if static_value(site, types, info.scales_input) is not None:
+        fix = Fix("{0} evaluates the computation and stores the scales as an initializer (it "
+                  "depends only on constants and static shapes)", (Action("fold_scales"),))
+    elif from_shapes(site, info.scales_input):
+        # no command folds scales computed from symbolic dimensions without their sizes
+        fix = ("where the input always has one size, fold the scales for it (onnx-upsample's "
+               "fold with --input-shape NAME=D0,D1,..., fold_scales(model, input_shapes=...) "
+               "in Python); the scales then hold for that size only")
+    else:
         fix = ("store the scales as an initializer (a float32 tensor) if they do not change "
                "between runs")
-    else:
-        fix = Fix("{0} evaluates the computation and stores the scales as an initializer when "
-                  "it depends only on constants and static shapes", (Action("fold_scales"),))
     out.add("warning", info.label, "dynamic-scales",
             f"the scales are computed at run time ({info.scales_origin}): shape inference "
             "cannot know the output size, and static runtimes (TensorRT, CoreML, ncnn) "
@@ -187,6 +196,29 @@ def _check_shapes(out: _Findings, info: UpsampleNode, x_type: TypeProto | None,
                     "model whose static shapes downstream need the real size ('Can't merge "
                     "shape info') and, with its default optimizations, folds a Shape of this "
                     "output into onnx's size", fix)
+
+
+def _is_resize10(site: Site, node: NodeProto) -> bool:
+    return node.op_type == "Resize" and node.domain in DEFAULT_DOMAINS and site.opset == 10
+
+
+def _check_resize10(out: _Findings, site: Site, index: int, node: NodeProto,
+                    types: dict[str, TypeProto], bounds: list[ShapeBounds]) -> None:
+    """A nearest Resize-10 whose computed scales do not show how onnxruntime rounds it for
+    every input size: ``upgrade`` refuses it (``_resize10``)."""
+    mode = next((a.s for a in node.attribute if a.name == "mode"), b"nearest")
+    if (mode != b"nearest" or len(node.input) != 2 or not node.input[1]
+            or site.scope.constant(node.input[1]) is not None):
+        return
+    if not bounds:
+        bounds.append(ShapeBounds(site, types))
+    label = node_label(site, node, index)
+    found = resize10_rounding(site, node, label, bounds[0], types)
+    if found.rounding is None:
+        assert found.fix is not None
+        out.add("warning", label, "resize10-rounding",
+                f"{found.problem}: upgrade cannot convert it with its outputs unchanged",
+                found.fix)
 
 
 def _rewrite_at(opset: int) -> Action:
@@ -276,7 +308,10 @@ def check(model: ModelLike) -> list[Finding]:
     inferred_sites = site_type_maps(inferred)
     declared_sites = site_type_maps(model)
     for (site, declared), (_, types) in zip(declared_sites, inferred_sites, strict=True):
+        bounds: list[ShapeBounds] = []  # made for the first Resize-10 that needs one
         for index, node in enumerate(site.owner.node):
+            if _is_resize10(site, node):
+                _check_resize10(out, site, index, node, types, bounds)
             if not is_upsample(node):
                 continue
             label = node_label(site, node, index)
@@ -291,9 +326,7 @@ def check(model: ModelLike) -> list[Finding]:
                                         for p in info.blocking):
                 _check_types(out, info, x_type)
             _check_linear(out, info, rank)
-            from_input = bool(info.scales_input) and site.scope.is_graph_input(
-                info.scales_input or "")
-            _check_dynamic(out, info, from_input)
+            _check_dynamic(out, info, site, types)
             if node.output and node.output[0]:
                 _check_shapes(out, info, x_type, declared.get(node.output[0]))
     return out.items

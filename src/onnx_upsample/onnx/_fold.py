@@ -25,12 +25,14 @@ from ._graphs import (
     is_upsample,
     model_of,
     names_read,
+    node_label,
     unique_name,
     walk,
 )
 from ._infer import infer_shapes, site_type_maps
 
-__all__ = ["ScalesNotFolded", "computed_scales", "fold_scales"]
+__all__ = ["ScalesNotFolded", "computed_scales", "fold_scales", "from_shapes",
+           "scales_position", "static_value"]
 
 # Operators whose value is not a function of their inputs.
 _NOT_FOLDABLE = frozenset({
@@ -68,12 +70,28 @@ def _shape_value(node: onnx.NodeProto, dims: list[int]) -> np.ndarray:
     return np.array(dims[start:end], dtype=np.int64)
 
 
-def _cone(site: Site, types: dict[str, TypeProto], name: str
+def _size_agreed(site: Site, name: str) -> bool:
+    """False where ``name`` is a Resize output whose inferred size may not be onnxruntime's:
+    constant scales that are not whole numbers (onnx floors a float64 product, onnxruntime
+    truncates a float32 one), or scales computed at run time."""
+    producer = site.scope.producers.get(name)
+    if producer is None or producer.op_type != "Resize" or producer.domain not in DEFAULT_DOMAINS:
+        return True
+    position = scales_position(site, producer)
+    if position is None:  # sizes: the size is given
+        return True
+    scales = site.scope.constant(producer.input[position])
+    return scales is not None and bool(np.all(np.mod(np.asarray(scales, np.float64), 1) == 0))
+
+
+def _cone(site: Site, types: dict[str, TypeProto], name: str, any_shape: bool = False
           ) -> tuple[list[onnx.NodeProto], dict[str, np.ndarray], list[onnx.NodeProto]] | None:
     """The nodes computing ``name``, the constants they read and every node involved.
 
     None if the value is not static (it depends on a graph input's value, on a dimension
-    that is not known, or on an operator that is not a function of its inputs).
+    that is not known, or on an operator that is not a function of its inputs); with
+    ``any_shape``, shapes count as static whether they are known or not (the leaves are then
+    not all filled in: for :func:`from_shapes` only).
     """
     graph = site.owner
     nodes: dict[int, onnx.NodeProto] = {}
@@ -100,9 +118,12 @@ def _cone(site: Site, types: dict[str, TypeProto], name: str
         if any(a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) or a.ref_attr_name
                for a in producer.attribute):
             return None
+        if producer.op_type in ("Shape", "Size") and any_shape:
+            involved.append(producer)
+            continue
         if producer.op_type in ("Shape", "Size"):
             dims = _static_dims(types.get(producer.input[0])) if producer.input else None
-            if dims is None:
+            if dims is None or not _size_agreed(site, producer.input[0]):
                 return None
             leaves[value] = _shape_value(producer, dims)
             involved.append(producer)
@@ -113,14 +134,14 @@ def _cone(site: Site, types: dict[str, TypeProto], name: str
     return order, leaves, involved + order
 
 
-def _evaluate(model: onnx.ModelProto, nodes: list[onnx.NodeProto],
+def _evaluate(opset_imports: Sequence[onnx.OperatorSetIdProto], nodes: list[onnx.NodeProto],
               leaves: dict[str, np.ndarray], name: str) -> np.ndarray | None:
     from onnx.reference import ReferenceEvaluator
 
     graph = helper.make_graph(
         nodes, "fold", [], [onnx.ValueInfoProto(name=name)],
         [numpy_helper.from_array(np.asarray(value), key) for key, value in leaves.items()])
-    folded = helper.make_model(graph, opset_imports=list(model.opset_import))
+    folded = helper.make_model(graph, opset_imports=list(opset_imports))
     try:
         (value,) = ReferenceEvaluator(folded, new_ops=[Upsample]).run(None, {})
     except Exception:
@@ -137,13 +158,13 @@ def _fold_in_functions(model: onnx.ModelProto, names: set[str]) -> list[str]:
         if function is None or site.owner is not function:
             continue
         for index, node in enumerate(list(function.node)):
-            if not is_upsample(node) or len(node.input) != 2 or not node.input[1]:
+            at = _computed(site, node)
+            if at is None:
                 continue
-            scales_name = node.input[1]
-            if site.scope.constant(scales_name) is not None:
-                continue
+            scales_name = node.input[at]
             cone = _cone(site, {}, scales_name)
-            value = None if cone is None else _evaluate(model, cone[0], cone[1], scales_name)
+            value = None if cone is None else _evaluate(model.opset_import, cone[0], cone[1],
+                                                        scales_name)
             label = f"function {function.domain}::{function.name}/{node.name or index}"
             if cone is None or value is None:
                 left.append(label)
@@ -152,7 +173,7 @@ def _fold_in_functions(model: onnx.ModelProto, names: set[str]) -> list[str]:
             position = list(function.node).index(node)
             function.node.insert(position, helper.make_node(
                 "Constant", [], [new_name], value=numpy_helper.from_array(value, new_name)))
-            node.input[1] = new_name
+            node.input[at] = new_name
             _remove_dead_in_function(function, cone[2])
     return left
 
@@ -207,12 +228,51 @@ def _fix_inputs(model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]
             tensor.shape.dim.add().dim_value = int(dim)
 
 
+def scales_position(site: Site, node: onnx.NodeProto) -> int | None:
+    """Where ``node`` reads scales that :func:`fold_scales` may fold: input 1 of an Upsample
+    of the version-9/10 form and of a Resize-10, input 2 of a later Resize that gives scales
+    (not sizes); None for any other node."""
+    if is_upsample(node) or (node.op_type == "Resize" and node.domain in DEFAULT_DOMAINS
+                             and site.opset == 10):
+        return 1 if len(node.input) == 2 and node.input[1] else None
+    if node.op_type != "Resize" or node.domain not in DEFAULT_DOMAINS:
+        return None
+    if len(node.input) < 3 or not node.input[2] or (len(node.input) > 3 and node.input[3]):
+        return None
+    return 2
+
+
+def _computed(site: Site, node: onnx.NodeProto) -> int | None:
+    """:func:`scales_position` where no constant holds those scales."""
+    position = scales_position(site, node)
+    if position is None or site.scope.constant(node.input[position]) is not None:
+        return None
+    return position
+
+
 def computed_scales(model: onnx.ModelProto) -> int:
-    """How many Upsample nodes (in any graph or function) read scales that no constant
-    holds: those :func:`fold_scales` tries to fold."""
+    """How many Upsample and Resize nodes (in any graph or function) read scales that no
+    constant holds: those :func:`fold_scales` tries to fold."""
     return sum(1 for site in walk(model) for node in site.owner.node
-               if is_upsample(node) and len(node.input) > 1 and node.input[1]
-               and site.scope.constant(node.input[1]) is None)
+               if _computed(site, node) is not None)
+
+
+def from_shapes(site: Site, name: str) -> bool:
+    """Whether the value ``name`` of ``site`` depends only on constants and on shapes (known
+    or not): what :func:`fold_scales` folds once the shapes are given."""
+    return _cone(site, {}, name, any_shape=True) is not None
+
+
+def static_value(site: Site, types: dict[str, TypeProto], name: str) -> np.ndarray | None:
+    """The value ``name`` of ``site`` where it depends only on constants and on shapes that
+    ``types`` (inferred) gives statically: what :func:`fold_scales` stores as a constant;
+    None elsewhere."""
+    cone = _cone(site, types, name)
+    if cone is None:
+        return None
+    imports = site.owner.opset_import if isinstance(site.owner, onnx.FunctionProto) else [
+        helper.make_opsetid("", site.opset or onnx.defs.onnx_opset_version())]
+    return _evaluate(list(imports), cone[0], cone[1], name)
 
 
 class ScalesNotFolded(UpsampleWarning):
@@ -226,10 +286,11 @@ class ScalesNotFolded(UpsampleWarning):
 
 def fold_scales(model: ModelLike, *,
                 input_shapes: Mapping[str, Sequence[int]] | None = None) -> onnx.ModelProto:
-    """Store computed ``Upsample`` scales as initializers where they are static.
+    """Store computed ``Upsample`` and ``Resize`` scales as initializers where they are static.
 
-    For every ``Upsample`` of the version-9/10 form (main graph and subgraphs) whose scales
-    input is computed by nodes that depend only on constants (initializers, ``Constant``) and
+    For every ``Upsample`` of the version-9/10 form and every ``Resize`` that takes scales
+    (main graph and subgraphs) whose scales input is computed by nodes that depend only on
+    constants (initializers, ``Constant``) and
     on static input shapes (``Shape``, ``Size`` of tensors whose shape is known), the
     computation (``Shape``, ``Gather``, ``Slice``, ``Cast``, ``Div``, ``Mul``, ``Concat``,
     ``Unsqueeze``, ... any deterministic ONNX operator) is evaluated with onnx's reference
@@ -246,7 +307,8 @@ def fold_scales(model: ModelLike, *,
         its folder; tensors over 1 MiB stay on disk); it is not modified.
     input_shapes : mapping of str to sequence of int, optional
         Fixed shapes for graph inputs with symbolic dimensions. The returned model declares
-        these shapes, since its folded scales hold for them only.
+        these shapes where it folded scales of the main graph or its subgraphs, since those
+        hold for them only; where it folded none, its inputs stay as declared.
 
     Returns
     -------
@@ -265,7 +327,11 @@ def fold_scales(model: ModelLike, *,
 
     Notes
     -----
-    Upsample versions 9 and 10 (versions 1 and 7 have constant scales by construction).
+    Upsample versions 9 and 10 (versions 1 and 7 have constant scales by construction);
+    Resize versions 10 and later with a scales input (a Resize given sizes is left as it is).
+    A ``Shape`` or ``Size`` of a Resize output counts as static only where the Resize's
+    constant scales are whole numbers (or it is given sizes): elsewhere onnx's inferred size
+    (``floor`` of a float64 product) may not be onnxruntime's (``trunc`` of a float32 one).
     The shape of an Upsample output is its real one (5 x 1.4 gives 7). onnxruntime 1.32 with
     its default graph optimizations folds ``Shape`` of such an output into onnx's inferred
     size (6) instead, so where a scales computation reads the shape of an Upsample output
@@ -284,32 +350,38 @@ def fold_scales(model: ModelLike, *,
     maps = [types for site, types in site_type_maps(inferred) if site.function is None]
     names = all_names(work)
     folded_nodes: list[onnx.NodeProto] = []
+    folded = 0
     not_folded: list[str] = []
     for site, types in zip(walk(work, functions=False), maps, strict=True):
         owner = site.owner
         assert isinstance(owner, onnx.GraphProto)
         for index, node in enumerate(owner.node):
-            if not is_upsample(node) or len(node.input) != 2 or not node.input[1]:
+            at = _computed(site, node)
+            if at is None:
                 continue
-            scales_name = node.input[1]
-            if site.scope.constant(scales_name) is not None:
-                continue
+            scales_name = node.input[at]
             cone = _cone(site, types, scales_name)
-            value = None if cone is None else _evaluate(work, cone[0], cone[1], scales_name)
+            value = None if cone is None else _evaluate(work.opset_import, cone[0], cone[1],
+                                                        scales_name)
             if cone is None or value is None:
-                not_folded.append(node.name or f"Upsample#{index}")
+                not_folded.append(node_label(site, node, index))
                 continue
             involved = cone[2]
             new_name = unique_name(names, f"{node.name or node.output[0]}_scales")
             owner.initializer.append(numpy_helper.from_array(value, new_name))
-            node.input[1] = new_name
+            node.input[at] = new_name
             folded_nodes.extend(involved)
+            folded += 1
+    if shapes and not folded:
+        # the shapes were given to fold scales with; none folded, none to hold for them
+        del work.graph.input[:]
+        work.graph.input.extend(model.graph.input)
     _remove_dead(work, folded_nodes)
     not_folded += _fold_in_functions(work, names)
     if not_folded:
         # never silently: say which scales stay computed, and what would fold them
         warnings.warn(ScalesNotFolded(
-            f"fold_scales left the computed scales of {len(not_folded)} Upsample node(s) "
+            f"fold_scales left the computed scales of {len(not_folded)} node(s) "
             f"{not_folded}: they depend on values known only at run time (data, or input "
             "dimensions that are symbolic); pass input_shapes={name: [d0, d1, ...]} if they "
             "come from input shapes", not_folded), stacklevel=2)

@@ -1,24 +1,29 @@
-"""Going down one opset where onnx has no down adapter: which nodes can move unchanged.
+"""Going down one opset where onnx has no down adapter: which nodes can move unchanged, and
+which can be written in the lower opset's form by hand.
 
 onnx's version converter has few down adapters: going from opset 13 to 12 fails on a Relu
 ("No Adapter To Version $12 for Relu") although Relu-13 and Relu-6 differ only in element
 types. :func:`moves_down_unchanged` says whether a node means the same at the lower opset
 (same inputs, outputs and attributes, its element types allowed there); the pipeline then
-hides it from the converter for that step.
+hides it from the converter for that step. Where an operator's attributes became inputs
+(Slice at opset 10, Clip and Pad at 11), onnx's converter takes it up but not down
+("No Adapter To Version $9 for Slice"): :func:`inputs_to_attributes` writes such a node in the
+older form where those inputs are constants, which is how the converter wrote them going up.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import onnx
-from onnx import TypeProto
+from onnx import TypeProto, helper
 
 from ..._errors import UpsampleError
 from ..._spec.versions import DEFAULT_DOMAINS
 from .._graphs import Site, node_label
 
-__all__ = ["moves_down_unchanged"]
+__all__ = ["inputs_to_attributes", "moves_down_unchanged"]
 
 
 def _signature(schema: onnx.defs.OpSchema) -> tuple[object, ...]:
@@ -139,3 +144,91 @@ def moves_down_unchanged(site: Site, index: int, node: onnx.NodeProto,
                 f"{target}) does not allow; a model with it cannot be brought to opset "
                 f"{target}")
     return True
+
+
+# For each operator whose attributes became inputs: the first version with the inputs, and
+# each such input (position, the older attribute's name, whether it is a float there).
+_NOW_INPUTS: dict[str, tuple[int, tuple[tuple[int, str, bool], ...]]] = {
+    "Slice": (10, ((1, "starts", False), (2, "ends", False), (3, "axes", False))),
+    "Clip": (11, ((1, "min", True), (2, "max", True))),
+    "Pad": (11, ((1, "pads", False), (2, "value", True))),
+}
+
+
+def inputs_to_attributes(site: Site, node: onnx.NodeProto, types: dict[str, TypeProto],
+                         source: int, target: int) -> list[str] | None:
+    """Write ``node`` in the form it had before its attributes became inputs, in place,
+    where going from opset ``source`` down to ``target`` crosses that change.
+
+    Parameters
+    ----------
+    site : Site
+        The graph or function holding the node (for its constants).
+    node : onnx.NodeProto
+        The node; rewritten only where the result is returned.
+    types : dict of str to onnx.TypeProto
+        The known type of each value: the older Clip and Pad take float32 bounds and pad
+        values, which must hold the constants exactly.
+    source, target : int
+        The opsets of one step down.
+
+    Returns
+    -------
+    list of str or None
+        The inputs the node no longer reads (constants the caller may drop), or None where
+        the node is left as it was: another operator, a step that does not cross the change,
+        an input that is not a constant, a Slice with steps other than 1, a Pad with axes, a
+        float the attribute cannot hold.
+    """
+    if node.domain not in DEFAULT_DOMAINS or node.op_type not in _NOW_INPUTS:
+        return None
+    since, moved = _NOW_INPUTS[node.op_type]
+    try:
+        at_source = onnx.defs.get_schema(node.op_type, source).since_version
+        at_target = onnx.defs.get_schema(node.op_type, target).since_version
+    except onnx.defs.SchemaError:
+        return None
+    if not at_target < since <= at_source:
+        return None
+    extra = len(node.input) > 1 + len(moved) and any(node.input[1 + len(moved):])
+    if node.op_type == "Slice" and extra:
+        steps = site.scope.constant(node.input[4])
+        if steps is None or np.any(np.asarray(steps) != 1):
+            return None
+    elif extra:
+        return None  # Pad-18's axes: no older form
+    attributes: dict[str, object] = {}
+    for position, name, is_float in moved:
+        if len(node.input) <= position or not node.input[position]:
+            continue
+        value = site.scope.constant(node.input[position])
+        if value is None:
+            return None
+        array = np.asarray(value)
+        if is_float:
+            if array.size != 1 or not _held_by_float32(array):
+                return None
+            attributes[name] = float(array.reshape(-1)[0])
+        else:
+            attributes[name] = [int(v) for v in array.reshape(-1)]
+    if node.op_type == "Slice" and ("starts" not in attributes or "ends" not in attributes):
+        return None
+    if node.op_type in ("Clip", "Pad") and not _float_data(types.get(node.input[0])):
+        return None  # the older Clip and Pad are for float types
+    dropped = [name for name in node.input[1:] if name]
+    del node.input[1:]
+    for name, written in attributes.items():
+        node.attribute.append(helper.make_attribute(name, written))
+    return dropped
+
+
+def _held_by_float32(array: np.ndarray) -> bool:
+    if array.dtype.kind != "f":
+        return False
+    return bool(np.all(array.astype(np.float32).astype(array.dtype) == array))
+
+
+def _float_data(value_type: TypeProto | None) -> bool:
+    floats = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE)
+    return (value_type is not None and value_type.HasField("tensor_type")
+            and value_type.tensor_type.elem_type in floats)

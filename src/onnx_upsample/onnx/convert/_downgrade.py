@@ -24,8 +24,11 @@ from ..._spec.versions import (
     DEFAULT_UPGRADE_OPSET,
     DOWNGRADE_OPSETS,
 )
+from .._bounds import rounding_of
 from .._fixes import Action, Fix, FixableError
+from .._fold import from_shapes, static_value
 from .._graphs import ModelLike, Site, default_opset, is_upsample, model_of, node_label, walk
+from .._shape_bounds import ShapeBounds, scale_sides
 from ._pipeline import (
     Job,
     as_text,
@@ -106,6 +109,26 @@ def _resize_as_upsample(site: Site, node: onnx.NodeProto, label: str) -> tuple[s
             raise refuse(f"its scales have element type {np.asarray(scales).dtype}",
                          "store the scales as float32")
     return mode, node.input[scales_position]
+
+
+def _never_shrinks(site: Site, types: dict[str, TypeProto], scales: str) -> bool:
+    """Whether computed scales are >= 1 on every axis for every input size, as far as the
+    graph shows (``_bounds``: PyTorch's ``size=`` export, for one)."""
+    bounds = ShapeBounds(site, types)
+    return rounding_of(scale_sides(bounds, scales)) == "floor"
+
+
+def _computed_scales_fix(site: Site, types: dict[str, TypeProto], scales: str) -> Fix:
+    """The fix for computed scales that Upsample-7 cannot take: fold_scales where it makes
+    them a constant Upsample-7 takes (>= 1), and Upsample-9, which takes them as they are."""
+    value = static_value(site, types, scales)
+    opset9 = Action("downgrade", (("opset", 9),))
+    if value is not None and value.size and bool(np.all(value >= 1)):
+        return Fix("{0} first (they depend on constants and static shapes only), or {1}",
+                   (Action("fold_scales"), opset9))
+    also = ("; where the input always has one size, fold's --input-shape makes them a "
+            "constant first") if from_shapes(site, scales) else ""
+    return Fix(f"{{0}} (Upsample-9 takes scales computed at run time){also}", (opset9,))
 
 
 def _check_ops_exist(model: onnx.ModelProto, target: int) -> None:
@@ -191,7 +214,8 @@ def downgrade(model: ModelLike, opset: int = DEFAULT_DOWNGRADE_OPSET) -> onnx.Mo
     job = start_job(model)
 
     def pending_upsample(site: Site, node: onnx.NodeProto, label: str, mode: str,
-                         scales_name: str, constant: np.ndarray | None) -> None:
+                         scales_name: str, constant: np.ndarray | None,
+                         types: dict[str, TypeProto]) -> None:
         if target >= 9:
             set_pending(node, "Upsample", [node.input[0], scales_name], {"mode": mode})
             return
@@ -199,8 +223,7 @@ def downgrade(model: ModelLike, opset: int = DEFAULT_DOWNGRADE_OPSET) -> onnx.Mo
             raise FixableError(
                 f"cannot downgrade node {label!r} to opset {target}: its scales are computed "
                 f"at run time ({site.scope.origin(scales_name)}) and Upsample-7 takes them as "
-                "an attribute", Fix("{0} first, or {1}", (
-                    Action("fold_scales"), Action("downgrade", (("opset", 9),)))),
+                "an attribute", _computed_scales_fix(site, types, scales_name),
                 joiner="; fix: ")
         values = np.asarray(constant, dtype=np.float32).reshape(-1)
         job.orphans.update(name for name in node.input[1:] if name)
@@ -215,14 +238,15 @@ def downgrade(model: ModelLike, opset: int = DEFAULT_DOWNGRADE_OPSET) -> onnx.Mo
             assert info.mode is not None
             if target >= 9:
                 scales_name = scales_input(job, site, info)
-                pending_upsample(site, node, label, info.mode, scales_name, info.scales)
+                pending_upsample(site, node, label, info.mode, scales_name, info.scales, types)
             else:
                 pending_upsample(site, node, label, info.mode, info.scales_input or "",
-                                 info.scales)
+                                 info.scales, types)
         elif node.op_type == "Resize" and node.domain in DEFAULT_DOMAINS:
             mode, scales_name = _resize_as_upsample(site, node, label)
             constant = site.scope.constant(scales_name)
-            if constant is None and target >= 9:
+            if constant is None and target >= 9 and not _never_shrinks(site, types,
+                                                                         scales_name):
                 # a model that shrank must not silently become one that refuses to
                 warnings.warn(
                     f"Resize node {label!r}: its scales arrive at run time "
@@ -230,7 +254,7 @@ def downgrade(model: ModelLike, opset: int = DEFAULT_DOWNGRADE_OPSET) -> onnx.Mo
                     "below 1, but the Upsample-9 it becomes refuses them ('Upsample only "
                     "enlarges'): runs whose scales shrink fail in the downgraded model",
                     UpsampleWarning, stacklevel=3)
-            pending_upsample(site, node, label, mode, scales_name, constant)
+            pending_upsample(site, node, label, mode, scales_name, constant, types)
 
     each_node(job, visit)
     job.flush()

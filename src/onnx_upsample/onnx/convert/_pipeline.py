@@ -35,7 +35,7 @@ from .._graphs import (
 )
 from .._infer import infer_shapes, rank_of, site_type_maps
 from .._node import UpsampleNode, describe
-from ._bridge import moves_down_unchanged
+from ._bridge import inputs_to_attributes, moves_down_unchanged
 from ._declarations import restore_declarations
 
 __all__ = [
@@ -199,8 +199,8 @@ def convert_rest(job: Job, source: int, target: int) -> onnx.ModelProto:
     functions = list(model.functions)
     del model.functions[:]
     types = {name: value for site_types in job.types for name, value in site_types.items()}
-    converted = _convert_model(model, source, target, types, "the model")
-    converted_functions = [_convert_function(function, target, source, types)
+    converted = _convert_model(model, source, target, types, "the model", job.orphans)
+    converted_functions = [_convert_function(function, target, source, types, job.orphans)
                            for function in functions]
     del converted.functions[:]
     converted.functions.extend(converted_functions)
@@ -215,11 +215,14 @@ def _run_converter(model: onnx.ModelProto, source: int, target: int, what: str) 
 
 
 def _convert_model(model: onnx.ModelProto, source: int, target: int,
-                   types: dict[str, TypeProto], what: str) -> onnx.ModelProto:
+                   types: dict[str, TypeProto], what: str,
+                   orphans: set[str]) -> onnx.ModelProto:
     """onnx's version converter, one opset at a time downwards.
 
     onnx has few down adapters; going down, each step moves the nodes that mean the same
-    at the lower opset unchanged (``_bridge``) and leaves the others to the converter.
+    at the lower opset unchanged, writes those whose constant inputs were attributes there
+    in that form (``_bridge``; the constants they no longer read go to ``orphans``) and
+    leaves the others to the converter.
     """
     if source == target:
         return model
@@ -230,7 +233,11 @@ def _convert_model(model: onnx.ModelProto, source: int, target: int,
 
         for site in walk(current, functions=False):
             for index, node in enumerate(site.owner.node):
-                if moves_down_unchanged(site, index, node, types, version, version - 1):
+                dropped = inputs_to_attributes(site, node, types, version, version - 1)
+                if dropped is not None:
+                    orphans.update(dropped)
+                    node.domain = COMPATIBLE_DOMAIN
+                elif moves_down_unchanged(site, index, node, types, version, version - 1):
                     node.domain = COMPATIBLE_DOMAIN  # hidden from the converter
         converted = _run_converter(current, version, version - 1,
                                    f"{what} (on its way from opset {source} to {target})")
@@ -250,7 +257,7 @@ def _add_private_domains(model: onnx.ModelProto) -> None:
 
 
 def _convert_function(function: onnx.FunctionProto, target: int, model_opset: int,
-                      types: dict[str, TypeProto]) -> onnx.FunctionProto:
+                      types: dict[str, TypeProto], orphans: set[str]) -> onnx.FunctionProto:
     """A model-local function with its default-domain nodes brought to ``target``."""
     result = onnx.FunctionProto()
     result.CopyFrom(function)
@@ -268,7 +275,7 @@ def _convert_function(function: onnx.FunctionProto, target: int, model_opset: in
         wrapper = helper.make_model(
             graph, opset_imports=[helper.make_opsetid("", source), *imports])
         converted = _convert_model(wrapper, source, target, types,
-                                   f"function {function.domain}::{function.name}")
+                                   f"function {function.domain}::{function.name}", orphans)
         del result.node[:]
         result.node.extend(converted.graph.node)
     imports = [entry for entry in result.opset_import if entry.domain not in DEFAULT_DOMAINS]

@@ -18,10 +18,19 @@ from ..._errors import UpsampleError, UpsampleWarning
 from ..._spec.modes import MODES
 from ..._spec.versions import DEFAULT_DOMAINS, DEFAULT_UPGRADE_OPSET
 from .._fixes import Action, Fix, FixableError
-from .._graphs import ModelLike, Site, default_opset, is_upsample, model_of, node_label
+from .._graphs import (
+    ModelLike,
+    Site,
+    default_opset,
+    is_upsample,
+    model_of,
+    node_label,
+)
 from .._infer import rank_of
 from .._modes import lower_mode_case
 from .._node import shrinks
+from .._resize10 import resize10_rounding
+from .._shape_bounds import ShapeBounds
 from ._pipeline import (
     Job,
     as_text,
@@ -41,9 +50,9 @@ __all__ = ["DEFAULT_UPGRADE_OPSET", "upgrade"]
 
 
 def _resize10_nearest_mode(site: Site, node: onnx.NodeProto, label: str) -> str:
-    """``floor`` or ``ceil``: how onnxruntime's Resize-10 picks nearest pixels here."""
-    scales = site.scope.constant(node.input[1]) if len(node.input) > 1 else None
-    return _nearest_mode_of(scales, f"Resize-10 node {label!r}")
+    """``floor`` or ``ceil``: how onnxruntime's Resize-10 picks nearest pixels under the
+    node's constant scales."""
+    return _nearest_mode_of(site.scope.constant(node.input[1]), f"Resize-10 node {label!r}")
 
 
 def _nearest_mode_of(scales: np.ndarray | None, what: str) -> str:
@@ -173,6 +182,13 @@ def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET, *,
             "never lowers the opset",
             Fix("use {0} or a later opset", (Action("upgrade", (("opset", source),)),)))
     job = start_job(model)
+    analyses: dict[int, ShapeBounds] = {}
+
+    def bounds_of(site: Site, types: dict[str, TypeProto]) -> ShapeBounds:
+        key = id(site.owner)
+        if key not in analyses:
+            analyses[key] = ShapeBounds(site, types)
+        return analyses[key]
 
     def visit(site: Site, index: int, node: onnx.NodeProto,
               types: dict[str, TypeProto]) -> None:
@@ -208,12 +224,21 @@ def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET, *,
               and site.opset == 10 and target > 10):
             label = node_label(site, node, index)
             mode = as_text(attribute_value(node, "mode", b"nearest"))
-            if mode not in MODES or len(node.input) != 2:
+            if mode not in MODES or len(node.input) != 2 or not node.input[1]:
                 return  # invalid Resize-10: let the converter report it
-            nearest_mode = "floor" if mode == "linear" else _resize10_nearest_mode(
-                site, node, label)
+            rounding = "floor"
+            if mode == "nearest":
+                if site.scope.constant(node.input[1]) is not None:
+                    rounding = _resize10_nearest_mode(site, node, label)
+                else:
+                    found = resize10_rounding(site, node, label, bounds_of(site, types), types)
+                    if found.rounding is None:
+                        assert found.fix is not None
+                        raise FixableError(f"cannot upgrade to opset {target}: {found.problem}",
+                                           found.fix, joiner="; fix: ")
+                    rounding = found.rounding
             set_pending(node, "Resize", list(node.input),
-                        {"mode": mode, "nearest_mode": nearest_mode})
+                        {"mode": mode, "nearest_mode": rounding})
 
     each_node(job, visit)
     job.flush()
