@@ -210,8 +210,8 @@ def get_num_threads() -> int:
 # threadpoolctl finds thread pools among the shared libraries loaded in the process, by
 # file name, and asks each library's controller for its count. Ours is the kernel
 # extension, _kernels/_native.<EXTENSION_SUFFIX>; hypothesis ships a _native extension too,
-# so the controller also checks the path. Importing threadpoolctl costs about a third of
-# `import onnx_upsample` (2.5 ms of 7.5), so it is never imported here: the controller is
+# so the controller also checks the path. Importing threadpoolctl costs as much again as
+# `import onnx_upsample` itself, so it is never imported here: the controller is
 # registered when threadpoolctl is already imported, else right after it is (a finder at
 # the head of sys.meta_path that looks only at that one name and removes itself), so the
 # import order does not matter and a process without threadpoolctl pays nothing.
@@ -307,7 +307,8 @@ def _package_version() -> str | None:
 
 def _register(threadpoolctl: Any) -> None:
     """Make threadpoolctl see the pool: map the extension (threadpoolctl lists loaded
-    libraries only; mapping it initialises no module) and register the controller."""
+    libraries only; the package has loaded it already, so this only finds it again, and
+    this layer does not import the kernels) and register the controller."""
     global _registered
     if _registered or not hasattr(threadpoolctl, "register"):  # threadpoolctl < 3
         return
