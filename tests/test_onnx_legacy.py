@@ -229,16 +229,19 @@ def test_check_reports_functions_importing_another_opset(function_opset: int,
 
 def test_infer_shapes_enters_local_functions() -> None:
     """onnx infers an Upsample inside a model-local function with its own rule (5 x 1.4 ->
-    6); infer_shapes gives ORT's sizes there too, and downstream of the call."""
+    6); the types the tools read (ort_shapes) have ORT's sizes there too, and downstream of
+    the call; what infer_shapes writes leaves those sizes unknown (onnx's full check)."""
     import onnxruntime as ort
 
+    from onnx_upsample import UpsampleWarning
     from onnx_upsample.onnx import infer_shapes
+    from onnx_upsample.onnx._infer import ort_shapes
 
     body = [_constant("s", [1, 1, 1.4, 1.3]),
             helper.make_node("Upsample", ["x", "s"], ["y"], name="fup")]
     model = _local_function_model(body, x_shape=(1, 1, 5, 10), output=("Z", None),
                                   extra_nodes=(helper.make_node("Relu", ["Y"], ["Z"]),))
-    inferred = infer_shapes(model)
+    inferred = ort_shapes(model)
     dims = {value.name: [d.dim_value for d in value.type.tensor_type.shape.dim]
             for value in [*inferred.graph.value_info, *inferred.graph.output]}
     session = ort.InferenceSession(model.SerializeToString(),
@@ -247,6 +250,11 @@ def test_infer_shapes_enters_local_functions() -> None:
     assert dims == {"Y": list(z.shape), "Z": list(z.shape)} == {"Y": [1, 1, 7, 13],
                                                                  "Z": [1, 1, 7, 13]}
     assert len(inferred.functions) == 1  # the model keeps its function
+    with pytest.warns(UpsampleWarning, match=r"'Y' axis 2 \(onnxruntime 7, onnx 6\)"):
+        written = infer_shapes(model)
+    assert [[d.dim_value for d in v.type.tensor_type.shape.dim]
+            for v in [*written.graph.value_info, *written.graph.output]] == [[1, 1, 0, 0]] * 2
+    onnx.checker.check_model(written, full_check=True)
 
 
 def test_fold_scales_enters_local_functions() -> None:

@@ -16,7 +16,7 @@ from .._spec.versions import DEFAULT_DOMAINS, VERSIONS
 from ._fixes import Action, Fix, FixableError, fix_of
 from ._fold import from_shapes, static_value
 from ._graphs import ModelLike, Site, default_opset, is_upsample, model_of, node_label
-from ._infer import infer_shapes, output_type, rank_of, site_type_maps
+from ._infer import ort_shapes, output_type, rank_of, site_type_maps
 from ._node import UpsampleNode, describe
 from ._resize10 import resize10_rounding
 from ._shape_bounds import ShapeBounds
@@ -176,16 +176,19 @@ def _check_shapes(out: _Findings, info: UpsampleNode, x_type: TypeProto | None,
                     f"has shape {right} (trunc(float32(dim) * float32(scale)), as onnxruntime "
                     "computes it)",
                     Fix("{0} writes the right shape", (Action("infer_shapes"),)))
-    # once the model declares what infer_shapes writes, that fix is done: naming it again
-    # would send the user round in a circle
     exact = "use scales whose products are exact (1.5, 2, 3)"
-    fix = (Fix(f"{exact}; the model already declares onnxruntime's shapes (as infer_shapes "
-               "writes them)") if declared_dims == expected else
-           Fix(f"infer shapes with {{0}}; or {exact}", (Action("infer_shapes"),)))
     for axis, (n, scale) in enumerate(zip(x_dims, info.scales.tolist(), strict=True)):
         if n is None or expected is None or expected[axis] is None:
             continue
         onnx_value = math.floor(float(n) * float(scale))
+        # infer_shapes fixes a declaration of either size (it leaves the size unknown, which
+        # onnx's full check takes); where none is declared, naming it again would send the
+        # user round in a circle
+        declares = (declared_dims is not None and len(declared_dims) == len(expected)
+                    and declared_dims[axis] is not None)
+        fix = (Fix(f"{{0}} leaves that size unknown, which onnx's full check and onnxruntime's "
+                   f"loading take; or {exact}", (Action("infer_shapes"),)) if declares else
+               Fix(f"{exact}; the model declares no size there (as infer_shapes writes it)"))
         if onnx_value != expected[axis]:
             out.add("warning", info.label, "onnx-shape-inference",
                     f"onnx's shape inference (float64 rule, onnx >= 1.22) infers {onnx_value} "
@@ -295,7 +298,7 @@ def check(model: ModelLike) -> list[Finding]:
     model = model_of(model)
     out = _Findings()
     try:
-        inferred = infer_shapes(model)
+        inferred = ort_shapes(model)
     except UpsampleError as error:
         # the problem only: the error's fix points here, to check()
         reason = error.problem if isinstance(error, FixableError) else str(error)

@@ -27,7 +27,7 @@ from .._resources import check_bytes_fit, memory_limit
 from .._spec.rules import MAX_DIM
 from .._spec.versions import DEFAULT_DOMAINS
 from ._graphs import default_opset, is_upsample
-from ._infer import infer_shapes
+from ._infer import ort_shapes
 
 __all__ = [
     "FREE_DIMENSION",
@@ -365,7 +365,7 @@ def check_tensor_sizes(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) 
             for n in feeds[value.name].shape:
                 shape.dim.add().dim_value = n
     try:
-        typed = infer_shapes(sized)
+        typed = ort_shapes(sized)
     except Exception:  # shapes unknown: ORT will report what it cannot do
         return
     for value in [*typed.graph.value_info, *typed.graph.output]:

@@ -29,7 +29,7 @@ from ._graphs import (
     unique_name,
     walk,
 )
-from ._infer import infer_shapes, site_type_maps
+from ._infer import agree_with_onnx, ort_shapes, site_type_maps, warn_left_unknown
 
 __all__ = ["ScalesNotFolded", "computed_scales", "fold_scales", "from_shapes",
            "scales_position", "static_value"]
@@ -346,7 +346,7 @@ def fold_scales(model: ModelLike, *,
     work.CopyFrom(model)
     if shapes:
         _fix_inputs(work, shapes)
-    inferred = infer_shapes(work)
+    inferred = ort_shapes(work)
     maps = [types for site, types in site_type_maps(inferred) if site.function is None]
     names = all_names(work)
     folded_nodes: list[onnx.NodeProto] = []
@@ -385,4 +385,5 @@ def fold_scales(model: ModelLike, *,
             f"{not_folded}: they depend on values known only at run time (data, or input "
             "dimensions that are symbolic); pass input_shapes={name: [d0, d1, ...]} if they "
             "come from input shapes", not_folded), stacklevel=2)
+    warn_left_unknown(agree_with_onnx(work), "the model fold_scales returns", stacklevel=2)
     return work

@@ -12,19 +12,21 @@ output changes, so chains of Upsample nodes are inferred too.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import onnx
 from onnx import TypeProto, helper
 
 from .._api import output_shape
-from .._errors import UpsampleError
+from .._errors import UpsampleError, UpsampleWarning
 from .._spec.rules import output_size
 from ._fixes import Action, Fix, FixableError
 from ._graphs import ModelLike, Site, is_upsample, model_of, walk
 from ._node import describe, shrinks
 
-__all__ = ["SURROGATE_DOMAIN", "infer_literal_shapes", "infer_shapes", "output_type",
-           "type_map"]
+__all__ = ["SURROGATE_DOMAIN", "agree_with_onnx", "infer_literal_shapes", "infer_shapes",
+           "ort_shapes", "output_type", "type_map", "warn_left_unknown"]
 
 SURROGATE_DOMAIN = "onnx_upsample.surrogate"
 
@@ -196,6 +198,82 @@ def site_type_maps_graphs(model: onnx.ModelProto) -> list[tuple[Site, dict[str, 
     return [(site, types) for site, types in site_type_maps(model) if site.function is None]
 
 
+def ort_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Every value's type with onnxruntime's sizes (:func:`infer_shapes` without the step
+    that keeps a file valid for onnx): the types the model tools read, never written to a
+    file as they are, since onnx's full check rejects a declaration of a size onnx's own
+    rule does not give."""
+    if any(is_upsample(node) for function in model.functions for node in function.node):
+        return _infer_through_functions(model, downscale=False)
+    return _infer_graphs(model, downscale=False)
+
+
+def agree_with_onnx(model: onnx.ModelProto) -> list[str]:
+    """Leave unknown, in place, every declared dimension (``value_info`` and graph outputs,
+    main graph and subgraphs) to which onnx's own shape inference gives another size.
+
+    onnx infers ``floor(float64(n) * float64(s))`` for Upsample and Resize where onnxruntime
+    computes ``trunc(float32(n) * float32(s))`` (20 x 2.3: 45 and 46), and a model declaring
+    either size somewhere fails: onnx's full check rejects onnxruntime's ("Inferred shape and
+    existing shape differ"), onnxruntime warns at every load ("Error merging shape info") and
+    its run gives the other. A dimension left unknown is what both accept. Returns one line
+    per dimension left unknown, with both sizes.
+    """
+    bare = onnx.ModelProto()
+    bare.CopyFrom(model)
+    for site in walk(bare, functions=False):
+        graph = site.owner
+        assert isinstance(graph, onnx.GraphProto)
+        del graph.value_info[:]
+        for value in graph.output:
+            if value.type.HasField("tensor_type"):
+                value.type.tensor_type.ClearField("shape")
+    theirs: list[list[dict[str, TypeProto]]] = []
+    for data_prop in (False, True):  # onnxruntime propagates shape values as well
+        try:
+            inferred = onnx.shape_inference.infer_shapes(bare, data_prop=data_prop)
+        except Exception:  # what onnx cannot infer, it cannot contradict either
+            continue
+        theirs.append([{value.name: value.type
+                        for value in [*site.owner.value_info, *site.owner.output]}
+                       for site in walk(inferred, functions=False)
+                       if isinstance(site.owner, onnx.GraphProto)])
+    left: list[str] = []
+    for number, site in enumerate(walk(model, functions=False)):
+        graph = site.owner
+        assert isinstance(graph, onnx.GraphProto)
+        for value in [*graph.value_info, *graph.output]:
+            if (not value.type.HasField("tensor_type")
+                    or not value.type.tensor_type.HasField("shape")):
+                continue
+            dims = value.type.tensor_type.shape.dim
+            for maps in theirs:
+                other = maps[number].get(value.name) if number < len(maps) else None
+                if other is None or rank_of(other) != len(dims):
+                    continue
+                for axis, (mine, onnx_dim) in enumerate(
+                        zip(dims, other.tensor_type.shape.dim, strict=True)):
+                    if (mine.HasField("dim_value") and onnx_dim.HasField("dim_value")
+                            and mine.dim_value != onnx_dim.dim_value):
+                        left.append(f"{value.name!r} axis {axis} (onnxruntime {mine.dim_value}, "
+                                    f"onnx {onnx_dim.dim_value})")
+                        mine.Clear()
+    return left
+
+
+def warn_left_unknown(left: list[str], what: str, stacklevel: int) -> None:
+    """Say which dimensions :func:`agree_with_onnx` left unknown in the model ``what``
+    writes."""
+    if left:
+        warnings.warn(
+            f"{what} declares {len(left)} dimension(s) unknown where onnx's shape inference "
+            f"(float64) and onnxruntime (float32) give different sizes: {'; '.join(left)}; "
+            "declaring onnxruntime's size there fails onnx's full check and makes onnxruntime "
+            "warn at every load ('Error merging shape info'), and onnx's is not the size "
+            "onnxruntime computes",
+            UpsampleWarning, stacklevel=stacklevel + 1)
+
+
 def infer_shapes(model: ModelLike) -> onnx.ModelProto:
     """Infer types and shapes, with onnxruntime's size rule for every ``Upsample``.
 
@@ -218,7 +296,11 @@ def infer_shapes(model: ModelLike) -> onnx.ModelProto:
         A new model with inferred ``value_info`` (and output types). A declared shape of an
         Upsample output that disagrees with the size rule is replaced by the right one.
         Where the scales are computed at run time only the element type and rank are known
-        (dimensions of length 0 stay 0; a symbolic dimension with scale 1 is kept).
+        (dimensions of length 0 stay 0; a symbolic dimension with scale 1 is kept). Where
+        onnx's own rule gives another size (5 x 1.4: 6 where onnxruntime makes 7), that
+        dimension is unknown, with an :class:`~onnx_upsample.UpsampleWarning` giving both:
+        ``onnx.checker.check_model(full_check=True)`` rejects a model that declares
+        onnxruntime's size there, and onnxruntime warns at every load.
 
     Raises
     ------
@@ -230,26 +312,32 @@ def infer_shapes(model: ModelLike) -> onnx.ModelProto:
     Notes
     -----
     onnx's float64 rule (onnx >= 1.22) gives a different size for about half of the scales
-    of the form ``float32(out / in)`` (docs/peers.md §1). Model-local functions are left to onnx.
-    ``onnx.checker.check_model(full_check=True)`` still applies onnx's rule to Upsample and
-    may reject a model whose declared shapes are onnxruntime's.
+    of the form ``float32(out / in)`` (docs/peers.md §1); downstream of such a dimension,
+    onnx's sizes and onnxruntime's differ too, and are left unknown the same way. The
+    returned model passes ``onnx.checker.check_model(full_check=True)`` wherever the
+    original's nodes do. Model-local functions are left to onnx.
 
     Examples
     --------
+    >>> import warnings
     >>> from onnx import TensorProto, helper
     >>> x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, 5, 10])
     >>> y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
-    >>> node = helper.make_node("Upsample", ["X"], ["Y"], scales=[1, 1, 1.4, 1.3])
+    >>> node = helper.make_node("Upsample", ["X"], ["Y"], scales=[1, 1, 1.5, 1.3])
     >>> graph = helper.make_graph([node], "g", [x], [y])
     >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 7)])
-    >>> inferred = infer_shapes(model)
-    >>> [d.dim_value for d in inferred.graph.output[0].type.tensor_type.shape.dim]
-    [1, 1, 7, 13]
+    >>> with warnings.catch_warnings(record=True) as said:
+    ...     warnings.simplefilter("always")
+    ...     inferred = infer_shapes(model)
+    >>> [d.dim_value if d.HasField("dim_value") else "?"
+    ...  for d in inferred.graph.output[0].type.tensor_type.shape.dim]
+    [1, 1, 7, '?']
+    >>> print(str(said[0].message).split(": ")[1].split(";")[0])
+    'Y' axis 3 (onnxruntime 13, onnx 12)
     """
-    model = model_of(model)
-    if any(is_upsample(node) for function in model.functions for node in function.node):
-        return _infer_through_functions(model, downscale=False)
-    return _infer_graphs(model, downscale=False)
+    result = ort_shapes(model_of(model))
+    warn_left_unknown(agree_with_onnx(result), "the model infer_shapes returns", stacklevel=2)
+    return result
 
 
 def infer_literal_shapes(model: onnx.ModelProto) -> onnx.ModelProto:

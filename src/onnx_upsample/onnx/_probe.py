@@ -26,7 +26,7 @@ from onnx import AttributeProto, helper, numpy_helper
 
 from .._errors import UpsampleError
 from .._spec.versions import DEFAULT_DOMAINS
-from ._infer import infer_shapes
+from ._infer import ort_shapes
 
 __all__ = ["Runner", "element_types", "expose", "node_model", "piece_words", "reads",
            "run_pieces"]
@@ -38,7 +38,7 @@ Runner = Callable[[onnx.ModelProto, dict[str, np.ndarray]], Sequence[np.ndarray]
 def element_types(model: onnx.ModelProto) -> dict[str, int]:
     """The element type of every main-graph value that inference or a declaration knows."""
     try:
-        typed = infer_shapes(model)
+        typed = ort_shapes(model)
     except UpsampleError:
         try:
             typed = onnx.shape_inference.infer_shapes(model)

@@ -12,7 +12,7 @@ from onnx import TypeProto
 
 from .._errors import UpsampleError
 from ._graphs import is_upsample, node_label
-from ._infer import infer_shapes, rank_of, site_type_maps
+from ._infer import ort_shapes, rank_of, site_type_maps
 from ._node import describe
 
 __all__ = ["NodeRow", "scales_words", "shape_words", "table", "upsample_rows"]
@@ -51,7 +51,7 @@ def _scales_text(scales: np.ndarray | None, dynamic: bool) -> str:
 def upsample_rows(model: onnx.ModelProto) -> list[NodeRow]:
     """One :class:`NodeRow` per Upsample node of ``model`` (subgraphs and functions too)."""
     try:
-        typed = infer_shapes(model)
+        typed = ort_shapes(model)
     except UpsampleError:
         typed = model
     rows = []

@@ -18,7 +18,7 @@ from onnx import TypeProto, helper
 
 from ..._errors import UpsampleError, UpsampleWarning
 from .._graphs import is_upsample
-from .._infer import infer_literal_shapes
+from .._infer import agree_with_onnx, infer_literal_shapes, warn_left_unknown
 
 __all__ = ["restore_declarations"]
 
@@ -136,3 +136,5 @@ def restore_declarations(result: onnx.ModelProto, original: onnx.ModelProto,
     kept = [value for value in result.graph.value_info if value.name in originals]
     del result.graph.value_info[:]
     result.graph.value_info.extend(kept)
+    # onnxruntime's sizes where onnx's own rule gives others would fail onnx's full check
+    warn_left_unknown(agree_with_onnx(result), "the converted model", stacklevel=3)

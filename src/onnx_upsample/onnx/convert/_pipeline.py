@@ -33,7 +33,7 @@ from .._graphs import (
     unique_name,
     walk,
 )
-from .._infer import infer_shapes, rank_of, site_type_maps
+from .._infer import ort_shapes, rank_of, site_type_maps
 from .._node import UpsampleNode, describe
 from ._bridge import inputs_to_attributes, moves_down_unchanged
 from ._declarations import restore_declarations
@@ -111,7 +111,7 @@ def start_job(model: onnx.ModelProto) -> Job:
     work = onnx.ModelProto()
     work.CopyFrom(model)
     try:
-        typed = infer_shapes(model)
+        typed = ort_shapes(model)
     except UpsampleError:
         typed = model
     types = [types for _, types in site_type_maps(typed)]
