@@ -262,8 +262,9 @@ def test_without_onnxruntime_the_line_names_the_install_and_the_other_backend() 
 
 def _weighted_model(opset: int = 9) -> onnx.ModelProto:
     """Conv (weights past the detaching size, raw_data) -> Add -> Upsample (scales a small
-    initializer), with a small weight stored as float_data and a large one listed as a graph
-    input (an overridable input in ORT)."""
+    initializer), with a small weight stored as float_data, a large one listed as a graph
+    input (an overridable input in ORT) and a large one no node reads (which ORT drops
+    before it takes values given for it)."""
     rng = np.random.default_rng(5)
     w = rng.standard_normal((16, 8, 3, 3)).astype(np.float32)  # 1152 elements, 4.5 KiB
     big = rng.standard_normal((16, 8, 3, 3)).astype(np.float32)
@@ -277,7 +278,8 @@ def _weighted_model(opset: int = 9) -> onnx.ModelProto:
              helper.make_node("Upsample", ["e", "scales"], ["Y"], mode="linear")]
     scales = numpy_helper.from_array(np.array([1, 1, 2, 3], np.float32), "scales")
     graph = helper.make_graph(nodes, "g", [x, listed], [y], [
-        numpy_helper.from_array(w, "w"), bias, numpy_helper.from_array(big, "big"), scales])
+        numpy_helper.from_array(w, "w"), bias, numpy_helper.from_array(big, "big"), scales,
+        numpy_helper.from_array(np.ones((32, 32), np.float32), "spare")])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
@@ -286,8 +288,8 @@ def test_mapped_file_is_the_model(tmp_path: Path) -> None:
     path = tmp_path / "m.onnx"
     onnx.save(model, str(path))
     mapped = map_file(str(path))
-    assert mapped is not None and sorted(mapped.tensors) == ["big", "w"]
-    assert sorted(stand_ins(mapped.model)) == ["big", "w"]
+    assert mapped is not None and sorted(mapped.tensors) == ["big", "spare", "w"]
+    assert sorted(stand_ins(mapped.model)) == ["big", "spare", "w"]
     assert not mapped.tensors["w"].flags.writeable  # a view of the file
     assert mapped.model.ByteSize() < 1000
     # put back, the structure is the file's model, byte for byte; so is a loaded model split

@@ -35,15 +35,10 @@ import numpy as np
 import onnx
 from onnx import TensorProto, numpy_helper
 
-__all__ = [
-    "DETACHED_BYTES",
-    "STAND_IN",
-    "Detached",
-    "attach",
-    "detach",
-    "map_file",
-    "stand_ins",
-]
+from ._probe import reads
+
+__all__ = ["DETACHED_BYTES", "STAND_IN", "Detached", "attach", "detach", "given_stand_ins",
+           "map_file", "stand_ins"]
 
 # Where a stand-in says its data is: no file (onnx's and onnxruntime's readers of external
 # data never open it: the values come with the structure).
@@ -95,6 +90,16 @@ def stand_ins(model: onnx.ModelProto) -> list[str]:
             if tensor.data_location == TensorProto.EXTERNAL
             and any(entry.key == "location" and entry.value == STAND_IN
                     for entry in tensor.external_data)]
+
+
+def given_stand_ins(model: onnx.ModelProto, tensors: Mapping[str, np.ndarray]) -> list[str]:
+    """The stand-ins of ``model`` whose values a runtime is to be given from ``tensors``:
+    those a node reads, or the graph lists as an input or output. onnxruntime drops an
+    initializer that nothing reads before it takes the values given for it, and then
+    refuses them as values of no initializer."""
+    read = {name for node in model.graph.node for name in reads(node)}
+    read |= {value.name for value in [*model.graph.input, *model.graph.output]}
+    return [name for name in stand_ins(model) if name in tensors and name in read]
 
 
 def _dtype(tensor: TensorProto) -> np.dtype | None:

@@ -45,7 +45,7 @@ from ._compare import Difference, difference
 from ._exercise import Probe, copies, exercised, inputs_behind, search, shape_hint
 from ._feeds import checked_inputs, graph_inputs, scales_inputs
 from ._graphs import ModelLike, is_upsample
-from ._mapped import attach, stand_ins
+from ._mapped import attach, given_stand_ins
 from ._original import UpsampleAt, runnable_original, upsample_nodes
 from ._probe import Runner, piece_words, run_pieces
 from ._verification import ORT, InputUsed, NodeCheck, Refusal, Verification
@@ -95,9 +95,9 @@ def ort_session(model: onnx.ModelProto, level: str,
     # refusals come back as one line of ours; ORT's own log would print them again, in colour
     options.log_severity_level = 4
     ort.set_default_logger_severity(4)
-    given = tensors or {}
-    names = [name for name in stand_ins(model) if name in given]
+    names = given_stand_ins(model, tensors or {})
     if names:
+        given = tensors or {}
         options.add_external_initializers(
             names, [ort.OrtValue.ortvalue_from_numpy(given[name]) for name in names])
     try:
