@@ -269,19 +269,19 @@ def _tokens(line: str) -> Iterator[str]:
 
 def _commands_in(text: str) -> list[Command]:
     """Every command the lines of ``text`` name: ``onnx-upsample COMMAND ...`` and
-    ``python -c '...'``."""
+    ``python -c '...'``; one that no shell or parser would take fails the test."""
     found = []
     for line in text.splitlines():
         for match in re.finditer(rf"(?<![\w-]){PROG} (\w+)|python -c ", line):
             tokens = _tokens(line[match.end():])
             if match.group(1) is None:
                 code = next(tokens, None)
-                if code is not None:
-                    found.append(_python(code))
+                assert code is not None, f"a hint names python -c without its code: {line}"
+                found.append(_python(code))
             elif match.group(1) in SUBCOMMANDS:
                 command = _scan(match.group(1), tokens)
-                if command is not None:
-                    found.append(command)
+                assert command is not None, f"a hint that is no command line: {line}"
+                found.append(command)
     return found
 
 
@@ -420,6 +420,52 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Folder]:
         _write(name, base / name)
         found[name] = Folder(base / name)
     return found
+
+
+# ------------------------------------------------------------------ diff's hints, followed
+
+OURS = ("--backend", "onnxruntime", "--backend", "onnx-reference+onnx-upsample")
+
+
+def test_diff_of_modes_in_upper_case_names_legacy_modes_not_the_backend_given(
+        folders: dict[str, Folder]) -> None:
+    """The loop was: diff exits 2 and says to choose another backend, such as
+    onnx-reference+onnx-upsample, the one already given."""
+    folder = folders["legacy/ir3_opset7_upper_case_NEAREST"]
+    command = _typed("diff", MODEL, *OURS, "--json")
+    problems: list[str] = []
+    _follow(folder, [command], 0, False, problems)
+    assert not problems, "\n".join(problems)
+    refused = folder.run(command)
+    assert refused.code == 2 and "such as onnx-reference" not in refused.said, refused.said
+    # the command given, with --legacy-modes: the same runtimes, the mode in lower case
+    assert [hint.words for hint in refused.hints] == [(*command.words, "--legacy-modes")]
+    document = json.loads(folder.run(refused.hints[0]).out)
+    # onnx-upsample's Upsample is onnxruntime's, bit for bit: the node is compared, not
+    # refused, and the same
+    assert [node["verdict"] for node in document["nodes"]] == ["identical"], document
+    assert document["warnings"] == ["Upsample node 'up': mode 'NEAREST' (the case old "
+                                    "converters wrote, which onnx's checker and onnxruntime "
+                                    "refuse) is written 'nearest'"]
+
+
+def test_the_fix_that_names_diff_is_the_conformance_call_in_python() -> None:
+    from onnx_upsample.onnx._fixes import Action
+
+    assert (Action("diff", (("legacy_modes", True),)).python()
+            == "onnx_upsample.conformance.diff(model, ours, theirs, legacy_modes=True)")
+
+
+def test_diff_of_a_node_no_runtime_runs_names_what_does(folders: dict[str, Folder]) -> None:
+    """diff runs the model in two worker processes (a second or two each), so it is
+    followed from the models a runtime refuses, not from every model: a mode in upper case
+    (above) and scales below 1 (here: check, whose fix is upgrade --allow-downscale)."""
+    folder = folders["legacy/ir4_opset9_tf2onnx_downscale"]
+    command = _typed("diff", MODEL, *OURS)
+    problems: list[str] = []
+    _follow(folder, [command], 0, False, problems)
+    assert not problems, "\n".join(problems)
+    assert [hint.name for hint in folder.run(command).hints] == ["check"]
 
 
 @pytest.mark.parametrize(("name", "first"), [
