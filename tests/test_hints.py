@@ -4,7 +4,8 @@ The two loops the issue found, each reproduced: ``diff`` of a model with modes i
 recommended the backend already given (it now takes ``--legacy-modes``), and ``upgrade
 --allow-downscale`` of a model whose output is declared without a shape sent the user back
 to ``check``, which gave the same command (it now declares the output as the plain upgrade
-does).
+does). Then every command any hint prints, over every model the tests build and the
+committed PyTorch exports, pasted and followed two levels (below).
 """
 
 from __future__ import annotations
@@ -119,9 +120,11 @@ def test_the_plain_upgrade_declares_an_output_declared_without_a_shape_or_a_type
 # Every command a hint prints (the fix in an error, a warning or a finding, as text or in
 # --json's `commands`) is pasted as a user would paste it, in that folder, and followed two
 # levels: each must end in success (exit 0) or print a different command, never one already
-# given along the way (a loop), and never fail without a new one. A command that fixes the
-# model first (it writes one, and the command it was given for differs) is followed by the
-# command that failed, on the model it wrote, as its text says ("fold ... first").
+# given along the way (the same command and options, whichever files: a loop), and never
+# fail without a new one. A check or inspect a hint names must find something to fix (else
+# the hint led nowhere); a model a hint writes must differ from the one it read (else the
+# fix did nothing); and where a finding's fix wrote a model, the inspection runs again on it,
+# as a user checks the fix, and must not name the same fix again.
 
 LEVELS = 2
 PROG = "onnx-upsample"
