@@ -90,12 +90,12 @@ def register(subparsers: Any) -> None:
                      help="random values for the inputs not given with --input (as upgrade "
                      "--verify makes them; symbolic dimensions become 8)")
     add_input_options(run, shapes=False)
-    run.add_argument("--backend", default="onnxruntime", metavar="NAME",
+    run.add_argument("--backend", default=None, metavar="NAME",
                      help="onnxruntime (the default; needs onnxruntime) or "
                      "onnx-reference+onnx-upsample (onnx's reference evaluator with "
                      "onnx-upsample's Upsample: its Conv and other operators give other "
                      "bits than onnxruntime's)")
-    run.add_argument("--level", default="ORT_ENABLE_ALL", metavar="NAME",
+    run.add_argument("--level", default=None, metavar="NAME",
                      help="onnxruntime's graph optimization level: ORT_DISABLE_ALL, "
                      "ORT_ENABLE_BASIC, ORT_ENABLE_EXTENDED, ORT_ENABLE_LAYOUT or "
                      "ORT_ENABLE_ALL (the default, as onnxruntime.InferenceSession's)")
@@ -195,10 +195,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     given = read_inputs(args.input)
     with caught_warnings() as caught:
         try:
+            # the defaults are the library's: only the options given are passed on
+            chosen = {name: value for name, value in (("backend", args.backend),
+                                                      ("level", args.level))
+                      if value is not None}
             result = run(args.model, given, seed=args.seed if args.random else None,
-                         backend=args.backend, level=args.level,
                          legacy_modes=args.legacy_modes,
-                         progress=None if args.quiet else sys.stderr)
+                         progress=None if args.quiet else sys.stderr, **chosen)
         except ModuleNotFoundError as error:
             if (error.name or "").split(".")[0] != "onnxruntime":
                 raise

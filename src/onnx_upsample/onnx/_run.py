@@ -282,7 +282,13 @@ def run(model: ModelLike, inputs: Mapping[str, np.ndarray] | None = None, *,
     if backend == ONNXRUNTIME:
         from .verify import import_onnxruntime
 
-        import_onnxruntime()  # before any work: a missing runtime is one line
+        ort = import_onnxruntime()  # before any work: a missing runtime is one line
+        if not hasattr(ort.GraphOptimizationLevel, level):  # an older onnxruntime
+            raise spelled_error(lambda o: (
+                f"{'--level' if o else 'level'} is {level!r}, which onnxruntime "
+                f"{ort.__version__} does not have; use one of "
+                + ", ".join(name for name in LEVELS if hasattr(ort.GraphOptimizationLevel,
+                                                                name))))
     source = _source(model, backend, progress)
     feeds = _feeds(source.model, inputs, seed)
     if backend == REFERENCE_BACKEND:
