@@ -5,8 +5,10 @@ were written.
 Each model is a small convolution net around one or two interpolations, exported at opsets
 7-10 (Upsample-7, Upsample-9, Resize-10), with fixed and dynamic axes, scale factors and sizes
 (fixed, and computed from the input's shape as ``x.shape[2] * 3 // 2``, which the exporter
-writes as Shape, Gather, arithmetic and Concat nodes). The files are committed so that the
-tests need no PyTorch; this script says how they were made and makes them again:
+writes as Shape, Gather, arithmetic and Concat nodes; for nearest at opset 10 also
+``* 2 // 3``, below the input's size, and the two mixed, one per axis). The files are
+committed so that the tests need no PyTorch; this script says how they were made and makes
+them again:
 
     pip install torch==2.13.0 onnx onnxscript
     python scripts/export_pytorch_models.py tests/data/pytorch
@@ -51,6 +53,12 @@ class Net(nn.Module):
         elif self.how == "computed":
             y = functional.interpolate(y, size=(x.shape[2] * 3 // 2, x.shape[3] * 3 // 2),
                               mode=self.mode, **options)
+        elif self.how == "shrunk":  # computed sizes below the input's
+            y = functional.interpolate(y, size=(x.shape[2] * 2 // 3, x.shape[3] * 2 // 3),
+                              mode=self.mode, **options)
+        elif self.how == "mixed":  # computed sizes above the input's on one axis, below on one
+            y = functional.interpolate(y, size=(x.shape[2] * 3 // 2, x.shape[3] * 2 // 3),
+                              mode=self.mode, **options)
         elif self.how == "twice":  # a YOLO-style head: two upsamples and a concat between
             z = functional.interpolate(y, scale_factor=2, mode=self.mode, **options)
             y = functional.interpolate(torch.cat([z, z * 0.5], 1), scale_factor=2, mode=self.mode,
@@ -59,7 +67,8 @@ class Net(nn.Module):
 
 
 CASES = [(how, mode) for how in ("scale2", "scale1.5", "size", "computed", "twice")
-         for mode in ("nearest", "bilinear")]
+         for mode in ("nearest", "bilinear")] + [("shrunk", "nearest"), ("mixed", "nearest")]
+COMPUTED = ("computed", "shrunk", "mixed")  # sizes computed from the input's
 
 
 def export(directory: str) -> list[dict[str, object]]:
@@ -68,8 +77,11 @@ def export(directory: str) -> list[dict[str, object]]:
     for opset in OPSETS:
         for how, mode in CASES:
             for dynamic in (False, True):
-                if how == "computed" and not dynamic:
+                if how in COMPUTED and not dynamic:
                     continue  # with fixed axes the exporter folds the sizes to constants
+                if how in ("shrunk", "mixed") and opset != 10:
+                    continue  # Resize-10's rounding is what they are for (Upsample-9 refuses
+                    # scales below 1)
                 name = f"{how}_{mode}_{'dynamic' if dynamic else 'fixed'}_opset{opset}.onnx"
                 model = Net(how, mode).eval()
                 args = (torch.randn(1, 3, 10, 14),)

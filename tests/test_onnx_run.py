@@ -52,7 +52,7 @@ def _all_equal(ours: RunResult, theirs: list[np.ndarray]) -> bool:
 def test_every_pytorch_export_gives_onnxruntimes_bits() -> None:
     """Before: 20 exports (opsets 7-9) differed in their Conv's last bits, 16 (Resize-10)
     failed in onnx's reference evaluator."""
-    assert len(EXPORTS) == 38
+    assert len(EXPORTS) >= 36  # the corpus as committed with issue 38, and any added since
     for name in EXPORTS:
         result = run(CORPUS / name, seed=0)
         assert _all_equal(result, _session_outputs(CORPUS / name, result.inputs)), name

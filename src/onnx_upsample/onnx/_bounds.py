@@ -86,8 +86,14 @@ class Lin:
     def nonnegative(self) -> bool:
         """True if the form is >= 0 for every value of the symbols >= 1 (a sufficient test:
         no negative coefficient, and >= 0 with every symbol at 1)."""
-        return (all(c >= 0 for _, c in self.terms)
-                and self.const + sum((c for _, c in self.terms), Fraction(0)) >= 0)
+        return all(c >= 0 for _, c in self.terms) and self._at_ones() >= 0
+
+    def positive(self) -> bool:
+        """True if the form is > 0 for every value of the symbols >= 1 (as above)."""
+        return all(c >= 0 for _, c in self.terms) and self._at_ones() > 0
+
+    def _at_ones(self) -> Fraction:
+        return self.const + sum((c for _, c in self.terms), Fraction(0))
 
 
 @dataclass(frozen=True)
@@ -132,6 +138,16 @@ class Bound:
         return Bound(None if self.lo is None else (self.lo - Lin.of(divisor - 1)).times(step),
                      None if self.hi is None else self.hi.times(step))
 
+    def trunc_div(self, divisor: int) -> Bound:
+        """``self / divisor`` rounded toward zero (C's integer division, as onnxruntime
+        computes window sizes) for a positive integer divisor: ``floor`` where ``self`` is
+        never negative, ``ceil`` where never positive, else between the two."""
+        if self.at_least(Bound.exact(0)):
+            return self.floor_div(divisor)
+        if Bound.exact(0).at_least(self):
+            return self.ceil_div(divisor)
+        return Bound(self.floor_div(divisor).lo, self.ceil_div(divisor).hi)
+
     def ceil_div(self, divisor: int) -> Bound:
         """``ceil(self / divisor)`` for a positive integer divisor."""
         step = Fraction(1, divisor)
@@ -139,9 +155,10 @@ class Bound:
                      None if self.hi is None else (self.hi + Lin.of(divisor - 1)).times(step))
 
     def at_least(self, other: Bound) -> bool:
-        """True if ``self >= other`` for every value of the symbols."""
+        """True if ``self >= other`` for every value of the symbols: between integers,
+        ``self - other > -1`` (a lower bound of 1/2 on an integer makes it >= 1)."""
         return (self.lo is not None and other.hi is not None
-                and (self.lo - other.hi).nonnegative())
+                and (self.lo - other.hi + Lin.of(1)).positive())
 
 
 def _add(a: Lin | None, b: Lin | None) -> Lin | None:

@@ -120,14 +120,15 @@ def _window(node: onnx.NodeProto, x: tuple[Bound | None, ...], kernel: list[int]
             result.append(None)
         elif auto_pad in ("SAME_UPPER", "SAME_LOWER"):
             result.append(n.ceil_div(stride))
-        elif auto_pad == "VALID":
-            result.append((n - Bound.exact(reach)).ceil_div(stride) + ONE)
-        elif auto_pad == "NOTSET":
-            span = n + Bound.exact(pads[axis] + pads[axis + spatial] - reach)
-            low = span.floor_div(stride) + ONE
-            # with ceil_mode, onnxruntime may drop a last window that starts in the padding:
-            # between the floor and the ceil
-            result.append(Bound(low.lo, (span.ceil_div(stride) + ONE).hi) if ceil_mode
+        elif auto_pad in ("VALID", "NOTSET"):
+            padded = pads[axis] + pads[axis + spatial] if auto_pad == "NOTSET" else 0
+            # onnxruntime divides in C (toward zero): an input shorter than the window still
+            # gives 1 (MaxPool 2x2 over a height of 1)
+            span = n + Bound.exact(padded - reach)
+            low = span.trunc_div(stride) + ONE
+            # with ceil_mode, it rounds up and may then drop a last window that starts in the
+            # padding: one below the quotient rounded down, up to it rounded up
+            result.append(Bound((low - ONE).lo, (span.ceil_div(stride) + ONE).hi) if ceil_mode
                           else low)
         else:
             result.append(None)

@@ -83,10 +83,9 @@ def resize10_rounding(site: Site, node: onnx.NodeProto, label: str, bounds: Shap
         fix = Fix("{0} stores the scales as a constant (they depend on constants and static "
                   "shapes only), which upgrade then converts", (Action("fold_scales"),))
     else:
+        # no command converts it: its rounding depends on the input's size
         also = "" if mixed or value is not None or not from_shapes(site, scales) else (
-            ", or, where the input always has one size, give it (fold's --input-shape) and "
-            "upgrade the folded model")
-        fix = Fix("keep the model at opset 10, where Resize-10 rounds so by itself ({0} "
-                  f"converts the rest and leaves this node as it is){also}",
-                  (Action("upgrade", (("opset", 10),)),))
+            "; where the input always has one size, give it to fold (--input-shape "
+            "NAME=D0,D1,..., input_shapes= in Python) and upgrade the folded model")
+        fix = Fix(f"keep the model at opset 10, where Resize-10 rounds so by itself{also}")
     return Resize10Rounding(None, problem, fix)
