@@ -21,6 +21,7 @@ from onnx import TypeProto, helper
 from .._api import output_shape
 from .._errors import UpsampleError, UpsampleWarning
 from .._spec.rules import output_size
+from .._spec.versions import DEFAULT_DOMAINS
 from ._fixes import Action, Fix, FixableError
 from ._graphs import ModelLike, Site, is_upsample, model_of, walk
 from ._node import describe, shrinks
@@ -153,12 +154,51 @@ def _set_type(owner: onnx.GraphProto, name: str, value_type: TypeProto) -> None:
     owner.value_info.append(helper.make_value_info(name, value_type))
 
 
+def _resize_scales(site: Site, node: onnx.NodeProto) -> list[float] | None:
+    """The constant scales of a Resize that gives scales for every axis (no sizes, no axes
+    attribute); None for any other node. onnxruntime sizes its output as an Upsample's,
+    ``trunc(f32(n) * f32(s))``, where onnx floors a float64 product."""
+    if node.op_type != "Resize" or not node.input:  # (hidden: in the surrogate domain)
+        return None
+    position = 1 if (site.opset or 0) <= 10 else 2
+    if (len(node.input) <= position or not node.input[position]
+            or (len(node.input) > 3 and node.input[3])
+            or any(attribute.name == "axes" for attribute in node.attribute)):
+        return None
+    scales = site.scope.constant(node.input[position])
+    if scales is None or np.asarray(scales).dtype.kind != "f" or not np.asarray(scales).size:
+        return None
+    return [float(v) for v in np.asarray(scales).reshape(-1)]
+
+
+def _resize_type(x_type: TypeProto | None, scales: list[float]) -> TypeProto:
+    """The type of the output of a Resize with constant ``scales`` on X of ``x_type``."""
+    result = TypeProto()
+    if x_type is None or not x_type.HasField("tensor_type"):
+        return result
+    result.tensor_type.elem_type = x_type.tensor_type.elem_type
+    dims = list(x_type.tensor_type.shape.dim) if x_type.tensor_type.HasField("shape") else None
+    if dims is None or len(dims) != len(scales):
+        return result
+    shape = result.tensor_type.shape
+    shape.SetInParent()
+    for dim, scale in zip(dims, scales, strict=True):
+        new = shape.dim.add()
+        if dim.HasField("dim_value") and np.isfinite(scale) and scale > 0:
+            new.dim_value = output_size(int(dim.dim_value), np.float32(scale))
+        elif dim.HasField("dim_param") and scale == 1.0:
+            new.dim_param = dim.dim_param
+    return result
+
+
 def _hide_upsamples(model: onnx.ModelProto) -> dict[tuple[int, int], str]:
-    """Move every Upsample of every graph into the surrogate domain; return the old domains."""
+    """Move every Upsample of every graph, and every Resize with constant scales, into the
+    surrogate domain; return the old domains."""
     hidden = {}
     for number, site in enumerate(walk(model, functions=False)):
         for index, node in enumerate(site.owner.node):
-            if is_upsample(node):
+            if is_upsample(node) or (node.domain in DEFAULT_DOMAINS
+                                     and _resize_scales(site, node) is not None):
                 hidden[(number, index)] = node.domain
                 node.domain = SURROGATE_DOMAIN
     if hidden:
@@ -178,13 +218,18 @@ def _restore_upsamples(model: onnx.ModelProto, hidden: dict[tuple[int, int], str
 
 def _upsample_types(model: onnx.ModelProto, hidden: dict[tuple[int, int], str],
                     downscale: bool) -> dict[tuple[int, str], TypeProto]:
-    """The output type of every hidden Upsample, from the types inferred so far."""
+    """The output type of every hidden Upsample and Resize, from the types inferred so far."""
     found: dict[tuple[int, str], TypeProto] = {}
     for number, (site, types) in enumerate(site_type_maps_graphs(model)):
         for index, node in enumerate(site.owner.node):
             if (number, index) not in hidden or not node.output or not node.input:
                 continue
             x_type = types.get(node.input[0])
+            if node.op_type == "Resize":
+                resize_scales = _resize_scales(site, node)
+                assert resize_scales is not None
+                found[(number, node.output[0])] = _resize_type(x_type, resize_scales)
+                continue
             info = describe(node, node.name, site.opset, site.scope, rank_of(x_type),
                             allow_downscale=downscale)
             scales = None if info.blocking else info.scales
