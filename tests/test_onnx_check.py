@@ -237,3 +237,48 @@ def test_check_does_not_modify_the_model() -> None:
     before = model.SerializeToString()
     check(model)
     assert model.SerializeToString() == before
+
+
+def _sqrt_scales(x_shape: list[int | str], opset: int, op: str) -> object:
+    """``op`` (Upsample-9 or Resize-10) whose nearest scales are [1, 1, sqrt(H), sqrt(W)]:
+    computed from the input's shape by a node no rule of check's proofs follows."""
+    nodes = [helper.make_node("Shape", ["X"], ["shape"]),
+             helper.make_node("Gather", ["shape", "hw_axes"], ["hw"], axis=0),
+             helper.make_node("Cast", ["hw"], ["hw_f"], to=TensorProto.FLOAT),
+             helper.make_node("Sqrt", ["hw_f"], ["root"]),
+             helper.make_node("Concat", ["ones", "root"], ["scales"], axis=0),
+             helper.make_node(op, ["X", "scales"], ["Y"], mode="nearest", name="r")]
+    inits = [numpy_helper.from_array(np.array([2, 3], np.int64), "hw_axes"),
+             numpy_helper.from_array(np.ones(2, np.float32), "ones")]
+    return make_model(nodes, [helper.make_tensor_value_info("X", TensorProto.FLOAT, x_shape)],
+                      [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits,
+                      opset=opset)
+
+
+def test_the_fix_of_computed_scales_names_fold_only_where_it_folds() -> None:
+    """Before: scales computed from symbolic dimensions were told to fold, which left them
+    as they were."""
+    static = [f for f in check(_sqrt_scales([1, 1, 4, 9], 9, "Upsample"))
+              if f.code == "dynamic-scales"]
+    assert [action.function for f in static for action in f.remedy.actions] == ["fold_scales"]
+    symbolic = [f for f in check(_sqrt_scales(["N", 1, "H", "W"], 9, "Upsample"))
+                if f.code == "dynamic-scales"]
+    assert [f.remedy.actions for f in symbolic] == [()]
+    assert "--input-shape" in symbolic[0].fix
+
+
+def test_a_resize10_check_cannot_prove_is_reported_with_a_fix_that_works() -> None:
+    """sqrt(4) and sqrt(9) enlarge, but only evaluating them shows it: fold does, and the
+    folded model upgrades; with symbolic dimensions nothing can, and the words say so."""
+    from onnx_upsample.onnx import fold_scales, upgrade
+
+    static = _sqrt_scales([1, 1, 4, 9], 10, "Resize")
+    (finding,) = check(static)
+    assert (finding.severity, finding.code) == ("warning", "resize10-rounding")
+    assert "axis 2: not known" in finding.message
+    assert [action.function for action in finding.remedy.actions] == ["fold_scales"]
+    folded = fold_scales(static)
+    assert check(folded) == []
+    assert upgrade(folded, opset=13).graph.node[-1].op_type == "Resize"
+    (symbolic,) = check(_sqrt_scales(["N", 1, "H", "W"], 10, "Resize"))
+    assert symbolic.remedy.actions == () and "keep the model at opset 10" in symbolic.fix

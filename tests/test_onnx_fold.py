@@ -132,3 +132,50 @@ def test_errors_and_input_untouched() -> None:
     fold_scales(model, input_shapes={"X": [1, 3, 5, 7]})
     assert model.SerializeToString() == before
     _ = value_type
+
+
+def _as_resize10(model: object) -> object:
+    """The same model at opset 10, its Upsample a Resize-10 (the same inputs)."""
+    result = onnx.ModelProto()
+    result.CopyFrom(model)  # type: ignore[arg-type]
+    result.opset_import[0].version = 10
+    for node in result.graph.node:
+        if node.op_type == "Upsample":
+            node.op_type = "Resize"
+    return result
+
+
+def test_resize_scales_fold_too() -> None:
+    """Before: fold --input-shape of a Resize-10 export folded '0 of 0' and yet wrote the
+    input's static shape."""
+    model = _as_resize10(_torch_size_export(["N", 3, "H", "W"], (20, 30)))
+    folded = fold_scales(model, input_shapes={"X": [1, 3, 7, 9]})
+    (resize,) = [n for n in folded.graph.node if n.op_type == "Resize"]
+    (tensor,) = [t for t in folded.graph.initializer if t.name == resize.input[1]]
+    expected = np.array([1, 1, np.float32(20) / np.float32(7), np.float32(30) / np.float32(9)],
+                        np.float32)
+    assert bits_equal(numpy_helper.to_array(tensor), expected)
+    assert [n.op_type for n in folded.graph.node] == ["Resize"]
+    assert dims(value_type(folded, "X")) == [1, 3, 7, 9]
+    x = random_input((1, 3, 7, 9), np.float32)
+    assert bits_equal(ort_run(folded, {"X": x})[0], ort_run(model, {"X": x})[0])
+
+
+def test_input_shapes_change_nothing_where_nothing_folds(tmp_path: object,
+                                                         capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    from runners import run_cli
+
+    node = helper.make_node("Upsample", ["X", "s"], ["Y"], mode="nearest")
+    model = make_model([node], [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                                              ["N", 3, "H", "W"])],
+                       [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+                       [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s")])
+    folded = fold_scales(model, input_shapes={"X": [1, 3, 4, 4]})
+    assert folded.graph.input[0] == model.graph.input[0]
+    path = f"{tmp_path}/m.onnx"
+    onnx.save(model, path)
+    code, out, _ = run_cli(capsys, "fold", path, "-o", f"{tmp_path}/f.onnx", "--input-shape",
+                           "X=1,3,4,4")
+    assert code == 0 and "0 of 0 computed scales folded" in out
+    assert "input 'X' keeps its declaration" in out and "static shape" not in out

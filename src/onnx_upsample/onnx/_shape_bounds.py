@@ -253,6 +253,14 @@ class ShapeBounds:
             return Known((Bound.exact(len(part)),), tuple(part))
         shapes = [self.dims(name) for name in inputs if name]
         values = [self.values(name) for name in inputs if name]
+        if op == "Concat":
+            # an input whose elements are not known still has a known count of them
+            parts = [v if v is not None else _unknowns(shape)
+                     for v, shape in zip(values, shapes, strict=True)]
+            if not parts or any(part is None for part in parts):
+                return None
+            joined = tuple(e for part in parts if part is not None for e in part)
+            return Known((Bound.exact(len(joined)),), joined)
         if not values or values[0] is None:
             return None
         first = values[0]
@@ -275,11 +283,6 @@ class ShapeBounds:
         if op in ("Unsqueeze", "Squeeze"):
             dims = squeeze_dims(op, shapes[0], self._squeeze_axes(node))
             return None if dims is None else Known(dims, first)
-        if op == "Concat":
-            if any(v is None for v in values):
-                return None
-            joined = tuple(e for v in values if v is not None for e in v)
-            return Known((Bound.exact(len(joined)),), joined)
         if op == "Slice" and shapes[0] is not None and len(shapes[0]) == 1:
             arguments = self._slice_arguments(node, 1)
             if arguments is None:
@@ -301,6 +304,12 @@ class ShapeBounds:
         if any(not -size <= i < size for i in indices):
             return None
         return Known(index_dims, tuple(data[i % size] for i in indices))
+
+
+def _unknowns(dims: Dims) -> tuple[Elem, ...] | None:
+    """As many unknown elements as a vector of ``dims`` holds (None where not known)."""
+    length = dims[0].value() if dims is not None and len(dims) == 1 and dims[0] else None
+    return None if length is None or length > _SMALL else (None,) * length
 
 
 def _symbolic(name: str, value_type: TypeProto) -> Known:
