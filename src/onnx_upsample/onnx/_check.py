@@ -264,7 +264,10 @@ def check(model: ModelLike) -> list[Finding]:
     against the model's opset (the version-7 form at opset 9, anything at opset 10 and
     later); declared output shapes against the size rule ``trunc(f32(n) * f32(s))``, and
     where onnx's own shape inference (float64 rule) disagrees with onnxruntime; scales
-    computed at run time; linear cases onnxruntime refuses.
+    computed at run time; linear cases onnxruntime refuses. And per nearest Resize-10 (which
+    ``upgrade`` rewrites) whose scales are computed at run time: whether they lie on one
+    side of 1 on every axis for every input size, which ``upgrade`` needs
+    (``resize10-rounding``, a warning).
 
     Parameters
     ----------

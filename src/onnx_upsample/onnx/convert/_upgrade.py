@@ -112,7 +112,14 @@ def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET, *,
     ``bilinear``), the scales copied bit for bit (attribute scales become a float32
     initializer; a scales input stays as it is, constant or computed). Every other node goes
     through onnx's version converter. ``Resize-10`` nodes already in an opset-10 model get the
-    same treatment (the converter's 10->11 step would change their results, docs/peers.md §6).
+    same treatment (the converter's 10->11 step would change their results, docs/peers.md §6):
+    onnxruntime's Resize-10 rounds nearest indices down on an axis whose scale is >= 1 and up
+    below 1, so a nearest one becomes ``nearest_mode="floor"`` or ``"ceil"`` where its scales
+    are on one side of 1 on every axis for every input size, constant or computed from the
+    input's shape (PyTorch's ``size=`` export: proven from the graph). The declared shapes
+    leave unknown a size onnx's own inference gives otherwise (see :func:`infer_shapes`), so
+    the model passes ``onnx.checker.check_model(full_check=True)`` where the original's nodes
+    do.
 
     Parameters
     ----------
@@ -144,9 +151,11 @@ def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET, *,
     UpsampleError
         If an Upsample cannot be expressed as a Resize with the same outputs (no inputs,
         missing attributes, an unknown mode, constant scales below 1 or not finite, version
-        1 on input that is not 4-D), if ``opset`` is below 10, above the newest opset onnx
-        knows or below the model's, or if onnx's converter fails on another node. The
-        message names the node and says why.
+        1 on input that is not 4-D), nor a nearest Resize-10 (scales that enlarge some axes
+        and shrink others, or computed ones not shown to lie on one side of 1 for every
+        input size: ``check`` reports those too), if ``opset`` is below 10, above the newest
+        opset onnx knows or below the model's, or if onnx's converter fails on another node.
+        The message names the node and says why.
 
     Notes
     -----
