@@ -159,7 +159,7 @@ def test_python_tools_take_paths(tmp_path: Path) -> None:
     with pytest.raises(UpsampleError, match="does not exist"):
         check(tmp_path / "missing.onnx")
     (tmp_path / "bad.onnx").write_bytes(b"not a model")
-    with pytest.raises(UpsampleError, match="cannot read"):
+    with pytest.raises(UpsampleError, match="is not an ONNX model"):
         upgrade(str(tmp_path / "bad.onnx"))
     with pytest.raises(TypeError, match=r"path of a \.onnx file"):
         check(3)  # type: ignore[arg-type]

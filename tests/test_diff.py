@@ -18,6 +18,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from runners import assert_one_line_error, run_cli  # noqa: E402
 
 from onnx_upsample import UpsampleError  # noqa: E402
+from onnx_upsample._spec.spelling import OPTIONS  # noqa: E402
 from onnx_upsample.conformance import diff  # noqa: E402
 from onnx_upsample.conformance._diff_nodes import compared_nodes, run_scales  # noqa: E402
 
@@ -351,7 +352,7 @@ def test_computed_scales_that_came_to_1_are_a_warning_as_in_verify() -> None:
                  input_shapes={"feat": [1, 16, 4, 4], "route": [1, 16, 4, 4]})
     (row,) = found.nodes
     assert row.exercised is False and row.scales == (1.0, 1.0, 1.0, 1.0)
-    warnings = [text for kind, text in found.lines(options=True) if kind == "warning"]
+    warnings = [text for kind, text in found.lines(OPTIONS) if kind == "warning"]
     assert len(warnings) == 1 and warnings[0].startswith(
         "node 'up' was not exercised: its scales came to [1,1,1,1]"), warnings
     assert "--input-shape" in warnings[0]

@@ -23,6 +23,7 @@ pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from onnx_upsample import UpsampleError, UpsampleWarning, upsample  # noqa: E402
+from onnx_upsample._spec.spelling import OPTIONS  # noqa: E402
 from onnx_upsample.onnx import check, downgrade, upgrade  # noqa: E402
 from onnx_upsample.onnx._probe import expose, reads, run_pieces  # noqa: E402
 from onnx_upsample.onnx.verify import OnnxruntimeRun, verify_upgrade  # noqa: E402
@@ -127,7 +128,7 @@ def test_a_node_not_exercised_is_a_warning_naming_what_to_give() -> None:
     assert _node(verification, "up").exercised is False  # type: ignore[attr-defined]
     assert verification.verified  # the bits agree; the gap is said, not hidden
     [python] = [t for k, t in verification.lines() if k == "warning"]
-    [command] = [t for k, t in verification.lines(options=True) if k == "warning"]
+    [command] = [t for k, t in verification.lines(OPTIONS) if k == "warning"]
     assert python.startswith("node 'up' was not exercised: its scales (computed at run time "
                              "from feat, route) came to [1,1,1,1]")
     assert command.endswith("--input-shape feat=N,16,H,W --input-shape route=N,16,H2,W2 (or "

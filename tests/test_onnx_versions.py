@@ -14,9 +14,17 @@ onnx = pytest.importorskip("onnx")
 from onnx.defs import OpSchema  # noqa: E402
 
 from onnx_upsample._spec.versions import (  # noqa: E402
+    RESIZE_OPSET,
+    RESIZE_OPTIONAL_ROI_OPSET,
+    RESIZE_ROI_OPSET,
+    RUNNABLE_VERSIONS,
     VERSIONS,
     UpsampleVersion,
     form_of_opset,
+    is_resize10_opset,
+    resize_scales_input,
+    runnable_opset,
+    takes_scales_input,
     version_for_opset,
     version_of_node,
 )
@@ -100,6 +108,50 @@ def test_the_node_logic_compares_no_version_numbers() -> None:
                      for name in ("_node.py", "_node_info.py", "_node_checks.py"))
     compared = re.findall(r"\b(?:form|version)\s*(?:==|!=|<=|>=|<|>|in)\s*\(?\d", source)
     assert not compared, compared
+
+
+def test_the_model_tools_compare_no_opset_with_a_number() -> None:
+    """Which opset has which Upsample (scales as attributes or an input, deprecated at 10,
+    run by onnxruntime at 7-9) and which Resize (X and scales at 10, roi from 11) comes from
+    the versions module, not from opsets compared with numbers in the tools."""
+    names = ("_original.py", "_check.py", "_feeds.py", "_fold.py", "_node_checks.py",
+             "convert/_downgrade.py", "convert/_upgrade.py", "convert/_summary.py")
+    source = "".join((PACKAGE / "onnx" / name).read_text() for name in names)
+    compared = re.findall(r"\b(?:opset|target|source)(?: or \w+\))?\s*(?:==|!=|<=|>=|<|>)\s*"
+                          r"\d|\d\s*(?:==|!=|<=|>=|<|>)\s*\(?(?:opset|target|source)\b", source)
+    assert not compared, compared
+
+
+@pytest.mark.parametrize("opset", range(1, onnx.defs.onnx_opset_version() + 1))
+def test_resize_at_every_opset_matches_onnx(opset: int) -> None:
+    try:
+        schema = onnx.defs.get_schema("Resize", opset)
+    except onnx.defs.SchemaError:
+        assert opset < RESIZE_OPSET and not is_resize10_opset(opset)
+        return
+    assert opset >= RESIZE_OPSET
+    names = [p.name for p in schema.inputs]
+    assert names[resize_scales_input(opset)] == "scales"
+    assert is_resize10_opset(opset) == (schema.since_version == 10) == (names == ["X", "scales"])
+    assert ("roi" in names) == (opset >= RESIZE_ROI_OPSET)
+    if "roi" in names:
+        optional = schema.inputs[1].option == OpSchema.FormalParameterOption.Optional
+        assert optional == (opset >= RESIZE_OPTIONAL_ROI_OPSET)
+
+
+@pytest.mark.parametrize("opset", range(1, onnx.defs.onnx_opset_version() + 1))
+def test_what_each_opsets_upsample_takes_and_where_onnxruntime_runs_it(opset: int) -> None:
+    schema = onnx.defs.get_schema("Upsample", opset)
+    assert takes_scales_input(opset) == ("scales" in [p.name for p in schema.inputs])
+    # Upsample is deprecated where Resize arrives
+    assert schema.deprecated == (opset >= RESIZE_OPSET)
+    runnable = version_for_opset(runnable_opset(opset))
+    assert runnable in RUNNABLE_VERSIONS
+    assert (runnable_opset(opset) == opset) == (version_for_opset(opset) in RUNNABLE_VERSIONS)
+
+
+def test_the_nearest_runnable_opset() -> None:
+    assert [runnable_opset(o) for o in (1, 6, 7, 8, 9, 10, 18)] == [7, 7, 7, 8, 9, 9, 9]
 
 
 @pytest.mark.parametrize(("version", "form", "words"), [

@@ -8,8 +8,10 @@ that every hint it prints is something to type at a shell.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+from .._errors import SpelledError
 
 
 def number(value: float | int) -> str:
@@ -17,6 +19,11 @@ def number(value: float | int) -> str:
     if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
         return str(int(value))
     return repr(value)
+
+
+# The arguments whose option is not their name with dashes: a mapping of names in Python
+# is an option given once per name on the command line.
+_OPTION_NAMES = {"inputs": "--input", "input_shapes": "--input-shape"}
 
 
 def _plain(word: str) -> bool:
@@ -55,8 +62,17 @@ class Spelling:
 
     def argument(self, name: str) -> str:
         """Any other argument, by its Python name: ``jpeg_quality``, or the option
-        ``--jpeg-quality``."""
-        return f"--{name.replace('_', '-')}" if self.options else name
+        ``--jpeg-quality`` (``inputs``: ``--input``, given once per input)."""
+        if not self.options:
+            return name
+        return _OPTION_NAMES.get(name, f"--{name.replace('_', '-')}")
+
+    def assign(self, name: str, value: object) -> str:
+        """What to write to give argument ``name`` the value ``value``: ``seed=0``,
+        ``--seed 0``."""
+        if self.options:
+            return f"{self.argument(name)} {self.value(value)}"
+        return f"{name}={value!r}"
 
     def value(self, given: object) -> str:
         """A value as given: its repr in Python, as typed on the command line."""
@@ -66,7 +82,7 @@ class Spelling:
 
     def set_mode(self, name: str) -> str:
         """What to write for mode ``name``."""
-        return f"--mode {name}" if self.options else f"mode={name!r}"
+        return self.assign("mode", name)
 
     def shown(self, values: Sequence[float | int], more: bool = False) -> str:
         """Scales as they were given: a list in Python, the words after ``--scales``;
@@ -83,8 +99,17 @@ class Spelling:
 
 #: The Python API's names.
 PYTHON = Spelling()
+#: The command line's names, where a message names no input file.
+OPTIONS = Spelling(options=True)
 
 
 def command_line(input_path: str) -> Spelling:
     """The command line's names, for a command reading ``input_path``."""
     return Spelling(x=f"input {input_path!r}", options=True)
+
+
+def spelled(words: Callable[[Spelling], str]) -> SpelledError:
+    """The error ``words`` says, worded for both callers: ``str(error)`` is
+    ``words(PYTHON)`` (``seed is -1; ... use seed=0``), ``error.option``, which the command
+    line prints, ``words(OPTIONS)`` (``--seed is -1; ... use --seed 0``)."""
+    return SpelledError(words(PYTHON), words(OPTIONS))

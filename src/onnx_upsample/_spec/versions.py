@@ -2,8 +2,11 @@
 
 One table says, per version, where the scales come from, which inputs and attributes the node
 has, which modes and element types the schema allows, the rank rule and whether the version is
-deprecated. The model tools (``onnx_upsample.onnx``) and the conformance suite read it;
-``tests/test_onnx_versions.py`` checks it against ``onnx.defs.get_schema``.
+deprecated; below it, the opsets that follow from it (which ones onnxruntime runs, which ones
+``downgrade`` and ``upgrade`` write) and the inputs of ``Resize``, which replaces Upsample from
+opset 10. The model tools (``onnx_upsample.onnx``) and the conformance suite read it, rather
+than comparing opsets with numbers of their own; ``tests/test_onnx_versions.py`` checks it
+against ``onnx.defs.get_schema``.
 
 No onnx import here: this module is plain data and small helpers.
 """
@@ -21,10 +24,17 @@ __all__ = [
     "DEFAULT_DOWNGRADE_OPSET",
     "DEFAULT_UPGRADE_OPSET",
     "DOWNGRADE_OPSETS",
+    "RESIZE_OPSET",
+    "RESIZE_OPTIONAL_ROI_OPSET",
+    "RESIZE_ROI_OPSET",
     "VERSIONS",
     "ScalesSource",
     "UpsampleVersion",
     "form_of_opset",
+    "is_resize10_opset",
+    "resize_scales_input",
+    "runnable_opset",
+    "takes_scales_input",
     "version_for_opset",
     "version_of_node",
 ]
@@ -205,6 +215,42 @@ DEFAULT_DOWNGRADE_OPSET = NEWEST_UPSAMPLE_OPSET
 #: The default target of ``upgrade``: an opset the runtimes in use load (onnxruntime since
 #: 1.14, TensorRT 8.6+, OpenVINO 2023+), not the newest one onnx knows.
 DEFAULT_UPGRADE_OPSET = 18
+
+
+def runnable_opset(opset: int) -> int:
+    """The opset nearest to ``opset`` whose Upsample onnxruntime runs: ``opset`` itself at
+    7-9, 7 below (Upsample-1 is experimental), 9 above (Upsample-10 is deprecated)."""
+    return min(max(opset, LOWEST_RUNNABLE_OPSET), NEWEST_UPSAMPLE_OPSET)
+
+
+def takes_scales_input(opset: int) -> bool:
+    """Whether the Upsample of ``opset`` takes its scales as an input (v9, v10), which may be
+    computed at run time, rather than as attributes (v1, v7)."""
+    return version_for_opset(opset).scales_from == "scales_input"
+
+
+#: The first opset with Resize (Resize-10), which replaces Upsample there: the opset whose
+#: Upsample is deprecated, and the lowest one ``upgrade`` writes.
+RESIZE_OPSET = 10
+#: From this opset Resize takes X, roi, scales and sizes (Resize-11), and says its rounding
+#: in attributes; Resize-10 takes X and scales, as Upsample-9 does.
+RESIZE_ROI_OPSET = 11
+#: From this opset Resize's roi may be left out (Resize-13).
+RESIZE_OPTIONAL_ROI_OPSET = 13
+
+
+def is_resize10_opset(opset: int | None) -> bool:
+    """Whether a Resize in a model importing default-domain ``opset`` is Resize-10 (X and
+    scales; asymmetric coordinates, onnxruntime's own nearest rounding)."""
+    return opset is not None and RESIZE_OPSET <= opset < RESIZE_ROI_OPSET
+
+
+def resize_scales_input(opset: int | None) -> int:
+    """Which input of a Resize at ``opset`` holds its scales: 1 in Resize-10 (X, scales),
+    2 from Resize-11 on (X, roi, scales, sizes)."""
+    return 1 if is_resize10_opset(opset) else 2
+
+
 #: The node forms that take any rank, for messages ("version-7/9").
 ANY_RANK_FORMS = "version-" + "/".join(
     sorted({str(v.form) for v in VERSIONS.values() if v.rank is None}))

@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._errors import UpsampleError, UpsampleWarning
+from .._spec.spelling import OPTIONS
 from ._common import shell_command, warn
 
 if TYPE_CHECKING:
     from ..onnx._external import ModelProto
     from ..onnx._fixes import Action, Fix
 
-__all__ = ["add_input_options", "caught_warnings", "check_output_path", "describe_array",
+__all__ = ["add_input_options", "caught_warnings", "check_model_output", "describe_array",
            "file_name", "hinted", "hints_as_commands", "kept_warnings", "load_model",
            "parse_shapes", "read_inputs", "save_model", "save_npy", "spell_fix", "warn_all"]
 
@@ -114,28 +115,20 @@ def warn_all(args: argparse.Namespace, messages: Sequence[object]) -> None:
         kept.append(text)
 
 
-def check_output_path(path: str, source: str | None = None, overwrite: bool = False) -> str:
-    """The folder that will hold output ``path``; a bad path, or the input model ``source``
-    under any name (without ``overwrite``), is refused before any work."""
-    from ..io.atomic import same_file
+def check_model_output(path: str, source: str, overwrite: bool) -> None:
+    """Refuse, before any work, an output model that cannot be written (io.atomic's
+    ``check_output_path``: the input model ``source`` under any name without ``overwrite``,
+    a missing folder, a directory)."""
+    from ..io.atomic import check_output_path
 
-    if source is not None and not overwrite and same_file(source, path):
-        raise UpsampleError(f"-o {path} is the input model {source}: the result would replace "
-                            "it; give another -o, or add --overwrite to replace the input")
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise UpsampleError(f"output directory {directory!r} does not exist")
-    if os.path.isdir(path):
-        raise UpsampleError(f"output {path!r} is a directory; give a file name such as "
-                             f"{os.path.join(path, 'model.onnx')!r}")
-    return directory
+    check_output_path(path, source, overwrite, source_named="input model")
 
 
 def save_model(model: ModelProto, path: str, source: str | None = None) -> None:
     """Write ``model`` atomically (through io.atomic, the package's one atomic writer);
     its external data (relative to ``source``'s folder) is copied beside ``path`` where that
     is another folder."""
-    from ..io.atomic import atomic_path
+    from ..io.atomic import atomic_path, check_output_path
     from ..onnx import _external
 
     check_output_path(path)
@@ -161,10 +154,9 @@ def npy_ready(name: str, array: np.ndarray) -> np.ndarray:
 
 def save_npy(path: str, array: np.ndarray) -> None:
     """Write ``array`` atomically, without pickle: never a half-written output."""
-    from ..io.atomic import atomic_path
+    from ..io.atomic import atomic_path, check_output_path
 
-    if os.path.isdir(path):
-        raise UpsampleError(f"output {path!r} is a directory")
+    check_output_path(path)
     with atomic_path(path) as temporary, open(temporary, "wb") as stream:
         np.save(stream, array, allow_pickle=False)
 
@@ -214,7 +206,7 @@ def hints_as_commands(model: str, argv: Sequence[str] = ()) -> Iterator[None]:
         yield
     except FixableError as error:
         raise UpsampleError(error.render(lambda action: spell_action(action, model, argv),
-                                         option=True)) from None
+                                         OPTIONS)) from None
 
 
 def hinted(command: Handler) -> Handler:

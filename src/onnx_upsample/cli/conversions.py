@@ -16,12 +16,13 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from .._errors import UpsampleError
+from .._spec.spelling import OPTIONS
 from .._spec.versions import DEFAULT_DOWNGRADE_OPSET, DOWNGRADE_OPSETS
 from ._common import EXIT_FINDINGS, EXIT_OK, add_output_options, note, print_json, problem
 from ._models_io import (
     add_input_options,
     caught_warnings,
-    check_output_path,
+    check_model_output,
     hinted,
     kept_warnings,
     load_model,
@@ -165,7 +166,7 @@ def _verify(args: argparse.Namespace, original: ModelProto, upgraded: ModelProto
     verification = verify_upgrade(loaded_from(original, args.model, fix),
                                   loaded_from(upgraded, args.model, fix), inputs=inputs,
                                   input_shapes=shapes, seed=seed)
-    for kind, text in verification.lines(options=True):
+    for kind, text in verification.lines(OPTIONS):
         if kind == "note":
             note(args, text)
         elif kind == "warning":
@@ -179,7 +180,7 @@ def _cmd_upgrade(args: argparse.Namespace) -> int:
     from ..onnx import upgrade
     from ..onnx.convert import DEFAULT_UPGRADE_OPSET, rewrites
 
-    check_output_path(args.output, args.model, args.overwrite)
+    check_model_output(args.output, args.model, args.overwrite)
     opset = DEFAULT_UPGRADE_OPSET if args.opset is None else args.opset
     for option, given in (("--input", args.input), ("--input-shape", args.input_shape),
                           ("--keep-unverified", args.keep_unverified)):
@@ -220,7 +221,7 @@ def _cmd_downgrade(args: argparse.Namespace) -> int:
     from ..onnx import downgrade
     from ..onnx.convert import rewrites
 
-    check_output_path(args.output, args.model, args.overwrite)
+    check_model_output(args.output, args.model, args.overwrite)
     model = load_model(args.model)
     with caught_warnings() as caught:
         lowered = downgrade(model, opset=args.opset)
@@ -236,7 +237,7 @@ def _cmd_fold(args: argparse.Namespace) -> int:
     from ..onnx import _feeds, fold_scales
     from ..onnx._fold import ScalesNotFolded, computed_scales
 
-    check_output_path(args.output, args.model, args.overwrite)
+    check_model_output(args.output, args.model, args.overwrite)
     model = load_model(args.model)
     shapes = parse_shapes(args.input_shape)
     declared = {value.name: value for value in _feeds.graph_inputs(model)}

@@ -68,6 +68,7 @@ def register(subparsers: Any) -> None:
 
 def _cmd_diff(args: argparse.Namespace) -> int:
     from .._errors import UpsampleError
+    from .._spec.spelling import OPTIONS
     from ..conformance import diff
     from ..conformance._diff import DEFAULT_BACKENDS, DEFAULT_TIMEOUT
 
@@ -84,7 +85,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
                      timeout=DEFAULT_TIMEOUT if args.timeout is None else args.timeout,
                      legacy_modes=args.legacy_modes)
     warn_all(args, [item.message for item in caught])
-    for kind, text in found.lines(options=True):
+    for kind, text in found.lines(OPTIONS):
         if kind == "warning":
             warn(text)
         else:

@@ -32,11 +32,11 @@ from ..onnx._compare import difference
 from ..onnx._exercise import (
     Probe,
     copies,
+    declared_shapes,
     exercised,
     inputs_behind,
     search,
     shape_candidates,
-    shape_hint,
 )
 from ..onnx._feeds import checked_inputs, graph_inputs, scales_inputs
 from ..onnx._fixes import Action, Fix, FixableError
@@ -310,12 +310,12 @@ def _compare(sides: tuple[_Side, _Side], model: onnx.ModelProto, label: str,
             side_values.setdefault(name, np.asarray(value))
     rows = [_node_row(node, sides, model, values, refused) for node in nodes]
     declared = {value.name: value for value in graph_inputs(model)}
-    hints = {}
+    behind_shapes = {}
     for row, node in zip(rows, nodes, strict=True):
         if row.exercised is False:
             behind = [declared[name] for name in inputs_behind(model, node.scales or node.x)
                       if name in declared]
-            hints[node.label] = (shape_hint(behind, False), shape_hint(behind, True))
+            behind_shapes[node.label] = declared_shapes(behind)
     outputs = tuple(difference(value.name, values[0][value.name], values[1][value.name])
                     for value in model.graph.output)
     used = tuple(InputUsed(name, str(value.dtype), tuple(value.shape), name in given)
@@ -323,7 +323,7 @@ def _compare(sides: tuple[_Side, _Side], model: onnx.ModelProto, label: str,
     whole = tuple(run.words if isinstance(run, _NotRunError) else "" for run in runs)
     return ModelDiff(label, (sides[0].name, sides[1].name),
                      (sides[0].version, sides[1].version), used, seed, tried, tuple(rows),
-                     outputs, (whole[0], whole[1]), hints)
+                     outputs, (whole[0], whole[1]), behind_shapes)
 
 
 def _node_row(node: ComparedNode, sides: tuple[_Side, _Side], model: onnx.ModelProto,

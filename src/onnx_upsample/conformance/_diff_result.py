@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .._spec.spelling import PYTHON, Spelling
 from ..onnx._compare import Difference
-from ..onnx._exercise import empty_output
+from ..onnx._exercise import empty_output, shape_hint
 from ..onnx._report import scales_words, shape_words, table
 from ..onnx._verification import InputUsed, inputs_words
 
@@ -237,8 +238,9 @@ class ModelDiff:
     whole : tuple of str
         Per runtime, its message where it refused the model as a whole (it then ran cut at
         each Upsample and Resize); ``""`` where it ran it whole.
-    exercise_hints : dict
-        Per node not exercised, how to give inputs that would (Python, options).
+    exercise_shapes : dict
+        Per node not exercised, the graph inputs its scales (or X) come from and their
+        declared dimensions: what to give to exercise it.
     """
 
     model: str
@@ -250,7 +252,7 @@ class ModelDiff:
     nodes: tuple[NodeDiff, ...]
     outputs: tuple[Difference, ...]
     whole: tuple[str, str] = ("", "")
-    exercise_hints: dict[str, tuple[str, str]] = field(default_factory=dict)
+    exercise_shapes: dict[str, dict[str, list[int | str]]] = field(default_factory=dict)
 
     @property
     def differs(self) -> bool:
@@ -265,9 +267,9 @@ class ModelDiff:
     def _idle(self) -> list[NodeDiff]:
         return [node for node in self.nodes if node.exercised is False and not node.copies]
 
-    def lines(self, options: bool = False) -> list[tuple[Kind, str]]:
-        """The report, line by line with its kind; ``options``: name what to give as the
-        command line's options (``--input-shape``), else as Python keywords."""
+    def lines(self, spelling: Spelling = PYTHON) -> list[tuple[Kind, str]]:
+        """The report, line by line with its kind; what to give is named as ``spelling``
+        names it: the command line's options (``--input-shape``), or Python keywords."""
         first, second = self.backends
         out: list[tuple[Kind, str]] = []
         if self.inputs:
@@ -303,15 +305,16 @@ class ModelDiff:
                  for o in self.outputs])))
         out += [("note", node.describe()) for node in self.nodes
                 if node.verdict == FOLLOWS_INPUT]
-        out += self._gaps(options)
+        out += self._gaps(spelling)
         out += [("finding", node.describe()) for node in self.differing]
         out.append(("finding" if self.differs else "note", self._conclusion()))
         return out
 
-    def _gaps(self, options: bool) -> list[tuple[Kind, str]]:
+    def _gaps(self, spelling: Spelling) -> list[tuple[Kind, str]]:
         out: list[tuple[Kind, str]] = []
         for node in self._idle():
-            hint = self.exercise_hints.get(node.node, ("", ""))[1 if options else 0]
+            shapes = self.exercise_shapes.get(node.node)
+            hint = "" if shapes is None else shape_hint(shapes, spelling)
             if node.output_shape is not None and 0 in node.output_shape:
                 out.append(("warning", empty_output(node.node, node.input_shape or (),
                                                     node.output_shape)))

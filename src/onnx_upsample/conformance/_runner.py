@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import UpsampleError, spelled_error
+from .._errors import UpsampleError
+from .._spec.spelling import Spelling, spelled
 from ._grade import (
     ACCEPTED_INVALID,
     CRASHED,
@@ -264,8 +265,9 @@ def check_timeout(timeout: object) -> float:
     if isinstance(timeout, bool) or not isinstance(timeout, int | float):
         raise TypeError(f"timeout is {timeout!r}; expected a number of seconds")
     if not (math.isfinite(timeout) and timeout > 0):
-        raise spelled_error(lambda o: (
-            f"--timeout is {timeout:g}; give a finite number of seconds > 0" if o else
+        raise spelled(lambda s: (
+            f"{s.argument('timeout')} is {timeout:g}; give a finite number of seconds > 0"
+            if s.options else
             f"timeout is {timeout!r}; expected a finite number of seconds > 0"))
     return float(timeout)
 
@@ -311,13 +313,14 @@ def select_cases(cases: CaseSelection, suite: Suite) -> Callable[[str], bool] | 
 
 
 def _matches_nothing(pattern: str, alone: bool) -> UpsampleError:
-    def words(options: bool) -> str:
-        name = "--cases" if options else "cases"
+    def words(spelling: Spelling) -> str:
+        name = spelling.argument("cases")
         which = f"{name} {pattern!r}" if alone else f"the pattern {pattern!r} of {name}"
-        where = "its manifest.json" if options else "its manifest.json (or the suite's cases)"
+        where = ("its manifest.json" if spelling.options
+                 else "its manifest.json (or the suite's cases)")
         return f"{which} matches no case of the suite; see the IDs in {where}"
 
-    return spelled_error(words)
+    return spelled(words)
 
 
 def grade_backend(spec: str, suite: Suite, *, timeout: float = 60.0,

@@ -11,7 +11,6 @@ dask is imported inside the functions of the chunked path only.
 from __future__ import annotations
 
 import math
-import os
 import shutil
 import sys
 import time
@@ -24,7 +23,7 @@ from typing import TYPE_CHECKING, TextIO
 import numpy as np
 
 from .._errors import UpsampleError, UpsampleWarning
-from .atomic import same_file
+from .atomic import check_output_path
 from .chunked import computing, store_npy, store_zarr
 from .formats import (
     DEFAULT_JPEG_QUALITY,
@@ -47,7 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHUNKED_ABOVE_BYTES", "TARGET_CHUNK_BYTES", "ZARR_CHUNK_BYTES", "Result", "apply",
-    "check_output_path", "check_resources", "output_chunks", "resolve_scales", "summary",
+    "check_resources", "output_chunks", "resolve_scales", "summary",
 ]
 
 # .npy inputs are upsampled in memory below this output size, chunk by chunk above it
@@ -234,7 +233,8 @@ def apply(
     # the options that need no file first; the call's own checks once the input is known
     out_kind = kind_of(output_path, "output")
     _check_jpeg_quality(output_path, jpeg_quality)
-    replaced = check_output_path(input_path, output_path, overwrite)
+    replaced = check_output_path(output_path, input_path, overwrite,
+                                 written="the upsampled array", store=out_kind == "zarr")
     with slow_step(progress, f"reading {input_path}"):
         source = read(input_path)
     full_scales = resolve_scales(source, scales)
@@ -282,44 +282,23 @@ def apply(
                   tuple(full_scales), replaced, time.perf_counter() - started)
 
 
-def check_output_path(input_path: str, output_path: str, overwrite: bool) -> bool:
-    """Refuse an output that is the input, under any path, unless ``overwrite``; return
-    whether an existing output will be replaced.
-
-    Raises
-    ------
-    UpsampleError
-        The output is the input and ``overwrite`` is false.
-    """
-    if same_file(input_path, output_path) and not overwrite:
-        raise UpsampleError(
-            f"output {output_path!r} is the input {input_path!r}: the upsampled array would "
-            "replace it; give another output, or add --overwrite to replace the input"
-        )
-    return os.path.lexists(output_path)
-
-
 def _check_jpeg_quality(output_path: str, quality: int | None) -> None:
     """``jpeg_quality`` is 1 to 100 and only for a JPEG output (each message worded for the
     Python argument and for the command line's ``--jpeg-quality``)."""
-    from .._errors import spelled_error
-    from .._spec.spelling import Spelling
+    from .._spec.spelling import spelled
 
     if quality is None:
         return
-
-    def name(options: bool) -> str:
-        return Spelling(options=options).argument("jpeg_quality")
-
     image_format = IMAGE_FORMATS.get(Path(output_path).suffix.lower())
     if image_format != "JPEG":
-        raise spelled_error(lambda options: (
-            f"{name(options)} is for .jpg/.jpeg outputs, and {output_path!r} is not one; "
-            f"leave {name(options)} out"))
+        raise spelled(lambda s: (
+            f"{s.argument('jpeg_quality')} is for .jpg/.jpeg outputs, and {output_path!r} is "
+            f"not one; leave {s.argument('jpeg_quality')} out"))
     if not 1 <= quality <= 100:
-        raise spelled_error(lambda options: (
-            f"{name(options)} is {quality}; expected 1 (smallest file) to 100 (best; above 95 "
-            f"the file grows for little gain); the default is {DEFAULT_JPEG_QUALITY}"))
+        raise spelled(lambda s: (
+            f"{s.argument('jpeg_quality')} is {quality}; expected 1 (smallest file) to 100 "
+            "(best; above 95 the file grows for little gain); the default is "
+            f"{DEFAULT_JPEG_QUALITY}"))
 
 
 def check_resources(

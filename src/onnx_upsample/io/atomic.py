@@ -26,8 +26,9 @@ from pathlib import Path
 
 from .._errors import UpsampleError
 
-__all__ = ["ZARR_MARKERS", "atomic_path", "copy_atomically", "is_zarr_store",
-           "reason", "remove_leftovers", "same_file", "set_default_permissions"]
+__all__ = ["ZARR_MARKERS", "atomic_path", "check_output_path", "copy_atomically",
+           "is_zarr_store", "reason", "remove_leftovers", "same_file",
+           "set_default_permissions"]
 
 # The files that make a directory a zarr store. They live here, not in formats.py, because
 # the writer must recognise a store before it replaces a directory with a new one, and
@@ -101,10 +102,7 @@ def atomic_path(target: str, directory: bool = False,
     """
     target_path = Path(target).absolute()
     parent = target_path.parent
-    if not parent.is_dir():
-        raise UpsampleError(
-            f"output {target!r}: the folder {str(parent)!r} does not exist; create it first"
-        )
+    _check_folder(target)
     prefix = _prefix(target_path)
     try:
         if directory:
@@ -220,7 +218,7 @@ def _replace(temporary: str, target: Path, directory: bool,
     try:
         if not directory:
             if target.is_dir():
-                raise UpsampleError(f"output {str(target)!r} is a directory; give a file name")
+                raise _a_directory(str(target))
             _flush(temporary)
             os.replace(temporary, target)
             _flush_folder(target.parent)
@@ -295,6 +293,65 @@ def _remove(path: str) -> None:
     else:
         with contextlib.suppress(OSError):
             os.unlink(path)
+
+
+def _check_folder(target: str) -> None:
+    """Refuse an output whose folder does not exist."""
+    parent = Path(target).absolute().parent
+    if not parent.is_dir():
+        raise UpsampleError(
+            f"output {target!r}: the folder {str(parent)!r} does not exist; create it first"
+        )
+
+
+def _a_directory(target: str, example: str | None = None) -> UpsampleError:
+    """The refusal of a file output that is a directory (``example``: a name in it to give
+    instead)."""
+    instead = "" if example is None else f" such as {os.path.join(target, example)!r}"
+    return UpsampleError(f"output {target!r} is a directory; give a file name{instead}")
+
+
+def check_output_path(output: str, source: str | None = None, overwrite: bool = False, *,
+                      source_named: str = "input", written: str = "the result",
+                      store: bool = False) -> bool:
+    """Refuse, before anything is read or computed, an output that cannot be written.
+
+    Parameters
+    ----------
+    output : str
+        The file (or, with ``store``, the directory store) to write.
+    source : str, optional
+        The input it is made from: an output that is the input under any path (links,
+        ``..``, see :func:`same_file`) is refused unless ``overwrite``.
+    overwrite : bool
+        Allow ``output`` to be ``source`` (the command line's ``--overwrite``).
+    source_named, written : str
+        What messages call ``source`` (``input``, ``input model``) and what is written
+        (``the result``, ``the upsampled array``).
+    store : bool
+        The output is a directory store (zarr), which replaces an existing store: an
+        existing directory is not refused here (:func:`atomic_path` says which it replaces).
+
+    Returns
+    -------
+    bool
+        Whether an existing output will be replaced.
+
+    Raises
+    ------
+    UpsampleError
+        The output is the input (without ``overwrite``), its folder does not exist, or it
+        is a directory and no store.
+    """
+    if source is not None and not overwrite and same_file(source, output):
+        raise UpsampleError(
+            f"output {output!r} is the {source_named} {source!r}: {written} would replace it; "
+            "give another output, or add --overwrite to replace the input"
+        )
+    _check_folder(output)
+    if not store and os.path.isdir(output):
+        raise _a_directory(output, None if source is None else os.path.basename(source))
+    return os.path.lexists(output)
 
 
 def same_file(a: str, b: str) -> bool:

@@ -12,10 +12,19 @@ from onnx import ModelProto, NodeProto, TensorProto, TypeProto
 from .._errors import UpsampleError
 from .._spec.dtypes import ORT_ONNX_TYPES, linear_defined_for_onnx, onnx_type_names
 from .._spec.rules import ORT_LINEAR_KERNELS, ort_linear_axes
-from .._spec.versions import DEFAULT_DOMAINS, VERSIONS
+from .._spec.versions import RESIZE_OPSET, VERSIONS, runnable_opset
 from ._fixes import Action, Fix, FixableError, fix_of
 from ._fold import from_shapes, static_value
-from ._graphs import ModelLike, Site, default_opset, is_upsample, model_of, node_label
+from ._graphs import (
+    ModelLike,
+    Site,
+    default_opset,
+    is_resize10,
+    is_upsample,
+    model_of,
+    node_label,
+    type_string,
+)
 from ._infer import ort_shapes, output_type, rank_of, site_type_maps
 from ._node import UpsampleNode, describe
 from ._resize10 import resize10_rounding
@@ -61,14 +70,6 @@ class Finding:
         return f"{self.severity}: {self.node}: {self.message}. Fix: {self.fix}"
 
 
-def _type_name(elem_type: int) -> str:
-    """ONNX's type string for an element type, as schemas write it (``tensor(float)``)."""
-    try:
-        return f"tensor({TensorProto.DataType.Name(elem_type).lower()})"
-    except ValueError:
-        return f"tensor(<unknown type {elem_type}>)"
-
-
 def _dims(value_type: TypeProto | None) -> list[int | None] | None:
     if value_type is None or not value_type.HasField("tensor_type"):
         return None
@@ -94,7 +95,7 @@ def _check_types(out: _Findings, info: UpsampleNode, x_type: TypeProto | None) -
     elem = x_type.tensor_type.elem_type
     if elem == TensorProto.UNDEFINED:
         return
-    name = _type_name(elem)
+    name = type_string(elem)
     allowed = VERSIONS[info.version].element_types
     if name not in allowed:
         out.add("error", info.label, "element-type",
@@ -201,10 +202,6 @@ def _check_shapes(out: _Findings, info: UpsampleNode, x_type: TypeProto | None,
                     "output into onnx's size", fix)
 
 
-def _is_resize10(site: Site, node: NodeProto) -> bool:
-    return node.op_type == "Resize" and node.domain in DEFAULT_DOMAINS and site.opset == 10
-
-
 def _check_resize10(out: _Findings, site: Site, index: int, node: NodeProto,
                     types: dict[str, TypeProto], bounds: list[ShapeBounds]) -> None:
     """A nearest Resize-10 whose computed scales do not show how onnxruntime rounds it for
@@ -226,9 +223,9 @@ def _check_resize10(out: _Findings, site: Site, index: int, node: NodeProto,
 
 def _rewrite_at(opset: int) -> Action:
     """The conversion that writes every Upsample in the form of ``opset``."""
-    if opset >= 10:
+    if opset >= RESIZE_OPSET:
         return Action("upgrade", (("opset", opset),))
-    return Action("downgrade", (("opset", max(opset, 7)),))
+    return Action("downgrade", (("opset", runnable_opset(opset)),))
 
 
 def _check_function_opsets(out: _Findings, model: ModelProto) -> None:
@@ -316,7 +313,7 @@ def check(model: ModelLike) -> list[Finding]:
     for (site, declared), (_, types) in zip(declared_sites, inferred_sites, strict=True):
         bounds: list[ShapeBounds] = []  # made for the first Resize-10 that needs one
         for index, node in enumerate(site.owner.node):
-            if _is_resize10(site, node):
+            if is_resize10(node, site.opset):
                 _check_resize10(out, site, index, node, types, bounds)
             if not is_upsample(node):
                 continue

@@ -22,11 +22,12 @@ import numpy as np
 import onnx
 from onnx import ValueInfoProto
 
+from .._spec.spelling import Spelling
 from ._feeds import FREE_DIMENSION, check_feeds, check_tensor_sizes, random_feeds
 from ._report import shape_words
 
-__all__ = ["Probe", "Search", "copies", "declared_dims", "empty_output", "exercised",
-           "inputs_behind", "search", "shape_candidates", "shape_hint"]
+__all__ = ["Probe", "Search", "copies", "declared_dims", "declared_shapes", "empty_output",
+           "exercised", "inputs_behind", "search", "shape_candidates", "shape_hint"]
 
 T = TypeVar("T")
 
@@ -182,13 +183,20 @@ def inputs_behind(model: onnx.ModelProto, name: str) -> list[str]:
     return sorted(found)
 
 
-def shape_hint(values: Sequence[ValueInfoProto], options: bool) -> str:
-    """How to give ``values``: ``--input-shape feat=N,16,H,W (or --input NAME=FILE.npy)``
-    on the command line, ``input_shapes={'feat': ['N', 16, 'H', 'W']} (or inputs=...)`` in
-    Python (symbolic dimensions named, for the user to fill)."""
-    if options:
-        return " ".join(f"--input-shape {value.name}="
-                        f"{','.join(str(d) for d in declared_dims(value)) or 'D0,D1,...'}"
-                        for value in values) + " (or --input NAME=FILE.npy)"
-    shapes = {value.name: declared_dims(value) for value in values}
-    return f"input_shapes={shapes!r} (or inputs={{NAME: array}})"
+def declared_shapes(values: Sequence[ValueInfoProto]) -> dict[str, list[int | str]]:
+    """Each of ``values`` by name, with its :func:`declared_dims`: what :func:`shape_hint`
+    says to give."""
+    return {value.name: declared_dims(value) for value in values}
+
+
+def shape_hint(shapes: Mapping[str, Sequence[int | str]], spelling: Spelling) -> str:
+    """How to give inputs of these shapes (:func:`declared_shapes`): ``--input-shape
+    feat=N,16,H,W (or --input NAME=FILE.npy)`` on the command line, ``input_shapes={'feat':
+    ['N', 16, 'H', 'W']} (or inputs=...)`` in Python (symbolic dimensions named, for the user
+    to fill)."""
+    if spelling.options:
+        return " ".join(f"{spelling.argument('input_shapes')} {name}="
+                        f"{','.join(str(d) for d in dims) or 'D0,D1,...'}"
+                        for name, dims in shapes.items()) + (
+                            f" (or {spelling.argument('inputs')} NAME=FILE.npy)")
+    return f"input_shapes={dict(shapes)!r} (or inputs={{NAME: array}})"

@@ -7,26 +7,27 @@ those made up at random (``input_shapes=``; ``--input-shape``) and a seed (``see
 ``--seed``), all checked before anything converts or starts (:func:`check_seed`,
 :func:`check_input_shapes`, :func:`check_given`). Each refusal is an
 :class:`~onnx_upsample.UpsampleError` of one line worded for both callers (a
-``SpelledError``, of ``onnx_upsample._errors``): the Python API's names its arguments, the
-command line's its options. A wrong kind (a seed that is no int, a shape that is no sequence
-of ints) is a :class:`TypeError`, which only a Python caller can make.
+``SpelledError``, made by ``_spec.spelling.spelled``): the Python API's names its
+arguments, the command line's its options. A wrong kind (a seed that is no int, a shape that
+is no sequence of ints) is a :class:`TypeError`, which only a Python caller can make.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import onnx
 from onnx import ValueInfoProto, helper
 
-from .._errors import SpelledError, UpsampleError, spelled_error
+from .._errors import SpelledError, UpsampleError
 from .._resources import check_bytes_fit, memory_limit
 from .._spec.rules import MAX_DIM
-from .._spec.versions import DEFAULT_DOMAINS
-from ._graphs import default_opset, is_upsample
+from .._spec.spelling import PYTHON, Spelling, spelled
+from .._spec.versions import DEFAULT_DOMAINS, resize_scales_input
+from ._graphs import default_opset, element_name, is_upsample
 from ._infer import ort_shapes
 
 __all__ = [
@@ -44,34 +45,28 @@ __all__ = [
     "scales_inputs",
 ]
 
-# Each argument of a run's inputs, as the command line's option.
-_OPTIONS = {"inputs": "--input", "input_shapes": "--input-shape", "seed": "--seed"}
-
-
-def _named(argument: str, options: bool) -> str:
-    return _OPTIONS[argument] if options else argument
-
-
-def _give(name: str, options: bool) -> str:
+def _give(name: str, spelling: Spelling) -> str:
     """How to give input ``name`` an array: ``--input S=FILE.npy``, ``inputs={'S': array}``."""
-    return f"--input {name}=FILE.npy" if options else f"inputs={{{name!r}: array}}"
+    if spelling.options:
+        return f"{spelling.argument('inputs')} {name}=FILE.npy"
+    return f"inputs={{{name!r}: array}}"
 
 
-def _shape_given(name: str, dims: Sequence[int], options: bool) -> str:
+def _shape_given(name: str, dims: Sequence[int], spelling: Spelling) -> str:
     """A shape asked for: ``--input-shape x=1,3,4``, ``input_shapes['x'] is [1, 3, 4]``."""
-    if options:
-        return f"--input-shape {name}={','.join(str(d) for d in dims)}"
+    if spelling.options:
+        return f"{spelling.argument('input_shapes')} {name}={','.join(str(d) for d in dims)}"
     return f"input_shapes[{name!r}] is {list(dims)}"
 
 
 def _shape_error(name: str, dims: Sequence[int], words: str) -> SpelledError:
     """A shape asked for, refused: ``input_shapes['x'] is [1, -3]`` and ``words``."""
-    return spelled_error(lambda o: f"{_shape_given(name, dims, o)}{words}")
+    return spelled(lambda s: f"{_shape_given(name, dims, s)}{words}")
 
 
 def _names_error(argument: str, words: str) -> SpelledError:
     """``{argument} words``, the argument named for the caller."""
-    return spelled_error(lambda o: f"{_named(argument, o)} {words}")
+    return spelled(lambda s: f"{s.argument(argument)} {words}")
 
 
 def check_seed(seed: object) -> int:
@@ -87,9 +82,9 @@ def check_seed(seed: object) -> int:
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise TypeError(f"seed is {seed!r}; expected an int >= 0")
     if seed < 0:
-        raise spelled_error(lambda o: f"{_named('seed', o)} is {seed}; expected a whole number "
-                            "0 or above (numpy's random generators take no negative seed): use "
-                            + ("--seed 0" if o else "seed=0") + " or another")
+        raise spelled(lambda s: f"{s.argument('seed')} is {seed}; expected a whole number 0 "
+                      "or above (numpy's random generators take no negative seed): use "
+                      f"{s.assign('seed', 0)} or another")
     return int(seed)
 
 
@@ -141,9 +136,9 @@ def check_given(inputs: Sequence[ValueInfoProto], given: Mapping[str, np.ndarray
                                f"model (its inputs: {listing})")
     both = sorted(set(shapes) & set(given))
     if both:
-        raise spelled_error(lambda o: (
-            f"input(s) {both} are given both as arrays ({_named('inputs', o)}) and as shapes "
-            f"({_named('input_shapes', o)}); give each one way"))
+        raise spelled(lambda s: (
+            f"input(s) {both} are given both as arrays ({s.argument('inputs')}) and as shapes "
+            f"({s.argument('input_shapes')}); give each one way"))
     for value in inputs:
         if value.name in given:
             _check_array(value, given[value.name])
@@ -201,8 +196,7 @@ def scales_inputs(model: onnx.ModelProto) -> dict[str, int]:
     """The names of the main graph's Upsample and Resize scales inputs (each mapped to 0,
     the rank assumed where the input declares no shape); they get scales >= 1, not random
     numbers."""
-    # Resize-10 takes (X, scales), later versions (X, roi, scales, sizes)
-    resize_scales = 1 if default_opset(model.opset_import) == 10 else 2
+    resize_scales = resize_scales_input(default_opset(model.opset_import))
     found = {}
     for node in model.graph.node:
         if is_upsample(node) and len(node.input) > 1:
@@ -222,10 +216,7 @@ def _type_name(elem_type: int) -> str:
         dtype = None
     if dtype is not None and dtype.kind != "O":
         return dtype.name
-    try:
-        return onnx.TensorProto.DataType.Name(elem_type).lower()
-    except ValueError:
-        return f"elem_type {elem_type}"
+    return element_name(elem_type)
 
 
 def declaration(value: ValueInfoProto) -> str:
@@ -259,8 +250,8 @@ def random_value(value: ValueInfoProto, rng: np.random.Generator,
     """
     tensor = value.type.tensor_type
     if not value.type.HasField("tensor_type") or not tensor.elem_type:
-        raise spelled_error(lambda o: f"input {value.name!r} is not a tensor with a known "
-                            f"element type; give it with {_give(value.name, o)}")
+        raise spelled(lambda s: f"input {value.name!r} is not a tensor with a known element "
+                      f"type; give it with {_give(value.name, s)}")
     dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.elem_type))
     dims = list(shape) if shape is not None else [
         d.dim_value if d.HasField("dim_value") else FREE_DIMENSION for d in tensor.shape.dim]
@@ -275,9 +266,8 @@ def random_value(value: ValueInfoProto, rng: np.random.Generator,
         return np.asarray(rng.integers(0, 100, dims), dtype=dtype)
     if dtype.kind == "b":
         return np.asarray(rng.random(dims) < 0.5)
-    raise spelled_error(lambda o: f"input {value.name!r} is a {_type_name(tensor.elem_type)} "
-                        "tensor, which is not made up at random; give it with "
-                        f"{_give(value.name, o)}")
+    raise spelled(lambda s: f"input {value.name!r} is a {_type_name(tensor.elem_type)} "
+                  f"tensor, which is not made up at random; give it with {_give(value.name, s)}")
 
 
 def random_feeds(inputs: Iterable[ValueInfoProto], given: Mapping[str, np.ndarray],
@@ -317,9 +307,10 @@ def check_feeds(inputs: Iterable[ValueInfoProto], feeds: Mapping[str, np.ndarray
     missing = [value.name for value in inputs if value.name not in feeds]
     if missing:
         listing = "; ".join(declaration(value) for value in inputs)
-        raise spelled_error(lambda o: (
+        raise spelled(lambda s: (
             f"the model needs input(s) {missing}; give each with "
-            + ("--input NAME=FILE.npy, or pass --random" if o else "inputs={NAME: array}")
+            + (f"{s.argument('inputs')} NAME=FILE.npy, or pass --random" if s.options
+               else "inputs={NAME: array}")
             + f" (its inputs: {listing})"))
 
 
@@ -379,14 +370,21 @@ def check_tensor_sizes(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) 
             itemsize = helper.tensor_dtype_to_np_dtype(tensor.elem_type).itemsize
         except (KeyError, TypeError, ValueError):
             continue
-        what = (f"running the model needs tensor {value.name!r} of shape {tuple(dims)}, "
-                "which takes")
+        refusal = _size_refusal(value.name, dims, itemsize)
+        if refusal(PYTHON):
+            raise spelled(refusal)
+
+
+def _size_refusal(name: str, dims: list[int], itemsize: int) -> Callable[[Spelling], str]:
+    """Why tensor ``name`` cannot fit in memory, worded for a caller ("" where it fits)."""
+    def words(spelling: Spelling) -> str:
+        smaller = (f"give smaller inputs with {spelling.argument('inputs')} or "
+                   f"{spelling.argument('input_shapes')}" if spelling.options else
+                   "give smaller arrays in inputs= or shapes in input_shapes=")
         try:
-            check_bytes_fit(math.prod(dims) * itemsize, what,
-                            "give smaller arrays in inputs= or shapes in input_shapes=")
-        except UpsampleError as python:
-            try:
-                check_bytes_fit(math.prod(dims) * itemsize, what,
-                                "give smaller inputs with --input or --input-shape")
-            except UpsampleError as option:
-                raise SpelledError(str(python), str(option)) from None
+            check_bytes_fit(math.prod(dims) * itemsize, f"running the model needs tensor "
+                            f"{name!r} of shape {tuple(dims)}, which takes", smaller)
+        except UpsampleError as error:
+            return str(error)
+        return ""
+    return words

@@ -16,19 +16,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .._errors import UpsampleError, UpsampleWarning
+from .._spec.spelling import OPTIONS, PYTHON, Spelling
 from .._spec.versions import DEFAULT_DOWNGRADE_OPSET, DEFAULT_UPGRADE_OPSET
 
 __all__ = ["Action", "Fix", "FixableError", "FixableWarning", "fix_of"]
 
 # For each function of onnx_upsample.onnx that a fix may name: the command that does the same
-# on the command line, whether it writes a model (-o OUT), and each keyword's option.
-_COMMANDS: dict[str, tuple[str, bool, dict[str, str]]] = {
-    "upgrade": ("upgrade", True, {"opset": "--opset", "allow_downscale": "--allow-downscale"}),
-    "downgrade": ("downgrade", True, {"opset": "--opset"}),
-    "fold_scales": ("fold", True, {}),
-    "check": ("check", False, {}),
-    "run": ("run", False, {"legacy_modes": "--legacy-modes"}),
-    "diff": ("diff", False, {"legacy_modes": "--legacy-modes"}),
+# on the command line, whether it writes a model (-o OUT), and the keywords it takes as
+# options (each named as the command line's Spelling names it).
+_COMMANDS: dict[str, tuple[str, bool, tuple[str, ...]]] = {
+    "upgrade": ("upgrade", True, ("opset", "allow_downscale")),
+    "downgrade": ("downgrade", True, ("opset",)),
+    "fold_scales": ("fold", True, ()),
+    "check": ("check", False, ()),
+    "run": ("run", False, ("legacy_modes",)),
+    "diff": ("diff", False, ("legacy_modes",)),
 }
 # A function without a command of its own runs through Python on the command line.
 _PYTHON_ONLY = {"infer_shapes"}
@@ -56,6 +58,10 @@ class Action:
     def __post_init__(self) -> None:
         if self.function not in _COMMANDS and self.function not in _PYTHON_ONLY:
             raise ValueError(f"no action {self.function!r}")
+        keywords = _COMMANDS[self.function][2] if self.function in _COMMANDS else ()
+        unknown = [key for key, _ in self.options if key not in keywords]
+        if self.function in _COMMANDS and unknown:
+            raise ValueError(f"{self.function} takes no option {unknown[0]!r}")
 
     def python(self) -> str:
         """The Python call: ``onnx_upsample.onnx.downgrade(model, opset=9)``."""
@@ -87,7 +93,7 @@ class Action:
         writing ``output`` where the action writes a model."""
         if self.function in _PYTHON_ONLY:
             return []
-        command, writes, flags = _COMMANDS[self.function]
+        command, writes, _ = _COMMANDS[self.function]
         words = [command, model]
         if writes:
             words += ["-o", output]
@@ -96,19 +102,18 @@ class Action:
         for key, value in self.options:
             if isinstance(value, bool):
                 if value:
-                    words.append(flags[key])
+                    words.append(OPTIONS.argument(key))
             else:
-                words += [flags[key], str(value)]
+                words += [OPTIONS.argument(key), str(value)]
         return words
 
     def retyped(self, argv: Sequence[str]) -> list[str]:
         """The command the user typed (``argv``: the words after ``onnx-upsample``, for this
         action's command) with the action's options set in it: the fix for the command as
         given, keeping its output and its other options."""
-        flags = _COMMANDS[self.function][2]
         words = [str(word) for word in argv]
         for key, value in self.options:
-            flag = flags[key]
+            flag = OPTIONS.argument(key)
             at = next((i for i, word in enumerate(words)
                        if word == flag or word.startswith(flag + "=")), None)
             if isinstance(value, bool):
@@ -182,12 +187,10 @@ class _FixText:
     def _problem(self, name: str | None) -> str:
         return self.problem if self.argument is None else self.problem.format(argument=name)
 
-    def render(self, spell: Callable[[Action], str], option: bool = False) -> str:
-        """The message with the action spelled by ``spell`` (and, with ``option``, the
-        argument named as the command line's option)."""
-        name = self.argument
-        if option and name is not None:
-            name = "--" + name.replace("_", "-")
+    def render(self, spell: Callable[[Action], str], spelling: Spelling = PYTHON) -> str:
+        """The message with the action spelled by ``spell``, and the argument it is about
+        named as ``spelling`` names it (``--opset`` on the command line)."""
+        name = None if self.argument is None else spelling.argument(self.argument)
         return f"{self._problem(name)}{self.joiner}{self.fix.render(spell)}"
 
     def __reduce__(self) -> tuple[object, ...]:

@@ -22,6 +22,7 @@ from ._graphs import (
     ModelLike,
     Site,
     all_names,
+    is_resize10,
     is_upsample,
     model_of,
     names_read,
@@ -232,8 +233,7 @@ def scales_position(site: Site, node: onnx.NodeProto) -> int | None:
     """Where ``node`` reads scales that :func:`fold_scales` may fold: input 1 of an Upsample
     of the version-9/10 form and of a Resize-10, input 2 of a later Resize that gives scales
     (not sizes); None for any other node."""
-    if is_upsample(node) or (node.op_type == "Resize" and node.domain in DEFAULT_DOMAINS
-                             and site.opset == 10):
+    if is_upsample(node) or is_resize10(node, site.opset):
         return 1 if len(node.input) == 2 and node.input[1] else None
     if node.op_type != "Resize" or node.domain not in DEFAULT_DOMAINS:
         return None

@@ -15,47 +15,55 @@ from typing import TypeAlias
 
 import numpy as np
 import onnx
-from onnx import AttributeProto, numpy_helper
+from onnx import AttributeProto, TensorProto, numpy_helper
 
-from .._errors import UpsampleError
-from .._spec.versions import DEFAULT_DOMAINS
+from .._spec.versions import DEFAULT_DOMAINS, is_resize10_opset
 
 # What the model tools take: a model, or the path of a .onnx file.
 ModelLike: TypeAlias = "onnx.ModelProto | str | os.PathLike[str]"
 
 
 def model_of(model: object, which: str = "small") -> onnx.ModelProto:
-    """``model`` itself, or the model stored at a path (with its small external tensors, or
-    ``which="all"``: every one, to run it); TypeError for anything else."""
+    """``model`` itself, or the model stored at a path, read by ``_external.read`` (every
+    problem of the file one line; its small external tensors loaded, or ``which="all"``:
+    every one, to run it); TypeError for anything else."""
     if isinstance(model, onnx.ModelProto):
         return model
     if not isinstance(model, str | os.PathLike):
         raise TypeError(f"model is a {type(model).__name__}; expected an onnx.ModelProto or "
                         "the path of a .onnx file")
-    path = os.fspath(model)
-    if not os.path.isfile(path):
-        raise UpsampleError(f"model file {path!r} does not exist (or is not a file)")
-    from ._external import load
+    from ._external import read
 
-    try:
-        # large external tensors stay where they are, unless the model is to run
-        return load(path, "all" if which == "all" else "small")
-    except UpsampleError:
-        raise
-    except Exception as error:  # protobuf's DecodeError, unreadable files, ...
-        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        raise UpsampleError(f"cannot read {path!r} as an ONNX model: "
-                            f"{type(error).__name__} {first}".rstrip()) from None
+    # large external tensors stay where they are, unless the model is to run
+    return read(os.fspath(model), "all" if which == "all" else "small")
 
 __all__ = [
     "Scope",
     "Site",
     "default_opset",
+    "element_name",
+    "is_resize10",
     "is_upsample",
     "node_label",
+    "type_string",
     "unique_name",
     "walk",
 ]
+
+
+def element_name(elem_type: int) -> str:
+    """An ONNX element type as ONNX names it, in lower case: ``float``, ``string``; a
+    number ONNX does not define is ``<unknown type 42>``."""
+    try:
+        return TensorProto.DataType.Name(elem_type).lower()
+    except ValueError:
+        return f"<unknown type {elem_type}>"
+
+
+def type_string(elem_type: int) -> str:
+    """An ONNX element type as schemas (and ``_spec.versions``) write it:
+    ``tensor(float)``."""
+    return f"tensor({element_name(elem_type)})"
 
 
 def default_opset(opset_imports: object) -> int | None:
@@ -69,6 +77,13 @@ def default_opset(opset_imports: object) -> int | None:
 def is_upsample(node: onnx.NodeProto) -> bool:
     """True for an ONNX ``Upsample`` node of the default domain."""
     return node.op_type == "Upsample" and node.domain in DEFAULT_DOMAINS
+
+
+def is_resize10(node: onnx.NodeProto, opset: int | None) -> bool:
+    """True for an ONNX ``Resize`` node of the default domain that is Resize-10 in a place
+    importing ``opset`` (X and scales, Upsample's coordinates)."""
+    return node.op_type == "Resize" and node.domain in DEFAULT_DOMAINS and is_resize10_opset(
+        opset)
 
 
 def constant_node_value(node: onnx.NodeProto) -> np.ndarray | None:

@@ -12,6 +12,7 @@ from .._spec.versions import (
     LOWEST_RUNNABLE_OPSET,
     NEWEST_UPSAMPLE_OPSET,
     RUNNABLE_VERSIONS,
+    runnable_opset,
     version_for_opset,
 )
 from ._fixes import Action, Fix
@@ -106,9 +107,8 @@ def check_opset(info: UpsampleNode) -> None:
                                ("{0} as an Upsample", downgrade)))
         return
     if form != at_opset.form:
-        lowest = max(opset, LOWEST_RUNNABLE_OPSET)
         fix = _rewrites(info, ("{0} rewrites every Upsample into the form of that opset",
-                               Action("downgrade", (("opset", lowest),))),
+                               Action("downgrade", (("opset", runnable_opset(opset)),))),
                         ("{0} turns them into Resize", Action("upgrade")))
         have, take = len(schema.inputs), len(at_opset.inputs)
         if have != take:

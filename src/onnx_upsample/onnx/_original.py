@@ -18,9 +18,9 @@ import numpy as np
 import onnx
 
 from .._errors import UpsampleWarning
-from .._spec.versions import DEFAULT_DOMAINS
+from .._spec.versions import NEWEST_UPSAMPLE_OPSET, runnable_opset
 from ._check import check
-from ._graphs import default_opset, is_upsample, node_label, walk
+from ._graphs import default_opset, is_resize10, is_upsample, node_label, walk
 from ._modes import lower_mode_case
 from ._node import describe
 from .convert import downgrade
@@ -48,15 +48,10 @@ def _onnxruntime_form(model: onnx.ModelProto) -> tuple[onnx.ModelProto, str]:
     """The model in a form onnxruntime loads (opset 7 or 9 Upsample), and how it was made."""
     if not any(is_upsample(node) for site in walk(model) for node in site.owner.node):
         return model, ""
-    opset = default_opset(model.opset_import) or 9
+    opset = default_opset(model.opset_import) or NEWEST_UPSAMPLE_OPSET
     codes = {finding.code for finding in check(model)}
-    if opset <= 6:
-        target = 7
-    elif opset >= 10:
-        target = 9
-    elif codes & {"form-opset", "mode"}:
-        target = opset
-    else:
+    target = runnable_opset(opset)
+    if target == opset and not codes & {"form-opset", "mode"}:
         return model, ""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UpsampleWarning)
@@ -135,8 +130,7 @@ class UpsampleAt:
 def _converted(node: onnx.NodeProto, opset: int | None) -> bool:
     """Whether ``upgrade`` rewrites ``node``: an Upsample, or a Resize-10 (whose rounding the
     converter would change)."""
-    return bool(node.output and node.input) and (is_upsample(node) or (
-        node.op_type == "Resize" and node.domain in DEFAULT_DOMAINS and opset == 10))
+    return bool(node.output and node.input) and (is_upsample(node) or is_resize10(node, opset))
 
 
 def upsample_nodes(original: onnx.ModelProto, runnable: onnx.ModelProto) -> list[UpsampleAt]:

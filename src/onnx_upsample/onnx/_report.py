@@ -11,7 +11,7 @@ import onnx
 from onnx import TypeProto
 
 from .._errors import UpsampleError
-from ._graphs import is_upsample, node_label
+from ._graphs import element_name, is_upsample, node_label
 from ._infer import ort_shapes, rank_of, site_type_maps
 from ._node import describe
 
@@ -34,7 +34,7 @@ def _shape_text(value_type: TypeProto | None) -> str:
     if value_type is None or not value_type.HasField("tensor_type"):
         return "?"
     tensor = value_type.tensor_type
-    elem = onnx.TensorProto.DataType.Name(tensor.elem_type).lower() if tensor.elem_type else "?"
+    elem = element_name(tensor.elem_type) if tensor.elem_type else "?"
     if not tensor.HasField("shape"):
         return f"{elem}[?]"
     dims = [str(d.dim_value) if d.HasField("dim_value") else (d.dim_param or "?")

@@ -16,7 +16,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, TypeProto
 
-from .._spec.versions import DEFAULT_DOMAINS
+from .._spec.versions import DEFAULT_DOMAINS, RESIZE_ROI_OPSET
 from ._bounds import (
     FLOAT_TYPES,
     ONE,
@@ -189,7 +189,7 @@ class ShapeBounds:
             return None
         scales = next(([float(v) for v in a.floats] for a in node.attribute
                        if a.name == "scales" and a.type == AttributeProto.FLOATS), None)
-        if node.op_type == "Upsample" or (self.site.opset or 0) <= 10:
+        if node.op_type == "Upsample" or (self.site.opset or 0) < RESIZE_ROI_OPSET:
             if scales is None and len(node.input) > 1:
                 scales = self._constant_floats(node.input[1])
             return resized_dims(x, scales)

@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .._spec.spelling import PYTHON, Spelling
 from ._alone import KERNEL, LITERAL
 from ._compare import Difference
-from ._exercise import copies, empty_output
+from ._exercise import copies, empty_output, shape_hint
 from ._report import scales_words, shape_words, table
 
 __all__ = ["ORT", "InputUsed", "NodeCheck", "Refusal", "Verification", "inputs_words"]
@@ -187,9 +188,10 @@ class Verification:
         What onnxruntime refused, and what ran instead.
     default_level_note : str
         How the outputs compare at onnxruntime's default level, where that differs.
-    exercise_hints : dict of str to tuple of (str, str)
-        Per node not exercised (by its label), how to give inputs that would exercise it: as
-        Python arguments and as the command line's options.
+    exercise_shapes : dict of str to dict
+        Per node not exercised (by its label), the graph inputs its scales (or X) come from
+        and their declared dimensions (symbolic ones by name): what to give to exercise it
+        (:func:`~onnx_upsample.onnx._exercise.shape_hint` words it for the caller).
     """
 
     level: str
@@ -201,7 +203,7 @@ class Verification:
     nodes: tuple[NodeCheck, ...]
     refusals: tuple[Refusal, ...] = ()
     default_level_note: str = ""
-    exercise_hints: dict[str, tuple[str, str]] = field(default_factory=dict)
+    exercise_shapes: dict[str, dict[str, list[int | str]]] = field(default_factory=dict)
 
     @property
     def verified(self) -> bool:
@@ -232,13 +234,14 @@ class Verification:
     def unverified(self) -> list[str]:
         """What stays unverified, one line each: nodes onnx-upsample computed on both sides,
         nodes not observed, nodes not exercised."""
-        return self._gaps() + [self._not_exercised(node, False) for node in self._idle()]
+        return self._gaps() + [self._not_exercised(node, PYTHON) for node in self._idle()]
 
-    def _not_exercised(self, node: NodeCheck, options: bool) -> str:
+    def _not_exercised(self, node: NodeCheck, spelling: Spelling) -> str:
         if node.output_shape is not None and 0 in node.output_shape:
             return empty_output(node.node, node.input_shape or (), node.output_shape)
         ran = f"X {shape_words(node.input_shape)} -> {shape_words(node.output_shape)}"
-        hint = self.exercise_hints.get(node.node, ("", ""))[1 if options else 0]
+        shapes = self.exercise_shapes.get(node.node)
+        hint = "" if shapes is None else shape_hint(shapes, spelling)
         source = (f"computed at run time from {', '.join(node.behind) or 'the inputs'}"
                   if node.computed else "constant")
         return (f"node {node.node!r} was not exercised: its scales ({source}) came to "
@@ -246,9 +249,9 @@ class Verification:
                 "input shape(s) tried, so it copied X" + (f"; give inputs under which they "
                                                           f"exceed 1: {hint}" if hint else ""))
 
-    def lines(self, options: bool = False) -> list[tuple[Kind, str]]:
-        """The report, line by line with its kind; ``options``: name what to give as the
-        command line's options (``--input-shape``), else as Python keywords."""
+    def lines(self, spelling: Spelling = PYTHON) -> list[tuple[Kind, str]]:
+        """The report, line by line with its kind; what to give is named as ``spelling``
+        names it: the command line's options (``--input-shape``), or Python keywords."""
         out: list[tuple[Kind, str]] = [("note", note) for note in self.notes]
         which = ("under which every converted node resizes X" if not self._idle() else
                  "that exercise the most converted nodes")
@@ -287,7 +290,7 @@ class Verification:
                 out.append(("note", self.default_level_note))
         out += [("note", f"node {n.node!r} copies X (constant scales {scales_words(n.scales)}): "
                  "there is nothing to exercise") for n in self.nodes if _copies(n)]
-        out += [("warning", self._not_exercised(node, options)) for node in self._idle()]
+        out += [("warning", self._not_exercised(node, spelling)) for node in self._idle()]
         out += [("warning", line) for line in self._gaps()]
         out += self._failures()
         return out

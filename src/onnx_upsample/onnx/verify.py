@@ -42,7 +42,7 @@ from ._alone import (
     run_upsample,
 )
 from ._compare import Difference, difference
-from ._exercise import Probe, copies, exercised, inputs_behind, search, shape_hint
+from ._exercise import Probe, copies, declared_shapes, exercised, inputs_behind, search
 from ._feeds import checked_inputs, graph_inputs, scales_inputs
 from ._graphs import ModelLike, is_upsample
 from ._mapped import attach, given_stand_ins
@@ -406,7 +406,7 @@ def _verification(notes: tuple[str, ...], nodes: list[UpsampleAt],
     """The comparisons, put together."""
     model = sides[0].model
     declared = {value.name: value for value in graph_inputs(model)}
-    checks, hints = [], {}
+    checks, behind_shapes = [], {}
     for node in nodes:
         if node.index is None:
             checks.append(NodeCheck(node.label, node.output, where=node.where,
@@ -427,9 +427,8 @@ def _verification(notes: tuple[str, ...], nodes: list[UpsampleAt],
             sides[1].cross_checks.get(node.output, ""), tuple(behind))
         checks.append(check)
         if not check.exercised:
-            behind_values = [declared[name] for name in behind if name in declared]
-            hints[node.label] = (shape_hint(behind_values, False), shape_hint(behind_values,
-                                                                              True))
+            behind_shapes[node.label] = declared_shapes([declared[name] for name in behind
+                                                         if name in declared])
     outputs = tuple(difference(value.name, values[value.name], converted[value.name])
                     for value in after.graph.output)
     inputs_used = tuple(InputUsed(name, str(value.dtype), tuple(value.shape), name in given)
@@ -441,7 +440,7 @@ def _verification(notes: tuple[str, ...], nodes: list[UpsampleAt],
     if default_level and all(output.identical for output in outputs):
         note = _default_level_note(sides, feeds, after, outputs, cut)
     return Verification(level, inputs_used, seed, tried, notes, outputs, tuple(checks),
-                        refusals, note, hints)
+                        refusals, note, behind_shapes)
 
 
 def _default_level_note(sides: tuple[OnnxruntimeRun, OnnxruntimeRun],

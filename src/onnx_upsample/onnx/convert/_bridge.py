@@ -21,7 +21,7 @@ from onnx import TypeProto, helper
 
 from ..._errors import UpsampleError
 from ..._spec.versions import DEFAULT_DOMAINS
-from .._graphs import Site, node_label
+from .._graphs import Site, node_label, type_string
 
 __all__ = ["inputs_to_attributes", "moves_down_unchanged"]
 
@@ -136,7 +136,7 @@ def moves_down_unchanged(site: Site, index: int, node: onnx.NodeProto,
         elem = value_type.tensor_type.elem_type
         if elem == onnx.TensorProto.UNDEFINED:
             continue
-        type_name = f"tensor({onnx.TensorProto.DataType.Name(elem).lower()})"
+        type_name = type_string(elem)
         if type_name not in allowed:
             raise UpsampleError(
                 f"node {node_label(site, node, index)!r} ({node.op_type}) has input {name!r} "

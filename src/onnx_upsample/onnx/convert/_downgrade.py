@@ -23,6 +23,9 @@ from ..._spec.versions import (
     DEFAULT_DOWNGRADE_OPSET,
     DEFAULT_UPGRADE_OPSET,
     DOWNGRADE_OPSETS,
+    RESIZE_OPSET,
+    is_resize10_opset,
+    takes_scales_input,
 )
 from .._bounds import rounding_of
 from .._fixes import Action, Fix, FixableError
@@ -55,7 +58,7 @@ def _constant_or_none(site: Site, node: onnx.NodeProto, position: int) -> np.nda
 
 def _resize_as_upsample(site: Site, node: onnx.NodeProto, label: str) -> tuple[str, str]:
     """Mode and scales name of a Resize that means exactly Upsample, or UpsampleError."""
-    opset = site.opset or 10
+    opset = site.opset or RESIZE_OPSET
 
     def refuse(why: str, fix: str) -> UpsampleError:
         return UpsampleError(f"Resize node {label!r} is not an Upsample: {why}; {fix}")
@@ -64,7 +67,7 @@ def _resize_as_upsample(site: Site, node: onnx.NodeProto, label: str) -> tuple[s
     if mode not in MODES:
         raise refuse(f"mode is {mode!r} (Upsample has nearest and linear)",
                      "keep this model at its opset")
-    if opset == 10:
+    if is_resize10_opset(opset):
         if len(node.input) != 2 or not node.input[1]:
             raise refuse("Resize-10 needs inputs X and scales", "fix the node")
         scales_position = 1
@@ -212,11 +215,12 @@ def downgrade(model: ModelLike, opset: int = DEFAULT_DOWNGRADE_OPSET) -> onnx.Mo
         raise UpsampleError("the model imports no default-domain ('' or 'ai.onnx') opset; "
                             "add one with onnx.helper.make_opsetid('', N)")
     job = start_job(model)
+    takes_input = takes_scales_input(target)  # Upsample-9; Upsample-7 takes an attribute
 
     def pending_upsample(site: Site, node: onnx.NodeProto, label: str, mode: str,
                          scales_name: str, constant: np.ndarray | None,
                          types: dict[str, TypeProto]) -> None:
-        if target >= 9:
+        if takes_input:
             set_pending(node, "Upsample", [node.input[0], scales_name], {"mode": mode})
             return
         if constant is None:
@@ -236,7 +240,7 @@ def downgrade(model: ModelLike, opset: int = DEFAULT_DOWNGRADE_OPSET) -> onnx.Mo
         if is_upsample(node):
             info = upsample_info(site, index, node, types, f"downgrade to opset {target}")
             assert info.mode is not None
-            if target >= 9:
+            if takes_input:
                 scales_name = scales_input(job, site, info)
                 pending_upsample(site, node, label, info.mode, scales_name, info.scales, types)
             else:
@@ -245,8 +249,8 @@ def downgrade(model: ModelLike, opset: int = DEFAULT_DOWNGRADE_OPSET) -> onnx.Mo
         elif node.op_type == "Resize" and node.domain in DEFAULT_DOMAINS:
             mode, scales_name = _resize_as_upsample(site, node, label)
             constant = site.scope.constant(scales_name)
-            if constant is None and target >= 9 and not _never_shrinks(site, types,
-                                                                         scales_name):
+            if constant is None and takes_input and not _never_shrinks(site, types,
+                                                                       scales_name):
                 # a model that shrank must not silently become one that refuses to
                 warnings.warn(
                     f"Resize node {label!r}: its scales arrive at run time "

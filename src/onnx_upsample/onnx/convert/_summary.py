@@ -12,7 +12,7 @@ from typing import Literal
 
 import onnx
 
-from ..._spec.versions import DEFAULT_DOMAINS, version_for_opset
+from ..._spec.versions import DEFAULT_DOMAINS, is_resize10_opset, version_for_opset
 from .._graphs import Site, is_upsample, node_label, walk
 from .._node import describe
 
@@ -72,6 +72,6 @@ def _kind(site: Site, index: int, node: onnx.NodeProto, opset: int, direction: s
     before = f"Resize-{_resize_version(source)}"
     if direction == "downgrade":
         return f"{before} -> Upsample-{version_for_opset(opset).version}"
-    if source == 10 and opset > 10:
+    if is_resize10_opset(source) and not is_resize10_opset(opset):
         return f"{before} -> Resize-{_resize_version(opset)}"
     return ""

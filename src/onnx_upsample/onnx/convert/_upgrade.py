@@ -16,12 +16,20 @@ from onnx import TypeProto
 
 from ..._errors import UpsampleError, UpsampleWarning
 from ..._spec.modes import MODES
-from ..._spec.versions import DEFAULT_DOMAINS, DEFAULT_UPGRADE_OPSET
+from ..._spec.versions import (
+    DEFAULT_DOWNGRADE_OPSET,
+    DEFAULT_UPGRADE_OPSET,
+    DOWNGRADE_OPSETS,
+    RESIZE_OPSET,
+    RESIZE_OPTIONAL_ROI_OPSET,
+    is_resize10_opset,
+)
 from .._fixes import Action, Fix, FixableError
 from .._graphs import (
     ModelLike,
     Site,
     default_opset,
+    is_resize10,
     is_upsample,
     model_of,
     node_label,
@@ -80,13 +88,14 @@ def _nearest_mode_of(scales: np.ndarray | None, what: str) -> str:
 
 def _opset_fix(opset: object, newest: int) -> Fix:
     """The fix for an opset upgrade cannot write: one it can write, the way it lies."""
-    writes = (f"upgrade writes Resize at opsets 10 to {newest} (the newest the installed onnx "
-              "knows)")
+    writes = (f"upgrade writes Resize at opsets {RESIZE_OPSET} to {newest} (the newest the "
+              "installed onnx knows)")
     if isinstance(opset, int) and opset > newest:
         return Fix(f"{writes}; use {{0}}", (Action("upgrade", (("opset", newest),)),))
-    lower = opset if isinstance(opset, int) and 7 <= opset <= 9 else 9
-    return Fix(f"{writes}; for opsets 7-9 (Upsample) use {{0}}",
-               (Action("downgrade", (("opset", lower),)),))
+    lower = (opset if isinstance(opset, int) and opset in DOWNGRADE_OPSETS
+             else DEFAULT_DOWNGRADE_OPSET)
+    return Fix(f"{writes}; for opsets {DOWNGRADE_OPSETS[0]}-{DOWNGRADE_OPSETS[-1]} (Upsample) "
+               "use {0}", (Action("downgrade", (("opset", lower),)),))
 
 
 def _downscale_warning(label: str, scales: list[float], mode: str, nearest_mode: str) -> str:
@@ -179,7 +188,7 @@ def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET, *,
     for case in cases:
         warnings.warn(case.describe(), UpsampleWarning, stacklevel=2)
     newest = newest_opset()
-    target = newest if opset is None else require_opset(opset, 10, newest,
+    target = newest if opset is None else require_opset(opset, RESIZE_OPSET, newest,
                                                         _opset_fix(opset, newest))
     source = default_opset(model.opset_import)
     if source is None:
@@ -229,8 +238,7 @@ def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET, *,
                               UpsampleWarning, stacklevel=3)
             set_pending(node, "Resize", [node.input[0], scales],
                         {"mode": info.mode, "nearest_mode": nearest_mode})
-        elif (node.op_type == "Resize" and node.domain in DEFAULT_DOMAINS
-              and site.opset == 10 and target > 10):
+        elif is_resize10(node, site.opset) and not is_resize10_opset(target):
             label = node_label(site, node, index)
             mode = as_text(attribute_value(node, "mode", b"nearest"))
             if mode not in MODES or len(node.input) != 2 or not node.input[1]:
@@ -258,11 +266,11 @@ def upgrade(model: ModelLike, opset: int | None = DEFAULT_UPGRADE_OPSET, *,
         mode = as_text(attribute_value(node, "mode", b"nearest"))
         nearest_mode = as_text(attribute_value(node, "nearest_mode", b"floor"))
         x, scales = node.input[0], node.input[1]
-        if target == 10:
+        if is_resize10_opset(target):
             inputs = [x, scales]
             attributes: dict[str, object] = {"mode": mode}
         else:
-            if target >= 13:
+            if target >= RESIZE_OPTIONAL_ROI_OPSET:
                 roi = ""
             else:
                 key = id(site.owner)
