@@ -387,8 +387,10 @@ def test_nodes_opset_9_cannot_express() -> None:
     model.graph.input.append(helper.make_tensor_value_info("pads", TensorProto.INT64, [8]))
     with pytest.raises(UpsampleError, match=r"from opset 13 to 9.*'pad' \(Pad-11\)"):
         downgrade(model)
-    with pytest.raises(UpsampleError, match="opset is 10"):
-        downgrade(model, opset=10)
+    # opset 10 is a target now (Resize-10); 11 is not, and the fix says upgrade writes it
+    with pytest.raises(UpsampleError, match=r"opset is 11; .*Resize-10 \(opset 10\); for "
+                                            r"opset 11 and later use .*upgrade"):
+        downgrade(model, opset=11)
 
 
 def test_downgrade_keeps_the_model_and_its_metadata(x: np.ndarray) -> None:
@@ -449,3 +451,8 @@ def test_downgrade_of_a_rank_0_upsample_to_the_scales_attribute_form() -> None:
     (attribute,) = [a for a in node.attribute if a.name == "scales"]
     assert attribute.type == onnx.AttributeProto.FLOATS and list(attribute.floats) == []
     onnx.checker.check_model(lowered)
+    # at opset 10 an Identity, as upgrade writes it: onnxruntime's Resize refuses empty scales
+    ten = downgrade(model, opset=10)
+    assert [n.op_type for n in ten.graph.node] == ["Identity"] and not ten.graph.initializer
+    x = np.array(2.5, np.float32)
+    assert bits_equal(ort_run(ten, {"x": x})[0], x)

@@ -27,6 +27,7 @@ __all__ = [
     "RESIZE_OPSET",
     "RESIZE_OPTIONAL_ROI_OPSET",
     "RESIZE_ROI_OPSET",
+    "UPSAMPLE_OPSETS",
     "VERSIONS",
     "ScalesSource",
     "UpsampleVersion",
@@ -208,9 +209,9 @@ def version_of_node(form: int, opset: int | None) -> UpsampleVersion:
 RUNNABLE_VERSIONS = tuple(v for v in VERSIONS.values() if not v.experimental and not v.deprecated)
 LOWEST_RUNNABLE_OPSET = min(v.opsets[0] for v in RUNNABLE_VERSIONS)
 NEWEST_UPSAMPLE_OPSET = max(v.opsets[1] or v.opsets[0] for v in RUNNABLE_VERSIONS)
-#: The opsets ``downgrade`` writes (Upsample-7 at 7 and 8, Upsample-9 at 9: the versions
-#: onnxruntime runs), and its default target.
-DOWNGRADE_OPSETS = tuple(range(LOWEST_RUNNABLE_OPSET, NEWEST_UPSAMPLE_OPSET + 1))
+#: The opsets whose Upsample onnxruntime runs, which ``downgrade`` writes Upsample at
+#: (Upsample-7 at 7 and 8, Upsample-9 at 9), and its default target.
+UPSAMPLE_OPSETS = tuple(range(LOWEST_RUNNABLE_OPSET, NEWEST_UPSAMPLE_OPSET + 1))
 DEFAULT_DOWNGRADE_OPSET = NEWEST_UPSAMPLE_OPSET
 #: The default target of ``upgrade``: an opset the runtimes in use load (onnxruntime since
 #: 1.14, TensorRT 8.6+, OpenVINO 2023+), not the newest one onnx knows.
@@ -237,6 +238,10 @@ RESIZE_OPSET = 10
 RESIZE_ROI_OPSET = 11
 #: From this opset Resize's roi may be left out (Resize-13).
 RESIZE_OPTIONAL_ROI_OPSET = 13
+#: The opsets ``downgrade`` writes: those of :data:`UPSAMPLE_OPSETS`, and the first opset
+#: with Resize, where it writes Resize-10 (never the deprecated Upsample-10, which onnx's
+#: checker and onnxruntime refuse).
+DOWNGRADE_OPSETS = (*UPSAMPLE_OPSETS, RESIZE_OPSET)
 
 
 def is_resize10_opset(opset: int | None) -> bool:

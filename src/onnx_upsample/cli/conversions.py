@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import UpsampleError
 from .._spec.spelling import OPTIONS
-from .._spec.versions import DEFAULT_DOWNGRADE_OPSET, DOWNGRADE_OPSETS
+from .._spec.versions import DEFAULT_DOWNGRADE_OPSET, DOWNGRADE_OPSETS, RESIZE_OPSET
 from ._common import EXIT_FINDINGS, EXIT_OK, add_output_options, note, print_json, problem
 from ._models_io import (
     add_input_options,
@@ -86,18 +86,24 @@ def register(subparsers: Any) -> None:
     upgrade.set_defaults(handler=hinted(_cmd_upgrade))
 
     downgrade = subparsers.add_parser(
-        "downgrade", help="turn Upsample-equivalent Resize nodes back into Upsample",
+        "downgrade", help="turn Upsample-equivalent Resize nodes back into Upsample (or "
+        "Resize-10)",
         description="Write a copy of MODEL at opset N "
         f"({', '.join(map(str, DOWNGRADE_OPSETS))}) where every Resize that computes an "
         "Upsample (asymmetric, floor/linear, scales >= 1) is an Upsample again, with identical "
-        "outputs (onnx_upsample.onnx.downgrade).")
+        f"outputs (onnx_upsample.onnx.downgrade); at opset {RESIZE_OPSET}, where Upsample is "
+        f"deprecated, every Resize that computes a Resize-{RESIZE_OPSET} (asymmetric, linear, "
+        "or nearest rounding down where the scales are >= 1 and up where they are < 1) is a "
+        f"Resize-{RESIZE_OPSET}, and every Upsample too.")
     downgrade.add_argument("model", help="the .onnx file")
     downgrade.add_argument("-o", "--output", required=True, help="the downgraded .onnx file")
     downgrade.add_argument("--overwrite", action="store_true",
                        help="allow -o to be the input model (it is replaced)")
     downgrade.add_argument("--opset", type=int, default=DEFAULT_DOWNGRADE_OPSET,
                            choices=DOWNGRADE_OPSETS,
-                           help=f"target opset (default {DEFAULT_DOWNGRADE_OPSET})")
+                           help=f"target opset: 7 or 8 (Upsample-7), 9 (Upsample-9) or "
+                           f"{RESIZE_OPSET} (Resize-{RESIZE_OPSET}); default "
+                           f"{DEFAULT_DOWNGRADE_OPSET}")
     add_output_options(downgrade, json_help="print what was rewritten as one JSON object")
     downgrade.set_defaults(handler=hinted(_cmd_downgrade))
 

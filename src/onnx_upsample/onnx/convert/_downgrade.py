@@ -1,16 +1,22 @@
-"""``downgrade``: every Upsample-equivalent Resize becomes Upsample, in an opset 7-9 model.
+"""``downgrade``: every Upsample-equivalent Resize becomes Upsample, in an opset 7-9 model,
+and every Resize-10-equivalent one Resize-10, in an opset-10 model.
 
 A Resize means exactly Upsample when it maps output pixel o to input o / scale
 (``asymmetric``), rounds down for nearest (``floor``) and takes scales (>= 1 where they
 are constant) and nothing else (no sizes, axes, antialias); every other Resize is refused
-with the reason. Nodes onnx has no down adapter for move down unchanged where they mean the same
-(``_bridge``).
+with the reason. A Resize-11 or later means exactly Resize-10 (as onnxruntime runs it:
+asymmetric coordinates; nearest rounds down where a scale is >= 1, up where it is below 1)
+where it is asymmetric and, for nearest, rounds the way its scales' side of 1 says for every
+input size (``_bounds`` proves that for computed scales, as for ``upgrade``). Opset 10 gets
+Resize-10, never Upsample-10 (deprecated: onnx's checker and onnxruntime refuse it). Nodes onnx
+has no down adapter for move down unchanged where they mean the same (``_bridge``).
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import onnx
@@ -27,7 +33,7 @@ from ..._spec.versions import (
     is_resize10_opset,
     takes_scales_input,
 )
-from .._bounds import rounding_of
+from .._bounds import rounding_of, side_of
 from .._fixes import Action, Fix, FixableError
 from .._fold import from_shapes, static_value
 from .._graphs import ModelLike, Site, default_opset, is_upsample, model_of, node_label, walk
@@ -114,6 +120,99 @@ def _resize_as_upsample(site: Site, node: onnx.NodeProto, label: str) -> tuple[s
     return mode, node.input[scales_position]
 
 
+def _resize10_refusal(label: str, why: str, fix: str) -> UpsampleError:
+    return UpsampleError(f"Resize node {label!r} is not a Resize-10 (cannot downgrade it to "
+                         f"opset {RESIZE_OPSET}): {why}; fix: {fix}")
+
+
+def _sizes_as_scales(site: Site, node: onnx.NodeProto, label: str,
+                     types: dict[str, TypeProto]) -> np.ndarray:
+    """The float32 scales with which onnxruntime's Resize-10 gives the node's constant
+    sizes, on the same input pixels; UpsampleError where none do exactly."""
+    keep = "keep the model at its opset, or give the Resize scales"
+    sizes = _constant_or_none(site, node, 3)
+    x_type = types.get(node.input[0])
+    dims = ([] if x_type is None or not x_type.tensor_type.HasField("shape")
+            else list(x_type.tensor_type.shape.dim))
+    if sizes is None or not dims or not all(d.HasField("dim_value") for d in dims):
+        raise _resize10_refusal(label, "it takes output sizes computed at run time or of an "
+                                "input whose shape is not static, and Resize-10 takes scales",
+                                keep)
+    wanted = [int(v) for v in np.asarray(sizes).reshape(-1)]
+    given = [int(d.dim_value) for d in dims]
+    if len(wanted) != len(given) or min(given + wanted) <= 0:
+        raise _resize10_refusal(label, f"its sizes {wanted} do not fit X's shape {given}", keep)
+    # onnxruntime's Resize-11+ maps pixels by size / n in float32; Resize-10 with that scale
+    # gives trunc(n * scale), which must be the size for the two to agree
+    scales = np.array([np.float32(m) / np.float32(n) for n, m in zip(given, wanted, strict=True)],
+                      np.float32)
+    made = [int(np.float32(n) * s) for n, s in zip(given, scales, strict=True)]
+    if made != wanted:
+        raise _resize10_refusal(label, f"its sizes {wanted} are not exactly scales of X's "
+                                f"shape {given} in float32 (they would give {made})", keep)
+    return scales
+
+
+def _resize_as_resize10(site: Site, node: onnx.NodeProto, label: str,
+                        types: dict[str, TypeProto], bounds: Callable[[], ShapeBounds]
+                        ) -> tuple[str, str | np.ndarray]:
+    """Mode and scales (a name, or float32 values to store) of a Resize-11 or later that
+    onnxruntime runs exactly as Resize-10, or UpsampleError."""
+    keep = f"keep the model at opset {RESIZE_OPSET + 1} or later"
+    mode = as_text(attribute_value(node, "mode", b"nearest"))
+    if mode not in MODES:
+        raise _resize10_refusal(label, f"mode is {mode!r} (Resize-10 has nearest and linear)",
+                                keep)
+    ctm = as_text(attribute_value(node, "coordinate_transformation_mode", b"half_pixel"))
+    if ctm != "asymmetric":
+        raise _resize10_refusal(
+            label, f"coordinate_transformation_mode is {ctm!r}; Resize-10 maps output pixel o "
+            "to input o / scale ('asymmetric')", f"{keep} (only asymmetric Resize nodes "
+            f"become Resize-10)")
+    for name, default in (("antialias", 0), ("exclude_outside", 0)):
+        value = attribute_value(node, name, default)
+        if value != default:
+            raise _resize10_refusal(label, f"{name} is {value!r}; Resize-10 has no {name}",
+                                    f"set {name} to {default}, or {keep}")
+    if attribute_value(node, "axes", None) is not None:
+        raise _resize10_refusal(label, "it has the axes attribute; Resize-10 takes one scale "
+                                "per axis", "give one scale per axis instead")
+    scales_name = node.input[2] if len(node.input) > 2 else ""
+    constant = _constant_or_none(site, node, 2)
+    scales: str | np.ndarray = scales_name
+    if not scales_name or (constant is not None and not constant.size):
+        if len(node.input) < 4 or not node.input[3]:
+            raise _resize10_refusal(label, "it has neither scales nor sizes", "fix the node")
+        scales = constant = _sizes_as_scales(site, node, label, types)
+    if constant is not None:
+        values = [float(v) for v in np.asarray(constant).reshape(-1)]
+        bad = [v for v in values if not math.isfinite(v) or v <= 0]
+        if not values or bad:
+            raise _resize10_refusal(label, f"its scales {values} are not all finite and > 0",
+                                    "fix the scales")
+        if np.asarray(constant).dtype != np.float32:
+            raise _resize10_refusal(label, f"its scales have element type "
+                                    f"{np.asarray(constant).dtype}", "store them as float32")
+    if mode == "nearest":
+        nearest_mode = as_text(attribute_value(node, "nearest_mode", b"round_prefer_floor"))
+        if nearest_mode not in ("floor", "ceil"):
+            raise _resize10_refusal(
+                label, f"nearest_mode is {nearest_mode!r}; onnxruntime's Resize-10 rounds "
+                "down where a scale is >= 1 and up where it is below 1", keep)
+        sides = ([side_of(v) for v in values] if constant is not None
+                 else scale_sides(bounds(), scales_name))
+        if rounding_of(sides) != nearest_mode and not (
+                sides is not None and all(side == "one" for side in sides)):
+            where = ">= 1" if nearest_mode == "floor" else "<= 1"
+            what = "are" if constant is not None else (
+                f"are computed at run time ({site.scope.origin(scales_name)}) and")
+            raise _resize10_refusal(
+                label, f"nearest_mode is {nearest_mode!r}, and its scales {what} not shown to "
+                f"be {where} on every axis for every input size; onnxruntime's Resize-10 "
+                "rounds down where a scale is >= 1 and up where it is below 1", keep)
+    return mode, scales
+
+
 def _never_shrinks(site: Site, types: dict[str, TypeProto], scales: str) -> bool:
     """Whether computed scales are >= 1 on every axis for every input size, as far as the
     graph shows (``_bounds``: PyTorch's ``size=`` export, for one)."""
@@ -149,7 +248,8 @@ def _check_ops_exist(model: onnx.ModelProto, target: int) -> None:
 
 
 def downgrade(model: ModelLike, opset: int = DEFAULT_DOWNGRADE_OPSET) -> onnx.ModelProto:
-    """Turn every Upsample-equivalent ``Resize`` into ``Upsample``, in a model at opset 9.
+    """Turn every Upsample-equivalent ``Resize`` into ``Upsample``, in a model at opset 9
+    (or 7, 8); or every Resize-10-equivalent one into ``Resize-10``, at opset 10.
 
     For runtimes that know ``Upsample`` but not ``Resize`` (old TensorRT, OpenVINO, ncnn,
     CoreML converters). A ``Resize`` means exactly Upsample when it gives scales (no sizes, no
@@ -159,14 +259,24 @@ def downgrade(model: ModelLike, opset: int = DEFAULT_DOWNGRADE_OPSET) -> onnx.Mo
     already in the model (versions 1, 7, 9, 10) is rewritten in the target's form too, and
     every other node goes through onnx's version converter.
 
+    At opset 10 the target is Resize-10 as onnxruntime runs it, never the deprecated
+    Upsample-10 (onnx's checker and onnxruntime refuse it): what :func:`upgrade` made of an
+    opset-10 model comes back with the same outputs. A Resize-11 or later is Resize-10 where
+    it is ``asymmetric`` with no antialias or axes and, for nearest, has
+    ``nearest_mode="floor"`` with scales >= 1 or ``"ceil"`` with scales <= 1 on every axis
+    for every input size (constant, or computed from shapes as PyTorch's ``size=`` export
+    does: proven from the graph, as ``upgrade`` proves it); constant sizes of a static input
+    become scales where onnxruntime's Resize-10 gives exactly those sizes. An Upsample becomes
+    Resize-10 with its scales.
+
     Parameters
     ----------
     model : onnx.ModelProto or str or os.PathLike
         The model, or the path of its .onnx file (read safely: external data must lie in
         its folder; tensors over 1 MiB stay on disk); it is not modified.
-    opset : {9, 8, 7}
+    opset : {9, 8, 7, 10}
         The target opset: 9 writes Upsample-9 (scales as an input); 7 and 8 write
-        Upsample-7 (a scales attribute, so the scales must be constant).
+        Upsample-7 (a scales attribute, so the scales must be constant); 10 writes Resize-10.
 
     Returns
     -------
@@ -179,9 +289,9 @@ def downgrade(model: ModelLike, opset: int = DEFAULT_DOWNGRADE_OPSET) -> onnx.Mo
     TypeError
         If ``model`` is not a ModelProto or ``opset`` not an integer.
     UpsampleError
-        Naming the node: a Resize that is not Upsample-equivalent, scales computed at run
-        time into opset 7 or 8, a node that does not exist at ``opset`` or that onnx's
-        converter cannot bring there.
+        Naming the node: a Resize that is not Upsample-equivalent (at opset 10: not
+        Resize-10-equivalent), scales computed at run time into opset 7 or 8, a node that
+        does not exist at ``opset`` or that onnx's converter cannot bring there.
 
     Warns
     -----
@@ -208,14 +318,50 @@ def downgrade(model: ModelLike, opset: int = DEFAULT_DOWNGRADE_OPSET) -> onnx.Mo
     higher = (min(opset, newest_opset()) if isinstance(opset, int) and opset > DOWNGRADE_OPSETS[-1]
               else DEFAULT_UPGRADE_OPSET)
     target = require_opset(opset, DOWNGRADE_OPSETS[0], DOWNGRADE_OPSETS[-1], Fix(
-        "downgrade writes Upsample-7 (opsets 7 and 8) or Upsample-9 (opset 9); for opset 10 "
-        "and later (Resize) use {0}", (Action("upgrade", (("opset", higher),)),)))
+        f"downgrade writes Upsample-7 (opsets 7 and 8), Upsample-9 (opset 9) or Resize-"
+        f"{RESIZE_OPSET} (opset {RESIZE_OPSET}); for opset {DOWNGRADE_OPSETS[-1] + 1} and "
+        "later use {0}", (Action("upgrade", (("opset", higher),)),)))
     source = default_opset(model.opset_import)
     if source is None:
         raise UpsampleError("the model imports no default-domain ('' or 'ai.onnx') opset; "
                             "add one with onnx.helper.make_opsetid('', N)")
     job = start_job(model)
     takes_input = takes_scales_input(target)  # Upsample-9; Upsample-7 takes an attribute
+    writes_resize10 = is_resize10_opset(target)
+    analyses: dict[int, ShapeBounds] = {}
+
+    def to_resize10(site: Site, index: int, node: onnx.NodeProto,
+                    types: dict[str, TypeProto]) -> None:
+        """Write ``node`` as a pending Resize-10 (the target has no Upsample it may write)."""
+        label = node_label(site, node, index)
+        if is_upsample(node):
+            # Upsample-9 is Resize-10 with scales >= 1, which upsample_info requires
+            info = upsample_info(site, index, node, types, f"downgrade to opset {target}")
+            assert info.mode is not None
+            if info.scales is not None and info.scales.size == 0:
+                # a rank-0 X, which Upsample copies and Resize refuses (as upgrade writes it)
+                job.orphans.update(name for name in node.input[1:] if name)
+                del node.input[1:]
+                del node.attribute[:]
+                node.op_type, node.domain = "Identity", ""
+                return
+            set_pending(node, "Resize", [node.input[0], scales_input(job, site, info)],
+                        {"mode": info.mode})
+            return
+        if is_resize10_opset(site.opset):
+            return  # already Resize-10
+        key = id(site.owner)
+
+        def bounds() -> ShapeBounds:
+            if key not in analyses:
+                analyses[key] = ShapeBounds(site, types)
+            return analyses[key]
+
+        mode, scales = _resize_as_resize10(site, node, label, types, bounds)
+        if not isinstance(scales, str):
+            scales = job.add_constant(site, f"{node.name or node.output[0]}_scales", scales)
+        job.orphans.update(name for name in node.input[1:] if name and name != scales)
+        set_pending(node, "Resize", [node.input[0], scales], {"mode": mode})
 
     def pending_upsample(site: Site, node: onnx.NodeProto, label: str, mode: str,
                          scales_name: str, constant: np.ndarray | None,
@@ -237,7 +383,11 @@ def downgrade(model: ModelLike, opset: int = DEFAULT_DOWNGRADE_OPSET) -> onnx.Mo
     def visit(site: Site, index: int, node: onnx.NodeProto,
               types: dict[str, TypeProto]) -> None:
         label = node_label(site, node, index)
-        if is_upsample(node):
+        if writes_resize10:
+            if is_upsample(node) or (node.op_type == "Resize"
+                                     and node.domain in DEFAULT_DOMAINS):
+                to_resize10(site, index, node, types)
+        elif is_upsample(node):
             info = upsample_info(site, index, node, types, f"downgrade to opset {target}")
             assert info.mode is not None
             if takes_input:

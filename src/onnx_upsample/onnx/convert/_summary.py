@@ -59,7 +59,7 @@ def _kind(site: Site, index: int, node: onnx.NodeProto, opset: int, direction: s
     if is_upsample(node):
         info = describe(node, node_label(site, node, index), source, site.scope)
         before = f"Upsample-{info.version}" if info.version else "Upsample"
-        if direction == "upgrade":
+        if direction == "upgrade" or is_resize10_opset(opset):  # downgrade writes Resize-10
             if info.scales is not None and info.scales.size == 0:
                 return f"{before} -> Identity (rank-0 input)"
             return f"{before} -> Resize-{_resize_version(opset)}"
@@ -71,6 +71,10 @@ def _kind(site: Site, index: int, node: onnx.NodeProto, opset: int, direction: s
         return ""
     before = f"Resize-{_resize_version(source)}"
     if direction == "downgrade":
+        if is_resize10_opset(opset):
+            resize = f"Resize-{_resize_version(opset)}"
+            return (f"{before} -> {resize} (unchanged)" if before == resize
+                    else f"{before} -> {resize}")
         return f"{before} -> Upsample-{version_for_opset(opset).version}"
     if is_resize10_opset(source) and not is_resize10_opset(opset):
         return f"{before} -> Resize-{_resize_version(opset)}"

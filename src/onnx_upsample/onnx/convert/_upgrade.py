@@ -19,9 +19,9 @@ from ..._spec.modes import MODES
 from ..._spec.versions import (
     DEFAULT_DOWNGRADE_OPSET,
     DEFAULT_UPGRADE_OPSET,
-    DOWNGRADE_OPSETS,
     RESIZE_OPSET,
     RESIZE_OPTIONAL_ROI_OPSET,
+    UPSAMPLE_OPSETS,
     is_resize10_opset,
 )
 from .._fixes import Action, Fix, FixableError
@@ -92,9 +92,9 @@ def _opset_fix(opset: object, newest: int) -> Fix:
               "installed onnx knows)")
     if isinstance(opset, int) and opset > newest:
         return Fix(f"{writes}; use {{0}}", (Action("upgrade", (("opset", newest),)),))
-    lower = (opset if isinstance(opset, int) and opset in DOWNGRADE_OPSETS
+    lower = (opset if isinstance(opset, int) and opset in UPSAMPLE_OPSETS
              else DEFAULT_DOWNGRADE_OPSET)
-    return Fix(f"{writes}; for opsets {DOWNGRADE_OPSETS[0]}-{DOWNGRADE_OPSETS[-1]} (Upsample) "
+    return Fix(f"{writes}; for opsets {UPSAMPLE_OPSETS[0]}-{UPSAMPLE_OPSETS[-1]} (Upsample) "
                "use {0}", (Action("downgrade", (("opset", lower),)),))
 
 
