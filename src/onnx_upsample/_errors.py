@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-__all__ = ["SpelledError", "UpsampleError", "UpsampleWarning", "spelled_error"]
+__all__ = ["SpelledError", "UpsampleError", "UpsampleWarning"]
 
 
 class UpsampleError(ValueError):
@@ -37,8 +35,3 @@ class SpelledError(UpsampleError):
         # pickled (to another process) with both wordings
         return (type(self), (str(self), self.option))
 
-
-def spelled_error(words: Callable[[bool], str]) -> SpelledError:
-    """A :class:`SpelledError` of ``words(options)``: the message naming the Python
-    arguments (``options`` False) or the command line's options (True)."""
-    return SpelledError(words(False), words(True))

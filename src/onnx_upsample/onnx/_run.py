@@ -30,7 +30,8 @@ from typing import Any, TextIO
 import numpy as np
 import onnx
 
-from .._errors import SpelledError, UpsampleError, spelled_error
+from .._errors import SpelledError, UpsampleError
+from .._spec.spelling import spelled
 from ..io.formats import slow_step
 from ._alone import KERNEL, REFERENCE, run_upsample
 from ._external import check_file, check_model, read
@@ -140,12 +141,12 @@ class RunResult:
 
 def _check_choices(backend: object, level: object) -> None:
     if backend not in BACKENDS:
-        raise spelled_error(lambda o: (
-            f"{'--backend' if o else 'backend'} is {backend!r}; expected "
+        raise spelled(lambda s: (
+            f"{s.argument('backend')} is {backend!r}; expected "
             + " or ".join(repr(name) for name in BACKENDS)))
     if level not in LEVELS:
-        raise spelled_error(lambda o: (
-            f"{'--level' if o else 'level'} is {level!r}; expected one of onnxruntime's "
+        raise spelled(lambda s: (
+            f"{s.argument('level')} is {level!r}; expected one of onnxruntime's "
             f"GraphOptimizationLevel names: {', '.join(LEVELS)} (its default: "
             f"{DEFAULT_LEVEL})"))
 
@@ -284,8 +285,8 @@ def run(model: ModelLike, inputs: Mapping[str, np.ndarray] | None = None, *,
 
         ort = import_onnxruntime()  # before any work: a missing runtime is one line
         if not hasattr(ort.GraphOptimizationLevel, level):  # an older onnxruntime
-            raise spelled_error(lambda o: (
-                f"{'--level' if o else 'level'} is {level!r}, which onnxruntime "
+            raise spelled(lambda s: (
+                f"{s.argument('level')} is {level!r}, which onnxruntime "
                 f"{ort.__version__} does not have; use one of "
                 + ", ".join(name for name in LEVELS if hasattr(ort.GraphOptimizationLevel,
                                                                 name))))
@@ -309,10 +310,9 @@ def _run_reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray], legacy_
     except Exception as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else ""
         kind = type(error).__name__
-        raise spelled_error(lambda o: (
+        raise spelled(lambda s: (
             f"onnx's reference evaluator cannot run the model: {kind}: {first}; run it in "
-            "onnxruntime ("
-            + ("--backend onnxruntime" if o else f"backend={ONNXRUNTIME!r}") + ")")) from None
+            f"onnxruntime ({s.assign('backend', ONNXRUNTIME)})")) from None
     outputs = {name: np.asarray(value)
                for name, value in zip(session.output_names, results, strict=True)}
     nodes = tuple(NodeRun(label, op, KERNEL if op.startswith("Upsample") else REFERENCE)
@@ -362,9 +362,8 @@ def _run_onnxruntime(source: Detached, feeds: dict[str, np.ndarray], level: str,
 
 
 def _refused_in_pieces(message: str) -> SpelledError:
-    return spelled_error(lambda o: (
+    return spelled(lambda s: (
         f"onnxruntime cannot run the model, also with each Upsample and Resize run alone: "
-        f"{message}; run it in onnx's reference evaluator with onnx-upsample's Upsample ("
-        + (f"--backend {REFERENCE_BACKEND}" if o else f"backend={REFERENCE_BACKEND!r}")
-        + ")"))
+        f"{message}; run it in onnx's reference evaluator with onnx-upsample's Upsample "
+        f"({s.assign('backend', REFERENCE_BACKEND)})"))
 
