@@ -203,6 +203,18 @@ def test_images_come_back_in_the_mode_they_are_read_in(pil, mode: str, read_as: 
         assert np.array_equal(np.asarray(result), upsample(array, scales, how))
 
 
+@pytest.mark.parametrize("mode", ["P", "RGB", "RGBA", "LA", "L", "I;16", "F"])
+def test_two_scales_are_an_images_height_and_width(pil, mode: str) -> None:
+    """As the command line's --scales on an image: two scales leave the channels, whether
+    the image is read with them (a palette image becomes RGB) or without (L)."""
+    image = pil.new(mode, (3, 2))
+    array, _ = _interop.image_array(image)
+    result = upsample(image, [2, 3], "linear")
+    assert result.size == (9, 4)
+    per_axis = [2, 3, 1][:array.ndim]
+    assert np.array_equal(np.asarray(result), upsample(array, per_axis, "linear"))
+
+
 def test_an_image_keeps_its_channels(pil) -> None:
     with pytest.raises(UpsampleError, match=r"^x is a PIL image of mode RGB, read as an array "
                                             r"of shape \(2, 3, 3\) .* scales\[2\] would make "

@@ -217,6 +217,7 @@ def upsample(x: Any, scales: Any, mode: Any = "nearest", *, out: Any = None) -> 
         if is_dask_array(x):
             return chunked(x, scales, mode, out)  # lazy: dask's own, computed by chunks
         source = source_of(x)
+        scales = source.scales(x, scales)
     if not threads:  # read once per call, a system call (on a miss above, it was read)
         threads = threads_for_call()
     array, call, warning = check_call(x, scales, mode, out, read=source.read)

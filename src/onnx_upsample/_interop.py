@@ -57,6 +57,16 @@ def image_array(image: Any) -> tuple[np.ndarray, str]:
     return np.ascontiguousarray(np.asarray(image)), image.mode
 
 
+def with_channel_scale(image_shape: tuple[int, ...], scales: Any) -> Any:
+    """An image's scales per axis of its array: two scales on an image read with channels,
+    (height, width, channels), are its height and width, and the channels stay (a scale of
+    1 added); anything else is returned as given, for the call's checks to judge."""
+    if (len(image_shape) == 3 and isinstance(scales, list | tuple | np.ndarray)
+            and np.ndim(scales) == 1 and len(scales) == 2):
+        return [*scales, 1.0]
+    return scales
+
+
 def _kind(x: object) -> str:
     return f"{type(x).__module__.split('.')[0]}.{type(x).__name__}"
 
@@ -83,6 +93,10 @@ class Source:
         if isinstance(x, np.ndarray) or not hasattr(x, "__dlpack__"):
             return np.asarray(x)
         return read_dlpack(x)
+
+    def scales(self, x: object, scales: object) -> object:
+        """The scales as the call takes them (an image's may leave its channels out)."""
+        return scales
 
     def check(self, out_shape: tuple[int, ...]) -> None:
         """Refuse an output that cannot go back as the input's kind."""
@@ -139,8 +153,14 @@ class _Image(Source):
         self.mode = ""
 
     def read(self, x: object) -> np.ndarray:
-        self.array, self.mode = image_array(x)
+        if self.array is None:  # read once: the scales may have asked first
+            self.array, self.mode = image_array(x)
         return self.array
+
+    def scales(self, x: object, scales: object) -> object:
+        """Two scales on an image read with channels are (height, width), as on the command
+        line: the channels stay."""
+        return with_channel_scale(self.read(x).shape, scales)
 
     def check(self, out_shape: tuple[int, ...]) -> None:
         assert self.array is not None

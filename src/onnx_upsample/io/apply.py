@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, TextIO
 import numpy as np
 
 from .._errors import UpsampleError, UpsampleWarning
+from .._interop import with_channel_scale
 from .atomic import check_output_path
 from .chunked import computing, store_npy, store_zarr
 from .formats import (
@@ -89,8 +90,7 @@ def resolve_scales(source: Source, scales: Sequence[float]) -> list[float]:
                 f"{shape}; give two scales: height width"
             )
         return scales
-    if len(scales) == 2:
-        return [*scales, 1.0]
+    scales = list(with_channel_scale(shape, scales))
     if len(scales) != 3:
         raise UpsampleError(
             f"--scales has {len(scales)} values but {source.path!r} is an image of shape "
