@@ -105,6 +105,19 @@ def test_a_resize_that_is_not_resize_10_is_refused(attributes: dict[str, object]
         downgrade(model, opset=10)
 
 
+def test_downgrade_to_9_names_opset_10_only_where_that_works() -> None:
+    shrinking = _resize_at(BIG, "nearest", [1, 1, 0.5, 0.7], **ASYMMETRIC, nearest_mode="ceil")
+    with pytest.raises(UpsampleError, match=r"not an Upsample: .*; or onnx_upsample\.onnx\."
+                                            r"downgrade\(model, opset=10\), where it is a "
+                                            r"Resize-10"):
+        downgrade(shrinking, opset=9)
+    _is_resize10(downgrade(shrinking, opset=10))
+    half_pixel = _resize_at(BIG, "nearest", [1, 1, 2, 2], nearest_mode="floor")
+    with pytest.raises(UpsampleError, match="half_pixel") as caught:
+        downgrade(half_pixel, opset=9)
+    assert "opset=10" not in str(caught.value)
+
+
 def test_sizes_become_scales_for_opset_10_only_where_exact() -> None:
     x = random_input(BIG, np.float32, seed=5)
     for mode, sizes, rounding in (("nearest", [1, 2, 18, 26], "floor"),

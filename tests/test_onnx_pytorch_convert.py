@@ -240,6 +240,13 @@ def test_downgrade_opset_10_on_the_command_line(tmp_path: Path,
     code, _, err = run_cli(capsys, "downgrade", upgraded, "-o", tmp_path / "x.onnx",
                            "--opset", 11)
     assert code == 2 and "choose from 7, 8, 9, 10" in err
+    # to opset 9 it cannot (Upsample does not shrink): the fix names opset 10, which works
+    code, _, err = run_cli(capsys, "downgrade", upgraded, "-o", tmp_path / "nine.onnx")
+    assert code == 2 and "nearest_mode is 'ceil'" in err
+    command = err.split("; or ")[1].split(", where")[0].split()
+    assert command[:2] == ["onnx-upsample", "downgrade"] and command[-2:] == ["--opset", "10"]
+    code, _, err = run_cli(capsys, *command[1:])
+    assert code == 0, err
 
 
 @pytest.mark.parametrize(("name", "opset"), [("computed_nearest_dynamic_opset9.onnx", 18),

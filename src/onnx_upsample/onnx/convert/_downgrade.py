@@ -330,6 +330,16 @@ def downgrade(model: ModelLike, opset: int = DEFAULT_DOWNGRADE_OPSET) -> onnx.Mo
     writes_resize10 = is_resize10_opset(target)
     analyses: dict[int, ShapeBounds] = {}
 
+    def bounds_of(site: Site, types: dict[str, TypeProto]) -> Callable[[], ShapeBounds]:
+        """What is known of ``site``'s values, analysed once and only where asked for."""
+        key = id(site.owner)
+
+        def bounds() -> ShapeBounds:
+            if key not in analyses:
+                analyses[key] = ShapeBounds(site, types)
+            return analyses[key]
+        return bounds
+
     def to_resize10(site: Site, index: int, node: onnx.NodeProto,
                     types: dict[str, TypeProto]) -> None:
         """Write ``node`` as a pending Resize-10 (the target has no Upsample it may write)."""
@@ -350,14 +360,7 @@ def downgrade(model: ModelLike, opset: int = DEFAULT_DOWNGRADE_OPSET) -> onnx.Mo
             return
         if is_resize10_opset(site.opset):
             return  # already Resize-10
-        key = id(site.owner)
-
-        def bounds() -> ShapeBounds:
-            if key not in analyses:
-                analyses[key] = ShapeBounds(site, types)
-            return analyses[key]
-
-        mode, scales = _resize_as_resize10(site, node, label, types, bounds)
+        mode, scales = _resize_as_resize10(site, node, label, types, bounds_of(site, types))
         if not isinstance(scales, str):
             scales = job.add_constant(site, f"{node.name or node.output[0]}_scales", scales)
         job.orphans.update(name for name in node.input[1:] if name and name != scales)
@@ -397,7 +400,16 @@ def downgrade(model: ModelLike, opset: int = DEFAULT_DOWNGRADE_OPSET) -> onnx.Mo
                 pending_upsample(site, node, label, info.mode, info.scales_input or "",
                                  info.scales, types)
         elif node.op_type == "Resize" and node.domain in DEFAULT_DOMAINS:
-            mode, scales_name = _resize_as_upsample(site, node, label)
+            try:
+                mode, scales_name = _resize_as_upsample(site, node, label)
+            except UpsampleError as error:
+                try:  # what Upsample cannot say (a shrinking nearest, sizes) Resize-10 may
+                    _resize_as_resize10(site, node, label, types, bounds_of(site, types))
+                except UpsampleError:
+                    raise error from None
+                raise FixableError(str(error), Fix(
+                    f"or {{0}}, where it is a Resize-{RESIZE_OPSET} with the same outputs",
+                    (Action("downgrade", (("opset", RESIZE_OPSET),)),))) from None
             constant = site.scope.constant(scales_name)
             if constant is None and takes_input and not _never_shrinks(site, types,
                                                                        scales_name):
