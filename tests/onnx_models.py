@@ -183,3 +183,23 @@ def value_type(model: onnx.ModelProto, name: str) -> object:
         if value.name == name:
             return value.type
     raise KeyError(name)
+
+
+def declared_as(value: onnx.ValueInfoProto, declared: str) -> onnx.ValueInfoProto:
+    """``value`` declared with its element type and no shape, or with no type at all."""
+    if declared == "no shape":
+        return helper.make_tensor_value_info(value.name, TensorProto.FLOAT, None)
+    return onnx.ValueInfoProto(name=value.name)
+
+
+def tf2onnx_shrinking(scale: float, declared: str) -> onnx.ModelProto:
+    """tf.image.resize as tf2onnx wrote it at opset 9 (NHWC, Transpose -> Upsample with
+    scales below 1 -> Transpose), X 1x10x10x3, the output declared as ``declared``."""
+    nodes = [helper.make_node("Transpose", ["X"], ["nchw"], perm=[0, 3, 1, 2], name="to_nchw"),
+             helper.make_node("Upsample", ["nchw", "scales"], ["small"], name="Resize__5",
+                              mode="nearest"),
+             helper.make_node("Transpose", ["small"], ["Y"], perm=[0, 2, 3, 1], name="to_nhwc")]
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 10, 10, 3])
+    y = declared_as(helper.make_tensor_value_info("Y", TensorProto.FLOAT, None), declared)
+    return make_model(nodes, [x], [y], [scales_tensor([1, 1, scale, scale], "scales")],
+                      opset=9, ir_version=4)
