@@ -8,15 +8,21 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .._errors import UpsampleError
+
 NOT_IMPLEMENTED = r"^NotImplementedError:"
+
+#: The built-in backends' names.
+BUILTIN = ("onnxruntime", "onnx-reference", "onnx-reference+onnx-upsample", "openvino",
+           "tract", "tinygrad", "tvm", "pytorch")
 
 #: name -> what its explicit not-implemented / not-supported errors look like, as a pattern
 #: searched in "ExceptionType: message" (one line). Every other exception is an error.
@@ -55,6 +61,79 @@ INSTALL = {
 Run = Callable[[Path, dict[str, np.ndarray]], list[np.ndarray]]
 
 
+@dataclass(frozen=True)
+class Option:
+    """A setting a built-in backend takes (``--backend-option KEY=VALUE``): what it sets,
+    its default (what the grader uses when it is not given), and its values where they are
+    a fixed list (``choices``) or a count (``count``: an integer >= 0)."""
+
+    help: str
+    default: str
+    choices: tuple[str, ...] = ()
+    count: bool = False
+
+
+#: name -> the options the built-in backend takes. A custom backend takes any option, as a
+#: keyword argument of its callable (or of ``prepare``/``run_model``), always a string.
+OPTIONS: dict[str, dict[str, Option]] = {
+    "onnxruntime": {
+        "graph_optimization_level": Option(
+            "the session's graph optimizations (SessionOptions.graph_optimization_level)",
+            "all", ("disable", "basic", "extended", "layout", "all")),
+        "execution_provider": Option("the execution provider that runs the model",
+                                     "CPUExecutionProvider"),
+        "intra_op_num_threads": Option("threads within one operator (0: onnxruntime's "
+                                       "choice)", "0", count=True),
+        "inter_op_num_threads": Option("threads across operators (0: onnxruntime's choice)",
+                                       "0", count=True),
+    },
+    "openvino": {
+        "device": Option("the device that compiles and runs the model", "CPU"),
+        "inference_precision": Option(
+            "INFERENCE_PRECISION_HINT: f32 grades the model's own precision; on CPUs with "
+            "bfloat16 OpenVINO's default is bf16", "f32", ("f32", "f16", "bf16")),
+        "num_threads": Option("INFERENCE_NUM_THREADS (0: OpenVINO's choice)", "0",
+                              count=True),
+    },
+    "tinygrad": {"device": Option("tinygrad's device (DEV)", "CPU")},
+    "tvm": {"target": Option("the target TVM compiles for", "llvm")},
+}
+
+
+def options_of(name: str) -> dict[str, Option] | None:
+    """The options backend ``name`` takes: a built-in's table (empty when it takes none),
+    None for a custom backend, which takes any."""
+    if name in BUILTIN:
+        return OPTIONS.get(name, {})
+    return None
+
+
+def check_options(name: str, options: Mapping[str, str]) -> dict[str, str]:
+    """``options`` for backend ``name``, with the defaults of the ones not given (the
+    settings a report records). Raises :class:`UpsampleError` for an option the backend does
+    not take or a value it cannot have, before any worker starts."""
+    table = options_of(name)
+    for key, value in options.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise TypeError(f"backend option {key!r}={value!r}: expected strings")
+        if table is None:
+            continue
+        if key not in table:
+            takes = (f"it takes {', '.join(table)}" if table else "it takes none")
+            raise UpsampleError(f"backend option {key!r} is not an option of {name}; "
+                                f"{takes} (see onnx-upsample conformance run --help)")
+        option = table[key]
+        if option.choices and value not in option.choices:
+            raise UpsampleError(f"backend option {key}={value!r} for {name}: expected one "
+                                f"of {', '.join(option.choices)}")
+        if option.count and not (value.isdigit() and value.isascii()):
+            raise UpsampleError(f"backend option {key}={value!r} for {name}: expected an "
+                                "integer >= 0")
+    if table is None:
+        return dict(options)
+    return {key: options.get(key, option.default) for key, option in table.items()}
+
+
 class BackendUnavailableError(Exception):
     """The backend cannot be loaded here (not installed, or not a valid name)."""
 
@@ -73,6 +152,8 @@ class Backend:
     version: str
     run: Run
     refusal: str = NOT_IMPLEMENTED
+    #: the settings it runs with (its options, defaults included), for the report
+    settings: Mapping[str, str] = field(default_factory=dict)
 
     def refuses(self, words: str) -> bool:
         """Whether an error, as "ExceptionType: message", is an explicit refusal."""

@@ -25,13 +25,15 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .._errors import UpsampleError
 from ._backend_base import (
+    BUILTIN,
     NOT_IMPLEMENTED,
     REFUSALS,
     AdapterError,
@@ -39,24 +41,43 @@ from ._backend_base import (
     BackendUnavailableError,
     Run,
     as_list,
+    check_options,
     import_runtime,
     installed_version,
 )
 from ._pytorch import pytorch
 
-BUILTIN = ("onnxruntime", "onnx-reference", "onnx-reference+onnx-upsample", "openvino",
-           "tract", "tinygrad", "tvm", "pytorch")
+#: onnxruntime's GraphOptimizationLevel by the option's value
+_ORT_LEVELS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC",
+               "extended": "ORT_ENABLE_EXTENDED", "layout": "ORT_ENABLE_LAYOUT",
+               "all": "ORT_ENABLE_ALL"}
 
-def _onnxruntime() -> Backend:
+Settings = dict[str, str]
+
+def _onnxruntime(settings: Settings) -> Backend:
     ort = import_runtime("onnxruntime", "onnxruntime")
+    level = getattr(ort.GraphOptimizationLevel,
+                    _ORT_LEVELS[settings["graph_optimization_level"]], None)
+    if level is None:  # ORT_ENABLE_LAYOUT is newer than some onnxruntime releases
+        raise BackendUnavailableError(
+            f"backend option graph_optimization_level={settings['graph_optimization_level']}"
+            f": onnxruntime {ort.__version__} has no such level")
+    provider = settings["execution_provider"]
+    if provider not in ort.get_available_providers():
+        raise BackendUnavailableError(
+            f"backend option execution_provider={provider}: this onnxruntime has "
+            f"{', '.join(ort.get_available_providers())}")
 
     def run(path: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
         options = ort.SessionOptions()
         options.log_severity_level = 4
-        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        options.graph_optimization_level = level
+        options.intra_op_num_threads = int(settings["intra_op_num_threads"])
+        options.inter_op_num_threads = int(settings["inter_op_num_threads"])
+        session = ort.InferenceSession(str(path), options, providers=[provider])
         return list(session.run(None, inputs))
 
-    return Backend("onnxruntime", ort.__version__, run, REFUSALS["onnxruntime"])
+    return Backend("onnxruntime", ort.__version__, run, REFUSALS["onnxruntime"], settings)
 
 
 def _onnx_reference(with_ours: bool) -> Backend:
@@ -77,19 +98,22 @@ def _onnx_reference(with_ours: bool) -> Backend:
     return Backend(name, version, run, REFUSALS[name])
 
 
-def _openvino() -> Backend:
+def _openvino(settings: Settings) -> Backend:
     ov = import_runtime("openvino", "openvino")
     core = ov.Core()
+    # the model's own precision by default: on CPUs with bfloat16 support OpenVINO computes
+    # in bfloat16 unless told, which would grade its precision setting, not its Upsample
+    config: dict[str, Any] = {"INFERENCE_PRECISION_HINT": settings["inference_precision"]}
+    if settings["num_threads"] != "0":
+        config["INFERENCE_NUM_THREADS"] = int(settings["num_threads"])
 
     def run(path: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
-        # the model's own precision: on CPUs with bfloat16 support OpenVINO computes in
-        # bfloat16 by default, which would grade its precision setting, not its Upsample
-        compiled = core.compile_model(core.read_model(str(path)), "CPU",
-                                      {"INFERENCE_PRECISION_HINT": "f32"})
+        compiled = core.compile_model(core.read_model(str(path)), settings["device"], config)
         results = compiled(list(inputs.values()))
         return [np.asarray(results[output]) for output in compiled.outputs]
 
-    return Backend("openvino", installed_version("openvino"), run, REFUSALS["openvino"])
+    return Backend("openvino", installed_version("openvino"), run, REFUSALS["openvino"],
+                   settings)
 
 
 _TRACT_TYPES = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8",
@@ -117,10 +141,10 @@ def _tract() -> Backend:
     return Backend("tract", installed_version("tract"), run, REFUSALS["tract"])
 
 
-def _tinygrad() -> Backend:
-    # tinygrad picks the first device that works; name the CPU so results do not depend on
-    # which accelerators a machine has
-    os.environ.setdefault("DEV", "CPU")
+def _tinygrad(settings: Settings) -> Backend:
+    # tinygrad picks the first device that works; name one (the CPU by default) so results
+    # do not depend on which accelerators a machine has
+    os.environ["DEV"] = settings["device"]
     onnx_frontend = import_runtime("tinygrad.nn.onnx", "tinygrad")
 
     def run(path: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -128,10 +152,11 @@ def _tinygrad() -> Backend:
         outputs = runner(dict(inputs))
         return [np.asarray(value.numpy()) for value in outputs.values()]
 
-    return Backend("tinygrad", installed_version("tinygrad"), run, REFUSALS["tinygrad"])
+    return Backend("tinygrad", installed_version("tinygrad"), run, REFUSALS["tinygrad"],
+                   settings)
 
 
-def _tvm() -> Backend:
+def _tvm(settings: Settings) -> Backend:
     tvm = import_runtime("tvm", "tvm")
     relax = import_runtime("tvm.relax", "tvm")
     frontend = import_runtime("tvm.relax.frontend.onnx", "tvm")
@@ -142,12 +167,12 @@ def _tvm() -> Backend:
         module = frontend.from_onnx(onnx.load(str(path)), keep_params_in_input=False)
         module = relax.transform.DecomposeOpsForInference()(module)
         module = relax.transform.LegalizeOps()(module)
-        machine = relax.VirtualMachine(relax.build(module, target="llvm"), tvm.cpu())
+        machine = relax.VirtualMachine(relax.build(module, target=settings["target"]), tvm.cpu())
         result = machine["main"](*(tvm.runtime.tensor(v) for v in inputs.values()))
         values = result if isinstance(result, (list, tuple)) else [result]
         return [np.asarray(v.numpy()) for v in values]
 
-    return Backend("tvm", installed_version("apache-tvm"), run, REFUSALS["tvm"])
+    return Backend("tvm", installed_version("apache-tvm"), run, REFUSALS["tvm"], settings)
 
 
 # top-level package -> the built-in backend whose refusals its errors are
@@ -155,7 +180,7 @@ _PACKAGES = {"onnxruntime": "onnxruntime", "openvino": "openvino", "tract": "tra
              "tinygrad": "tinygrad", "tvm": "tvm", "torch": "pytorch", "onnx": "onnx-reference"}
 
 
-def _custom(spec: str) -> Backend:
+def _custom(spec: str, settings: Settings) -> Backend:
     module_name, _, attribute = spec.partition(":")
     try:
         module = importlib.import_module(module_name)
@@ -175,7 +200,7 @@ def _custom(spec: str) -> Backend:
     refusal = REFUSALS.get(_PACKAGES.get(module_name.split(".")[0], ""), NOT_IMPLEMENTED)
     if callable(getattr(target, "prepare", None)) or callable(getattr(target, "run_model",
                                                                         None)):
-        return Backend(spec, version, _backend_api(target), refusal)
+        return Backend(spec, version, _backend_api(target, settings), refusal, settings)
     if not callable(target):
         raise BackendUnavailableError(
             f"backend {spec!r} is neither callable (model_bytes, inputs) -> outputs nor a "
@@ -183,42 +208,53 @@ def _custom(spec: str) -> Backend:
     function = target
 
     def run(path: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
-        return as_list(function(path.read_bytes(), dict(inputs)), "the callable")
+        return as_list(function(path.read_bytes(), dict(inputs), **settings), "the callable")
 
-    return Backend(spec, version, run, refusal)
+    return Backend(spec, version, run, refusal, settings)
 
 
-def _backend_api(backend: Any) -> Run:
+def _backend_api(backend: Any, settings: Settings) -> Run:
+    # onnx's backend API: the device is an argument of its own, the rest keyword arguments
+    options = dict(settings)
+    device = options.pop("device", "CPU")
+
     def run(path: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
         import onnx
 
         model = onnx.load(str(path))
         if callable(getattr(backend, "prepare", None)):
-            prepared = backend.prepare(model, "CPU")
+            prepared = backend.prepare(model, device, **options)
             if prepared is None or not callable(getattr(prepared, "run", None)):
                 raise AdapterError(f"prepare() returned {type(prepared).__name__}, not a rep "
                                    "with run(inputs)")
             return as_list(prepared.run(list(inputs.values())), "rep.run()")
-        return as_list(backend.run_model(model, list(inputs.values()), "CPU"), "run_model()")
+        return as_list(backend.run_model(model, list(inputs.values()), device, **options),
+                       "run_model()")
 
     return run
 
 
-def load(spec: str) -> Backend:
-    """The backend called ``spec``; raises :class:`BackendUnavailableError` with the fix."""
-    makers: dict[str, Callable[[], Backend]] = {
+def load(spec: str, options: Mapping[str, str] | None = None) -> Backend:
+    """The backend called ``spec``, with ``options`` (checked by
+    :func:`~._backend_base.check_options`, defaults filled in); raises
+    :class:`BackendUnavailableError` with the fix."""
+    makers: dict[str, Callable[[Settings], Backend]] = {
         "onnxruntime": _onnxruntime,
-        "onnx-reference": lambda: _onnx_reference(False),
-        "onnx-reference+onnx-upsample": lambda: _onnx_reference(True),
+        "onnx-reference": lambda _: _onnx_reference(False),
+        "onnx-reference+onnx-upsample": lambda _: _onnx_reference(True),
         "openvino": _openvino,
-        "tract": _tract,
+        "tract": lambda _: _tract(),
         "tinygrad": _tinygrad,
         "tvm": _tvm,
-        "pytorch": pytorch,
+        "pytorch": lambda _: pytorch(),
     }
+    try:
+        settings = check_options(spec, options or {})
+    except UpsampleError as error:
+        raise BackendUnavailableError(str(error)) from None
     if spec in makers:
-        return makers[spec]()
+        return makers[spec](settings)
     if not spec or spec.startswith("-") or " " in spec:
         raise BackendUnavailableError(f"backend {spec!r} is not a backend name; use one of "
                                  f"{', '.join(BUILTIN)} or 'package.module:callable'")
-    return _custom(spec)
+    return _custom(spec, settings)

@@ -48,7 +48,8 @@ from ._backends import BUILTIN
 from ._diff_nodes import ComparedNode, compared_nodes, run_scales
 from ._diff_result import ModelDiff, NodeDiff
 from ._diff_why import explain_side
-from ._runner import _Worker, check_timeout
+from ._process import Worker
+from ._runner import check_timeout
 
 __all__ = ["DEFAULT_BACKENDS", "DEFAULT_TIMEOUT", "diff"]
 
@@ -74,7 +75,7 @@ class _Side:
     """One runtime in its worker process; models go to it as files."""
 
     def __init__(self, spec: str, folder: str, timeout: float, number: int) -> None:
-        self.worker = _Worker(spec)
+        self.worker = Worker(spec)
         self.folder, self.timeout, self.number, self.runs = folder, timeout, number, 0
         self.worker.spawn()
 
@@ -88,7 +89,8 @@ class _Side:
         path = Path(self.folder) / f"side{self.number}-{self.runs}.onnx"
         path.write_bytes(model.SerializeToString())
         try:
-            status, payload = self.worker.call(("model", str(path), dict(feeds)), self.timeout)
+            answer = self.worker.call(("model", str(path), dict(feeds)), self.timeout)
+            status, payload = answer.status, answer.payload
         finally:
             path.unlink()
         if status != "ok":  # the scratch file's name says nothing to the user

@@ -8,19 +8,12 @@ raises its own error, and fails as "accepted invalid input" when it returns outp
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import fnmatch
 import math
-import os
-import signal
-import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,12 +22,10 @@ from .._errors import UpsampleError
 from .._spec.spelling import Spelling, spelled
 from ._grade import (
     ACCEPTED_INVALID,
-    CRASHED,
     ERROR,
     EXACT,
     REFUSED,
     REFUSED_AS_REQUIRED,
-    TIMEOUT,
     ULP1,
     WRONG,
     WRONG_DTYPE,
@@ -43,11 +34,8 @@ from ._grade import (
     as_expected_type,
     compare,
 )
-from ._protocol import CLOSED, read, send
+from ._process import Worker
 from ._suite import Suite, SuiteCase
-
-#: Seconds a worker may take to import and set up its runtime.
-START_TIMEOUT = 180.0
 
 Progress = Callable[[int, int, str, str], None]
 
@@ -105,118 +93,6 @@ class BackendResult:
                 "suite_version": self.suite_version, "content_hash": self.content_hash,
                 "date": self.date, "counts": self.counts(),
                 "cases": [r.to_dict() for r in self.results]}
-
-
-class _Worker:
-    """One worker process, started on demand and replaced after a crash or timeout."""
-
-    def __init__(self, spec: str) -> None:
-        if os.name != "posix":  # pragma: no cover - select() on pipes, process groups
-            raise UpsampleError("conformance run needs a POSIX system (Linux or macOS) for "
-                                "its worker processes")
-        self.spec = spec
-        self.process: subprocess.Popen[bytes] | None = None
-        self.errors = tempfile.TemporaryFile()
-        self.name, self.version = spec, "unknown"
-
-    def start(self) -> None:
-        """Start the worker and wait until its runtime is loaded (UpsampleError if it
-        cannot be)."""
-        self.spawn()
-        self.ready()
-
-    def spawn(self) -> None:
-        """Start the worker process; :meth:`ready` waits for it (two runtimes load at once
-        this way)."""
-        self.errors.seek(0)
-        self.errors.truncate()
-        # PYTHONSAFEPATH: the current directory (an onnx source checkout, say) must not
-        # shadow the installed packages in the worker
-        environment = {**os.environ, "PYTHONSAFEPATH": "1"}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "onnx_upsample.conformance._worker", self.spec],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors,
-            start_new_session=True, env=environment)
-
-    def ready(self) -> None:
-        """Wait until the started worker has loaded its runtime."""
-        reply = self._read(START_TIMEOUT)
-        if not (isinstance(reply, tuple) and reply[0] == "ready"):
-            self.stop()
-            message = reply[1] if isinstance(reply, tuple) else (
-                f"backend {self.spec!r}: its worker did not start ({self._last_words()})")
-            raise UpsampleError(message)
-        _, self.name, self.version = reply
-
-    def _read(self, timeout: float) -> Any:
-        assert self.process is not None and self.process.stdout is not None
-        try:
-            return read(self.process.stdout.fileno(), timeout)
-        except Exception as error:  # an answer that cannot be unpickled
-            return ("unreadable", f"its answer could not be read ({type(error).__name__}: "
-                                  f"{error})")
-
-    def call(self, request: str | tuple[str, str, dict[str, np.ndarray]],
-             timeout: float) -> tuple[str, Any]:
-        """The worker's answer to ``request`` (a case directory, or ``("model", path,
-        inputs)``): ``("ok", outputs)`` or a grade's kind and its message."""
-        if self.process is None or self.process.poll() is not None:
-            try:
-                self.start()
-            except UpsampleError as error:  # it started before: grade this case, go on
-                return CRASHED, f"the worker did not restart: {error}"
-        assert self.process is not None and self.process.stdin is not None
-        try:
-            send(self.process.stdin, request)  # type: ignore[arg-type]
-        except OSError:
-            return self._died()
-        reply = self._read(timeout)
-        if reply is CLOSED:
-            return self._died()
-        if reply is None:
-            self.stop()
-            return TIMEOUT, f"no answer within {timeout:g} s (worker stopped)"
-        if reply[0] == "unreadable":
-            self.stop()
-            return CRASHED, reply[1]
-        if reply[0] == "harness":
-            raise UpsampleError(f"case {Path(str(request)).name}: {reply[1]}; export the "
-                                "suite again")
-        return reply
-
-    def _died(self) -> tuple[str, str]:
-        assert self.process is not None
-        try:
-            code = self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:  # closed its output but lingers: stop it
-            self.stop()
-            return CRASHED, "closed its output and did not exit (worker stopped)"
-        self.stop()
-        how = (f"killed by signal {signal.Signals(-code).name}" if code < 0
-               else f"exited with status {code}")
-        return CRASHED, f"{how}; {self._last_words()}"
-
-    def _last_words(self) -> str:
-        self.errors.seek(0)
-        lines = [line for line in self.errors.read().decode("utf-8", "replace").splitlines()
-                 if line.strip()]
-        return lines[-1][:200] if lines else "it printed nothing"
-
-    def stop(self) -> None:
-        """Stop the worker and everything it started (its process group)."""
-        if self.process is None:
-            return
-        with contextlib.suppress(OSError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout):
-            if stream is not None:
-                stream.close()
-        self.process = None
-
-    def close(self) -> None:
-        self.stop()
-        self.errors.close()
 
 
 def _grade(case: SuiteCase, status: str, payload: Any) -> tuple[Grade, np.ndarray | None]:
@@ -325,13 +201,14 @@ def _matches_nothing(pattern: str, alone: bool) -> UpsampleError:
 
 def grade_backend(spec: str, suite: Suite, *, timeout: float = 60.0,
                   select_ids: Callable[[str], bool] | None = None,
-                  explain: bool = True, progress: Progress | None = None) -> BackendResult:
+                  explain: bool = True, progress: Progress | None = None,
+                  options: Mapping[str, str] | None = None) -> BackendResult:
     """Run every case of ``suite`` in backend ``spec`` and grade the outputs (the suite's
     form, ``upsample`` or ``upgraded``, is the one it was loaded in)."""
     if not isinstance(spec, str):
         raise TypeError(f"backend is {spec!r}; expected a name such as 'onnxruntime'")
     check_timeout(timeout)
-    worker = _Worker(spec)
+    worker = Worker(spec, options)
     try:
         worker.start()
         result = BackendResult(worker.name, worker.version, suite.version, suite.content_hash,
@@ -340,9 +217,9 @@ def grade_backend(spec: str, suite: Suite, *, timeout: float = 60.0,
         cases = [c for c in suite.cases if select_ids is None or select_ids(c.id)]
         for done, case in enumerate(cases, 1):
             started = time.perf_counter()
-            status, payload = worker.call(str(case.path), timeout)
+            answer = worker.call(str(case.path), timeout)
             seconds = time.perf_counter() - started
-            grade, to_explain = _grade(case, status, payload)
+            grade, to_explain = _grade(case, answer.status, answer.payload)
             explanation = (_explain(case, to_explain) if explain and to_explain is not None
                            else None)
             result.results.append(CaseResult(case.id, case.group, case.mode,

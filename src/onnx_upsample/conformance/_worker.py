@@ -1,9 +1,10 @@
 """The worker process that runs conformance cases in one runtime.
 
-``python -m onnx_upsample.conformance._worker BACKEND`` loads the backend, answers
-``("ready", name, version)`` or ``("unavailable", message)``, then for each request (a case
-directory, or ``("model", path, inputs)``: any model file and its inputs by name, for a
-model-level diff) answers ``("ok", outputs)``, ``("refused", message)`` (the runtime's explicit
+``python -m onnx_upsample.conformance._worker BACKEND OPTIONS`` (OPTIONS: the backend's
+options as a JSON object of strings) loads the backend, answers ``("ready", name, version,
+settings)`` or ``("unavailable", message)``, then for each request (a case directory, or
+``("model", path, inputs)``: any model file and its inputs by name, for a model-level diff)
+answers ``("ok", outputs)``, ``("refused", message)`` (the runtime's explicit
 not-supported error, as its backend recognises it), ``("error", message)`` (any other
 exception) or ``("adapter-error", message)`` (the adapter broke its contract). Messages are
 length-prefixed pickles on the process's original standard output; anything the runtime
@@ -12,6 +13,7 @@ prints goes to standard error instead, so it cannot corrupt the protocol.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -94,7 +96,7 @@ def main(argv: list[str]) -> int:
     warnings.simplefilter("ignore")
 
     try:
-        backend = load(argv[0])
+        backend = load(argv[0], json.loads(argv[1]) if len(argv) > 1 else {})
     except BackendUnavailableError as error:
         send(protocol, ("unavailable", str(error)))
         return 0
@@ -102,7 +104,7 @@ def main(argv: list[str]) -> int:
         send(protocol, ("unavailable", f"backend {argv[0]!r} failed to load: "
                                        f"{shorten(_one_line(error), 600)}"))
         return 0
-    send(protocol, ("ready", backend.name, backend.version))
+    send(protocol, ("ready", backend.name, backend.version, dict(backend.settings)))
     while True:
         try:
             request = receive(requests)
