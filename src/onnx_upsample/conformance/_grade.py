@@ -10,7 +10,8 @@ runner: ``refused`` (the runtime's own explicit not-implemented or not-supported
 each backend's is recognised is in ``_backends``), ``error`` (any other exception raised
 while the runtime loaded or ran the model), ``adapter-error`` (the backend adapter broke its
 contract, e.g. returned None or a generator instead of a list of arrays), ``crashed`` (its
-process died) and ``timeout``.
+process died, while running the case or after answering it), ``timeout`` and
+``out-of-memory`` (its process went over the worker's memory limit).
 
 Cases that must be refused (invalid models) have two grades of their own:
 ``refused-as-required`` (the runtime raised its own error, refused or error: a pass) and
@@ -31,23 +32,25 @@ from .._spec.dtypes import find_element_type
 EXACT, ULP1, WRONG = "exact", "1-ulp", "wrong"
 WRONG_DTYPE, WRONG_SHAPE = "wrong-dtype", "wrong-shape"
 REFUSED, ERROR, ADAPTER_ERROR = "refused", "error", "adapter-error"
-CRASHED, TIMEOUT = "crashed", "timeout"
+CRASHED, TIMEOUT, OUT_OF_MEMORY = "crashed", "timeout", "out-of-memory"
 REFUSED_AS_REQUIRED, ACCEPTED_INVALID = "refused-as-required", "accepted-invalid"
 #: Every grade, best first.
 GRADES = (EXACT, REFUSED_AS_REQUIRED, ULP1, WRONG, WRONG_DTYPE, WRONG_SHAPE, ACCEPTED_INVALID,
-          REFUSED, ERROR, ADAPTER_ERROR, CRASHED, TIMEOUT)
+          REFUSED, ERROR, ADAPTER_ERROR, CRASHED, TIMEOUT, OUT_OF_MEMORY)
 GRADE_WORDS = {EXACT: "exact", REFUSED_AS_REQUIRED: "refused, as required",
                ULP1: "within 1 ULP", WRONG: "wrong", WRONG_DTYPE: "wrong dtype",
                WRONG_SHAPE: "wrong shape", ACCEPTED_INVALID: "accepted invalid input",
                REFUSED: "refused", ERROR: "error", ADAPTER_ERROR: "adapter error",
-               CRASHED: "crashed", TIMEOUT: "timed out"}
+               CRASHED: "crashed", TIMEOUT: "timed out",
+               OUT_OF_MEMORY: "out of memory"}
 #: The grades that pass: the output is the expected one, or an invalid model was refused.
 PASSES = (EXACT, REFUSED_AS_REQUIRED)
 #: The grades that make a runtime non-conforming, as a test runner fails a test: a wrong
 #: output (values, type or shape), a crash, a time-out, an invalid model accepted.
 #: ``conformance run`` exits 1 when one occurs, unless ``--fail-on`` names other verdicts.
 #: Refusals and other errors are not among them: a runtime may lack a kernel, and says so.
-FAILURES = (WRONG, WRONG_DTYPE, WRONG_SHAPE, ACCEPTED_INVALID, CRASHED, TIMEOUT)
+FAILURES = (WRONG, WRONG_DTYPE, WRONG_SHAPE, ACCEPTED_INVALID, CRASHED, TIMEOUT,
+            OUT_OF_MEMORY)
 
 
 @dataclass(frozen=True)
