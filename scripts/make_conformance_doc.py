@@ -33,9 +33,10 @@ from onnx_upsample import UpsampleError, conformance
 from onnx_upsample.conformance import _report
 from onnx_upsample.conformance._backends import REFUSALS
 from onnx_upsample.conformance._explain import conventions
-from onnx_upsample.conformance._grade import FAILURES, ULP1, WRONG, WRONG_DTYPE, WRONG_SHAPE
+from onnx_upsample.conformance._grade import PASSES, ULP1, WRONG, WRONG_DTYPE, WRONG_SHAPE
 from onnx_upsample.conformance._runner import select_cases
 from onnx_upsample.conformance._suite import DATA_SET, Suite, SuiteCase
+from onnx_upsample.conformance._waivers import UNEXPECTED_PASS, WAIVED
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -77,12 +78,16 @@ element type; the report says whether the values are right once converted), **wr
 shape**, **refused** (the runtime's own explicit not-implemented or not-supported error, at
 load or at run time; how each runtime's is recognised is below), **error** (any other
 exception), **adapter error** (the backend adapter broke its contract), **crashed** (its
-process died), **timed out**. An invalid model passes when the runtime refuses it
-(**refused, as required**: any error of its own) and fails as **accepted invalid input**
-when it returns outputs. Each case runs in an isolated worker process per backend. For
-onnxruntime, the cases that document one of its known differences (semantics.md §2: int32
-wrap-around, the int8/uint8 NHWC fixed-point path, sizes past 2**24) and its missing
-kernels count as documented.
+process died, while running the case or after answering it), **timed out**, **out of
+memory** (over the worker's memory limit). An invalid model passes when the runtime refuses
+it (**refused, as required**: any error of its own) and fails as **accepted invalid input**
+when it returns outputs. Each case runs in an isolated worker process per backend, with each
+runtime's default settings (onnxruntime at `graph_optimization_level=all` on the CPU
+provider; OpenVINO on the CPU in float32), recorded in the first table. No tolerance is
+given: only exact outputs pass. For onnxruntime 1.32, the cases that document one of its
+known differences (semantics.md §2: int32 wrap-around, the int8/uint8 NHWC fixed-point path,
+sizes past 2**24, mode `cubic` accepted) and its missing kernels are **waived** by the
+grader's built-in waiver, and listed with their reasons.
 
 The `pytorch` column is not an ONNX runtime: it is the mapping a hand port or a model
 converter uses, `torch.nn.functional.interpolate(x, scale_factor=<spatial scales>,
@@ -101,9 +106,11 @@ onnx-upsample conformance run --backend mypackage.mymodule:run_model --suite ups
 onnx-upsample conformance run --backend onnxruntime.backend --suite upsample-suite --json
 ```
 
-`conformance run` exits 1 when a case's verdict is one of {fail_on}, as a test runner does
-(`--fail-on` names other verdicts: `--fail-on default,error` adds errors, `--fail-on none`
-never fails), 0 when none is, 2 on bad arguments or a backend that cannot be loaded. `-q`
+`conformance run` exits 1 when a case's verdict is anything but {passing}, as a test runner
+does (`--fail-on` names the failing verdicts instead: `--fail-on wrong,crashed` only those,
+`--fail-on none` never fails), 0 when none is, 2 on bad arguments or a backend that cannot be
+loaded. For CI: `--expected-failures FILE`, `--tolerance`, `--backend-option KEY=VALUE`,
+`--junit FILE`, `--failures-dir DIR` (see suite.md). `-q`
 prints only the failing case IDs, on stderr. `--json` prints the results as one JSON object
 on stdout (every other line goes to stderr); `--json-file FILE`, `--markdown FILE` and
 `--html FILE` write report files.
@@ -282,9 +289,10 @@ def main() -> int:
             forms += _resize_forms(run.backend, run, upgraded, args.probe_cases)
     date = datetime.date.today().isoformat()
     machine = f"{platform.machine()} {platform.system()}, Python {platform.python_version()}"
-    fail_on = ", ".join(f"`{kind}`" for kind in FAILURES)
+    kinds = [f"`{kind}`" for kind in (*PASSES, WAIVED, UNEXPECTED_PASS)]
+    passing = ", ".join(kinds[:-1]) + f" or {kinds[-1]}"
     text = [INTRO.format(date=date, machine=machine, version=upsample.version,
-                         fail_on=fail_on)]
+                         passing=passing)]
     if pattern is not None:
         text += [f"**Partial run: only the cases matching `{pattern}`.**", ""]
     by_form = {form: [r for r in runs if r.form == form] for form in ("upsample", "upgraded")}

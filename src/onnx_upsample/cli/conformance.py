@@ -4,6 +4,7 @@ grader of runtimes, and the explainer of another runtime's output."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -14,6 +15,7 @@ from .._errors import UpsampleError
 from ._common import (
     EXIT_FINDINGS,
     EXIT_OK,
+    PROG,
     _Parser,
     add_output_options,
     fail,
@@ -53,15 +55,21 @@ def register(subparsers: Any) -> None:
 
     run = commands.add_parser(
         "run", help="grade one or more runtimes on the suite",
-        fields=lambda: {"default_fail_on": _default_fail_on()},
+        fields=lambda: {"default_fail_on": _default_fail_on(),
+                        "default_memory": _default_memory(),
+                        "ort_versions": _ort_versions()},
         description="Run every case in each backend, in an isolated worker process (restarted "
-        "after a crash or time-out), and grade it: exact, within 1 ULP, wrong, wrong dtype, "
-        "wrong shape, refused (the runtime's explicit not-supported error), error (any other "
-        "exception), adapter error, crashed, timed out; invalid models must be refused "
-        "(refused-as-required, or accepted-invalid). Outputs that are not exact are "
-        "explained. Exit status, as a test runner's: 1 when a case has a failing verdict "
-        "(by default {default_fail_on}; --fail-on changes which), 0 when none has, 2 on "
-        "bad arguments or a backend that cannot be loaded.")
+        "after a crash, time-out or its memory limit), and grade it: exact, within tolerance "
+        "(with --tolerance), within 1 ULP, wrong, wrong dtype, wrong shape, refused (the "
+        "runtime's explicit not-supported error), error (any other exception), adapter "
+        "error, crashed (also after answering), timed out, out of memory; invalid models "
+        "must be refused (refused-as-required, or accepted-invalid). A failure named in "
+        "--expected-failures (or, for onnxruntime {ort_versions}, one of its documented "
+        "differences) is waived. Outputs that are not exact are explained. Exit status, as a "
+        "test runner's: 1 when a case has a failing verdict (by default every verdict but "
+        "exact, within tolerance, refused-as-required, waived and unexpected-pass; "
+        "--fail-on changes which), 0 when none has, 2 on bad arguments or a backend that "
+        "cannot be loaded.")
     run.add_argument("--backend", action="append", required=True, metavar="NAME",
                      help="onnxruntime, onnx-reference, onnx-reference+onnx-upsample, "
                      "openvino, tract, tinygrad, tvm, pytorch, package.module:callable, or a "
@@ -72,8 +80,28 @@ def register(subparsers: Any) -> None:
                      "temporary directory first)")
     run.add_argument("--cases", metavar="PATTERN",
                      help="only the case IDs matching this shell pattern, e.g. 'rank*'")
+    run.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
+                     help="a setting of the backend, recorded in the report; repeat for "
+                     "several. onnxruntime: graph_optimization_level=disable|basic|extended|"
+                     "layout|all (default all), execution_provider=NAME, "
+                     "intra_op_num_threads=N, inter_op_num_threads=N; openvino: device=CPU, "
+                     "inference_precision=f32|f16|bf16, num_threads=N; tinygrad: "
+                     "device=CPU; tvm: target=llvm; a custom backend takes any KEY, as a "
+                     "keyword argument (device is prepare()'s device)")
     run.add_argument("--timeout", type=float, default=60.0, metavar="S",
                      help="seconds one case may take (default 60)")
+    run.add_argument("--memory-limit", metavar="SIZE", default=None,
+                     help="resident memory a backend's worker may hold, e.g. 2G or 512M, or "
+                     "none (default {default_memory}); past it the case is graded "
+                     "out-of-memory and the worker restarted")
+    run.add_argument("--tolerance", metavar="T", default=None,
+                     help="grade outputs within T as close, a pass: N ulp (e.g. 2ulp), "
+                     "atol=X, rtol=Y, or a comma list of them (default: only exact outputs "
+                     "pass; one within 1 ULP fails as 1-ulp)")
+    run.add_argument("--expected-failures", metavar="FILE", default=None,
+                     help="cases the backend is expected to fail, one 'PATTERN "
+                     "[grades=KIND,..] [backend=NAME] REASON' a line (# comments): their "
+                     "failures are graded waived; one that passes, unexpected-pass")
     run.add_argument("--form", choices=FORM_CHOICES, default="upsample",
                      help="grade the Upsample models (default), the Resize models "
                      "onnx_upsample.onnx.upgrade wrote for them, or both (then the report "
@@ -88,6 +116,13 @@ def register(subparsers: Any) -> None:
     add_output_options(run, json_help="print the full results as one JSON object on stdout "
                        "(the report files are --json-file, --markdown and --html)")
     run.add_argument("--json-file", metavar="FILE", help="write the full results as JSON")
+    run.add_argument("--junit", metavar="FILE", help="write the results as JUnit XML, "
+                     "for CI (a failing verdict is a failure or an error, a waived one "
+                     "skipped)")
+    run.add_argument("--failures-dir", metavar="DIR",
+                     help="write each failing case to DIR/BACKEND/CASE/: its model, inputs, "
+                     "expected and actual outputs, result.json and replay.txt, the command "
+                     "that runs it again (DIR: new, empty, or an earlier --failures-dir)")
     run.add_argument("--markdown", metavar="FILE", help="write a Markdown report")
     run.add_argument("--html", metavar="FILE", help="write an HTML report")
     run.add_argument("--no-explain", action="store_true",
@@ -117,10 +152,9 @@ DEFAULT_WORD, NONE_WORD = "default", "none"
 
 
 def _fail_on_kinds() -> list[str]:
-    from ..conformance._grade import GRADES
-    from ..conformance._report import DOCUMENTED_KINDS
+    from ..conformance._waivers import VERDICTS
 
-    return [*GRADES, *DOCUMENTED_KINDS]
+    return list(VERDICTS)
 
 
 def _default_kinds() -> Sequence[str]:
@@ -131,6 +165,20 @@ def _default_kinds() -> Sequence[str]:
 
 def _default_fail_on() -> str:
     return ", ".join(_default_kinds())
+
+
+def _ort_versions() -> str:
+    from ..conformance._waivers import ORT_VERSIONS
+
+    return f"{ORT_VERSIONS}.x"
+
+
+def _default_memory() -> str:
+    from ..conformance._process import DEFAULT_MEMORY_LIMIT
+
+    if DEFAULT_MEMORY_LIMIT is None:
+        return "none"
+    return f"{DEFAULT_MEMORY_LIMIT / 2**30:.3g}G"
 
 
 def parse_fail_on(text: str | None) -> list[str]:
@@ -226,17 +274,65 @@ def _load_forms(suite: Any, form: str) -> list[Any]:
             for f in forms]
 
 
+def _backend_options(words: Sequence[str]) -> dict[str, str]:
+    """``--backend-option KEY=VALUE`` words as a dict (a key given twice is an error)."""
+    options: dict[str, str] = {}
+    for word in words:
+        key, equals, value = word.partition("=")
+        if not equals or not key.strip():
+            raise UpsampleError(f"--backend-option {word!r}: expected KEY=VALUE, e.g. "
+                                "--backend-option graph_optimization_level=extended")
+        if key.strip() in options:
+            raise UpsampleError(f"--backend-option {key.strip()} is given twice; give it once")
+        options[key.strip()] = value.strip()
+    return options
+
+
+def _replay_words(args: argparse.Namespace, backend: str, form: str) -> list[str]:
+    """The command that grades one backend as this run did (``--cases ID`` follows)."""
+    words = [PROG, "conformance", "run", "--backend", backend]
+    if args.suite is not None:
+        words += ["--suite", str(Path(args.suite).absolute())]
+    if form != "upsample":
+        words += ["--form", form]
+    for option in args.backend_option:
+        words += ["--backend-option", option]
+    for flag, value in (("--tolerance", args.tolerance), ("--timeout", None),
+                        ("--memory-limit", args.memory_limit)):
+        if value is not None:
+            words += [flag, value]
+    if args.expected_failures is not None:
+        words += ["--expected-failures", str(Path(args.expected_failures).absolute())]
+    return words
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from .. import conformance
     from ..conformance import _report
-    from ..conformance._runner import check_timeout, select_cases
+    from ..conformance._backend_base import check_options
+    from ..conformance._grade import parse_tolerance
+    from ..conformance._junit import junit
+    from ..conformance._process import DEFAULT_MEMORY_LIMIT, parse_memory_limit
+    from ..conformance._replay import FailureWriter, is_failures_dir
+    from ..conformance._runner import check_timeout, grade_backend, select_cases
+    from ..conformance._waivers import read_waivers
     from ..io.atomic import atomic_path
 
-    for path in (args.json_file, args.markdown, args.html):
+    for path in (args.json_file, args.markdown, args.html, args.junit):
         _writable(path)
     check_timeout(args.timeout)
     fail_on = parse_fail_on(args.fail_on)
-    with tempfile.TemporaryDirectory(prefix="onnx-upsample-suite-") as scratch:
+    options = _backend_options(args.backend_option)
+    for backend in args.backend:
+        check_options(backend, options)
+    tolerance = parse_tolerance(args.tolerance)
+    memory_limit = (DEFAULT_MEMORY_LIMIT if args.memory_limit is None
+                    else parse_memory_limit(args.memory_limit))
+    failures_dir = args.failures_dir
+    if failures_dir is not None:
+        _failures_dir_usable(Path(failures_dir), is_failures_dir)
+    with contextlib.ExitStack() as stack:
+        scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="onnx-upsample-suite-"))
         if args.suite is None:
             progress(args, "exporting the default suite to a temporary directory (use "
                      f"'{shell_command('conformance', 'export', 'DIR')}' and --suite DIR "
@@ -246,40 +342,64 @@ def _cmd_run(args: argparse.Namespace) -> int:
         else:
             suite = conformance.load(args.suite)
         selected = select_cases(args.cases, suite)
+        waivers = ([] if args.expected_failures is None else
+                   read_waivers(args.expected_failures, [case.id for case in suite.cases]))
         forms = _load_forms(suite, args.form)
+        writer = None
+        if failures_dir is not None:
+            folder = stack.enter_context(atomic_path(
+                failures_dir, directory=True, replaces=is_failures_dir,
+                replaces_what="an earlier --failures-dir"))
+            writer = FailureWriter(folder, fail_on, {
+                (backend if form.form == "upsample" else f"{backend} ({form.form})"):
+                _replay_words(args, backend, form.form)
+                for backend in args.backend for form in forms})
         runs, unavailable = [], []
         for backend in args.backend:
             for form in forms:
                 label = backend if form.form == "upsample" else f"{backend} ({form.form})"
                 progress(args, f"{label}: starting its worker")
                 try:
-                    runs.append(conformance.run(backend, form, timeout=args.timeout,
-                                                cases=selected, explain=not args.no_explain,
-                                                progress=_Progress(f"{label}: case", args)))
+                    runs.append(grade_backend(
+                        backend, form, timeout=args.timeout, select_ids=selected,
+                        explain=not args.no_explain, options=options, tolerance=tolerance,
+                        waivers=waivers, memory_limit=memory_limit,
+                        on_case=writer,
+                        progress=_Progress(f"{label}: case", args)))
                 except UpsampleError as error:  # one missing runtime must not lose the others
                     if not runs and len(args.backend) == 1:
                         raise
                     unavailable.append(str(error))
                     break
+        if writer is not None and runs:
+            writer.finish(runs)
     if not runs:
         raise UpsampleError("; ".join(unavailable))
     found = _report.findings(runs, set(fail_on))
+    replays = {} if writer is None else {key: entry["replay"]
+                                         for key, entry in writer.written.items()}
     written = []
     for path, text in ((args.json_file, _report.to_json(runs, suite.manifest)),
                        (args.markdown, _report.markdown(runs, suite.manifest)),
-                       (args.html, _report.to_html(runs, suite.manifest))):
+                       (args.html, _report.to_html(runs, suite.manifest)),
+                       (args.junit, junit(runs, suite.manifest, fail_on, replays))):
         if path is not None:
             with atomic_path(path) as temporary:
                 Path(temporary).write_text(text)
             written.append(path)
+    if writer is not None and runs:
+        written.append(failures_dir)
     if args.json:
         print_json({"command": "conformance run", "backends": args.backend,
                     "suite": {"directory": None if args.suite is None else str(args.suite),
                               "version": suite.version, "content_hash": suite.content_hash},
                     "form": args.form, "cases": args.cases, "fail_on": fail_on,
+                    "options": options, "tolerance": args.tolerance,
                     "runs": [run.to_dict() for run in runs],
                     "failed": [{"backend": run.label, "id": r.id,
-                                "verdict": _report.verdict(r, run.backend)}
+                                "verdict": _report.verdict(r),
+                                **({"replay": replays[(run.label, r.id)]}
+                                   if (run.label, r.id) in replays else {})}
                                for run, r in found],
                     "reports": written, "unavailable": unavailable, "warnings": []})
     else:
@@ -288,14 +408,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
             note(args, f"wrote {path}")
         if found:
             # why the exit status is 1, every failing case by ID: under -q too (on stderr)
-            note(args, f"--fail-on {','.join(fail_on)}: {len(found)} case(s) failed: "
+            which = "" if args.fail_on is None else f"--fail-on {','.join(fail_on)}: "
+            note(args, f"{which}{len(found)} case(s) failed: "
                  + "; ".join(f"{label}: {', '.join(ids)}"
                              for label, ids in _ids_by_run(found).items()), failing=True)
         elif fail_on:
-            note(args, f"--fail-on {','.join(fail_on)}: no case failed")
+            note(args, "no case failed")
     if unavailable:  # after the reports: the runs that did work are kept; one error line
         return fail("; ".join(unavailable))
     return EXIT_FINDINGS if found else EXIT_OK
+
+
+def _failures_dir_usable(path: Path, earlier: Any) -> None:
+    """Checked before the run: a new or empty directory, or one an earlier run wrote."""
+    if path.exists() and not path.is_dir():
+        raise UpsampleError(f"--failures-dir {str(path)!r} is a file; give a directory")
+    if path.is_dir() and any(path.iterdir()) and not earlier(path):
+        raise UpsampleError(f"--failures-dir {str(path)!r} holds other files; give a new or "
+                            "empty directory (or one an earlier --failures-dir wrote)")
+    if not path.absolute().parent.is_dir():
+        raise UpsampleError(f"--failures-dir {str(path)!r}: its folder does not exist; "
+                            "create it first")
 
 
 def _ids_by_run(found: Sequence[tuple[Any, Any]]) -> dict[str, list[str]]:

@@ -10,11 +10,13 @@ Needs the ``onnx`` extra; the optional runtimes are the ``conformance`` extra
   layout, with a manifest, a version and a content hash, and beside it the same cases as
   the ``Resize`` models :func:`onnx_upsample.onnx.upgrade` writes;
   :func:`load` reads either form back.
-- :func:`run` grades one runtime on it, each case in an isolated worker process: exact,
-  within 1 ULP, wrong, wrong dtype, wrong shape, refused (the runtime's own explicit
-  not-supported error), error (any other exception), adapter error, crashed or timed out;
-  an invalid model is "refused, as required" or "accepted invalid input"; every difference
-  goes through :func:`explain`. Load the suite with ``form="upgraded"`` to grade the
+- :func:`run` grades one runtime on it, each case in an isolated worker process with a
+  memory limit: exact, within tolerance (when one is given), within 1 ULP, wrong, wrong
+  dtype, wrong shape, refused (the runtime's own explicit not-supported error), error (any
+  other exception), adapter error, crashed (also after answering), timed out or out of
+  memory; an invalid model is "refused, as required" or "accepted invalid input"; a failure
+  the user's expected-failures file (or onnxruntime's built-in one) names is "waived"; every
+  difference goes through :func:`explain`. Load the suite with ``form="upgraded"`` to grade the
   upgraded Resize models instead.
 - :func:`explain` names the conventions (Resize's ``half_pixel``, ``align_corners``,
   PyTorch's reciprocal multiply, TVM's rounded sizes...) that reproduce a runtime's output,
@@ -35,17 +37,20 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from ._backend_base import check_options
 from ._backends import BUILTIN as BACKENDS
 from ._cases import SUITE_VERSION
 from ._diff import diff
 from ._diff_result import ModelDiff, NodeDiff
 from ._explain import Explanation
 from ._explain import explain as _explain_arrays
+from ._grade import parse_tolerance
+from ._process import DEFAULT_MEMORY_LIMIT, check_memory_limit
 from ._runner import BackendResult, CaseResult
 from ._suite import Suite, SuiteCase, export, load
 
@@ -57,7 +62,10 @@ __all__ = ["BACKENDS", "SUITE_VERSION", "BackendResult", "CaseResult", "Explanat
 def run(backend: str, suite: Suite | str | os.PathLike[str] | None = None, *,
         timeout: float = 60.0, cases: str | Iterable[str] | Callable[[str], bool] | None = None,
         explain: bool = True,
-        progress: Callable[[int, int, str, str], None] | None = None) -> BackendResult:
+        progress: Callable[[int, int, str, str], None] | None = None,
+        options: Mapping[str, str] | None = None, tolerance: str | None = None,
+        expected_failures: str | os.PathLike[str] | None = None,
+        memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> BackendResult:
     """Grade ``backend`` on the ONNX ``Upsample`` conformance suite.
 
     Parameters
@@ -81,19 +89,49 @@ def run(backend: str, suite: Suite | str | os.PathLike[str] | None = None, *,
     explain
         Run the explainer on every output that is not exact.
     progress
-        Called as ``progress(done, total, case_id, grade)`` after each case.
+        Called as ``progress(done, total, case_id, verdict)`` after each case.
+    options
+        The backend's settings, as strings: for ``onnxruntime``
+        ``graph_optimization_level`` (``disable``, ``basic``, ``extended``, ``layout``,
+        ``all``: the default), ``execution_provider``, ``intra_op_num_threads``,
+        ``inter_op_num_threads``; for ``openvino`` ``device``, ``inference_precision``,
+        ``num_threads``; ``device`` for ``tinygrad``, ``target`` for ``tvm``; any keyword
+        for a custom backend (passed to its callable, or to ``prepare``/``run_model``,
+        ``device`` as their device argument). The result's ``settings`` records them,
+        defaults included.
+    tolerance
+        Outputs within it are graded ``close``, a pass: ``'2ulp'``, ``'atol=1e-6'``,
+        ``'rtol=1e-5'`` or a comma list of them. None (the default): only exact outputs
+        pass; one within 1 ULP is graded ``1-ulp``, a failure.
+    expected_failures
+        A file of the cases the backend is expected to fail, with why (one ``PATTERN
+        [grades=KIND,...] [backend=NAME] REASON`` a line): their failures are graded
+        ``waived``, and a waived case that passes ``unexpected-pass``. onnxruntime's
+        documented differences are waived too, built in, at the onnxruntime versions the
+        suite records.
+    memory_limit
+        Bytes the worker process may hold (resident); past it, the case is graded
+        ``out-of-memory`` and the worker restarted. None: no limit.
     """
     from ._runner import grade_backend, select_cases
+    from ._waivers import read_waivers
 
+    check_options(backend if isinstance(backend, str) else "", options or {})
+    grading = parse_tolerance(tolerance)
+    limit = check_memory_limit(memory_limit)
     if suite is None:
         with tempfile.TemporaryDirectory(prefix="onnx-upsample-suite-") as scratch:
             exported = export(os.path.join(scratch, "suite"), check_ort=False)
             return run(backend, exported, timeout=timeout, cases=cases, explain=explain,
-                       progress=progress)
+                       progress=progress, options=options, tolerance=tolerance,
+                       expected_failures=expected_failures, memory_limit=memory_limit)
     loaded = suite if isinstance(suite, Suite) else load(suite)
+    waivers = ([] if expected_failures is None else
+               read_waivers(expected_failures, [case.id for case in loaded.cases]))
     return grade_backend(backend, loaded, timeout=timeout,
                          select_ids=select_cases(cases, loaded), explain=explain,
-                         progress=progress)
+                         progress=progress, options=options, tolerance=grading,
+                         waivers=waivers, memory_limit=limit)
 
 
 def explain(x: Any, theirs: Any, scales: Sequence[float] | np.ndarray,

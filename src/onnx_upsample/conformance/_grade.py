@@ -1,10 +1,12 @@
 """Grading one runtime output against the expected ``Upsample`` output (numpy only).
 
-Grades, best first: ``exact`` (bitwise; any NaN equals any NaN, ``-0.0 != +0.0``; values
-are compared in native byte order, so a big-endian output is not wrong for its byte order),
-``1-ulp`` (every float element within one unit in the last place, the two zeros counted as
-neighbours; not counted as exact), ``wrong`` (with the largest difference, the share of
-differing elements and the first differing index), ``wrong-dtype`` (another element type;
+Grades, best first: ``exact`` (bitwise; any NaN equals any NaN, ``-0.0 != +0.0``; values are
+compared in native byte order, so a big-endian output is not wrong for its byte order),
+``close`` (not exact, but every element within the tolerance the user gave: a pass, and the
+only grade that depends on it), ``1-ulp`` (every float element within one unit in the last
+place, the two zeros counted as neighbours: a failure unless a tolerance takes it),
+``wrong`` (with the largest difference, the share of differing elements and the first
+differing index), ``wrong-dtype`` (another element type;
 the detail says whether the values are right once converted), ``wrong-shape``, and, from the
 runner: ``refused`` (the runtime's own explicit not-implemented or not-supported error; how
 each backend's is recognised is in ``_backends``), ``error`` (any other exception raised
@@ -28,29 +30,112 @@ from typing import Any
 import numpy as np
 
 from .._spec.dtypes import find_element_type
+from .._spec.spelling import spelled
 
-EXACT, ULP1, WRONG = "exact", "1-ulp", "wrong"
+EXACT, CLOSE, ULP1, WRONG = "exact", "close", "1-ulp", "wrong"
 WRONG_DTYPE, WRONG_SHAPE = "wrong-dtype", "wrong-shape"
 REFUSED, ERROR, ADAPTER_ERROR = "refused", "error", "adapter-error"
 CRASHED, TIMEOUT, OUT_OF_MEMORY = "crashed", "timeout", "out-of-memory"
 REFUSED_AS_REQUIRED, ACCEPTED_INVALID = "refused-as-required", "accepted-invalid"
 #: Every grade, best first.
-GRADES = (EXACT, REFUSED_AS_REQUIRED, ULP1, WRONG, WRONG_DTYPE, WRONG_SHAPE, ACCEPTED_INVALID,
-          REFUSED, ERROR, ADAPTER_ERROR, CRASHED, TIMEOUT, OUT_OF_MEMORY)
+GRADES = (EXACT, REFUSED_AS_REQUIRED, CLOSE, ULP1, WRONG, WRONG_DTYPE, WRONG_SHAPE,
+          ACCEPTED_INVALID, REFUSED, ERROR, ADAPTER_ERROR, CRASHED, TIMEOUT, OUT_OF_MEMORY)
 GRADE_WORDS = {EXACT: "exact", REFUSED_AS_REQUIRED: "refused, as required",
+               CLOSE: "within tolerance",
                ULP1: "within 1 ULP", WRONG: "wrong", WRONG_DTYPE: "wrong dtype",
                WRONG_SHAPE: "wrong shape", ACCEPTED_INVALID: "accepted invalid input",
                REFUSED: "refused", ERROR: "error", ADAPTER_ERROR: "adapter error",
                CRASHED: "crashed", TIMEOUT: "timed out",
                OUT_OF_MEMORY: "out of memory"}
-#: The grades that pass: the output is the expected one, or an invalid model was refused.
-PASSES = (EXACT, REFUSED_AS_REQUIRED)
-#: The grades that make a runtime non-conforming, as a test runner fails a test: a wrong
-#: output (values, type or shape), a crash, a time-out, an invalid model accepted.
+#: The grades that pass: the output is the expected one (or within the tolerance given), or an
+#: invalid model was refused.
+PASSES = (EXACT, REFUSED_AS_REQUIRED, CLOSE)
+#: The grades that fail a runtime by default, as a test runner fails a test: every other one.
+#: A yardstick that CI runs must not pass a runtime that refused, raised or answered nothing;
+#: a runtime that lacks a kernel on purpose says so in a waiver (``_waivers``).
 #: ``conformance run`` exits 1 when one occurs, unless ``--fail-on`` names other verdicts.
-#: Refusals and other errors are not among them: a runtime may lack a kernel, and says so.
-FAILURES = (WRONG, WRONG_DTYPE, WRONG_SHAPE, ACCEPTED_INVALID, CRASHED, TIMEOUT,
-            OUT_OF_MEMORY)
+FAILURES = tuple(grade for grade in GRADES if grade not in PASSES)
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far a float output may be from the expected one and still pass, graded
+    ``close``: ``ulp`` units in the last place, or ``atol + rtol * |expected|`` (numpy's
+    ``isclose`` rule; integer outputs too). An element passes when any given bound holds;
+    NaN passes only against NaN, an infinity only against the same infinity."""
+
+    ulp: int | None = None
+    atol: float | None = None
+    rtol: float | None = None
+
+    def __str__(self) -> str:
+        parts = [f"{self.ulp}ulp"] if self.ulp is not None else []
+        parts += [f"{name}={value:g}" for name, value in (("atol", self.atol),
+                                                          ("rtol", self.rtol))
+                  if value is not None]
+        return ",".join(parts)
+
+    def holds(self, expected: np.ndarray, actual: np.ndarray) -> bool:
+        """Whether every element of ``actual`` is within this tolerance of ``expected``
+        (same shape and type)."""
+        if expected.dtype.kind in "OUSb":
+            return False
+        floating = _is_floating(expected)
+        within = np.zeros(expected.shape, dtype=bool)
+        if self.ulp is not None and floating:
+            within |= ulp_gaps(expected, actual) <= self.ulp
+        if self.atol is not None or self.rtol is not None:
+            wide = np.complex128 if expected.dtype.kind == "c" else np.float64
+            e, a = expected.astype(wide), actual.astype(wide)
+            with np.errstate(invalid="ignore", over="ignore"):
+                bound = (self.atol or 0.0) + (self.rtol or 0.0) * np.abs(e)
+                near = np.abs(e - a) <= bound
+            within |= near & np.isfinite(e)
+        return bool((within | equal_elements(expected, actual)).all())
+
+
+_TOLERANCE_FORMS = ("give N ulp (e.g. 2ulp), atol=X, rtol=Y, or a comma list of them "
+                    "(e.g. atol=1e-6,rtol=1e-5)")
+
+
+def _not_a_tolerance(text: str, word: str) -> Exception:
+    return spelled(lambda s: (f"{s.argument('tolerance')} {text!r}: {word!r} is not a "
+                              f"tolerance; {_TOLERANCE_FORMS}, each at most once, numbers "
+                              ">= 0"))
+
+
+def parse_tolerance(text: str | None) -> Tolerance | None:
+    """``--tolerance`` / ``tolerance=``: ``"2ulp"``, ``"atol=1e-6"``, ``"rtol=1e-5"`` or a
+    comma list of them; None for none (then only exact outputs pass)."""
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        raise TypeError(f"tolerance is {text!r}; expected text such as '2ulp' or "
+                        "'atol=1e-6,rtol=1e-5'")
+    values: dict[str, float] = {}
+    ulp: int | None = None
+    for word in (w.strip() for w in text.split(",")):
+        name, equals, value = word.partition("=")
+        name = name.strip().lower()
+        try:
+            if not equals and name.endswith("ulp") and name[:-3].strip().isdigit():
+                if ulp is not None:
+                    raise ValueError
+                ulp = int(name[:-3])
+                continue
+            if equals and name in ("atol", "rtol") and name not in values:
+                number = float(value)
+                if math.isfinite(number) and number >= 0:
+                    values[name] = number
+                    continue
+        except ValueError:
+            pass
+        raise _not_a_tolerance(text, word)
+    if ulp == 0 and not any(values.values()):
+        raise spelled(lambda s: (
+            f"{s.argument('tolerance')} {text!r} allows nothing beyond exact outputs; "
+            f"leave it out for exact grading, or {_TOLERANCE_FORMS}"))
+    return Tolerance(ulp, values.get("atol"), values.get("rtol"))
 
 
 @dataclass(frozen=True)
@@ -194,8 +279,9 @@ def _converted(expected: np.ndarray, actual: np.ndarray) -> str:
     return f"converted to {_type_name(expected)}: {GRADE_WORDS[grade.kind]}, {grade.detail}"
 
 
-def compare(expected: np.ndarray, actual: Any) -> Grade:
-    """Grade a runtime's output ``actual`` against ``expected``."""
+def compare(expected: np.ndarray, actual: Any, tolerance: Tolerance | None = None) -> Grade:
+    """Grade a runtime's output ``actual`` against ``expected``; outputs of the right shape
+    and type that are not exact are ``close`` where ``tolerance`` holds."""
     expected = native(np.asarray(expected))
     actual = native(np.asarray(actual))
     if actual.shape != expected.shape:
@@ -209,6 +295,11 @@ def compare(expected: np.ndarray, actual: Any) -> Grade:
         return Grade(EXACT)
     first = tuple(int(i) for i in np.unravel_index(int(np.argmax(wrong)), wrong.shape))
     share = float(wrong.mean())
+    if tolerance is not None and tolerance.holds(expected, actual):
+        gap = max_ulp(expected, actual) if _is_floating(expected) else None
+        return Grade(CLOSE, f"{share:.1%} of elements differ, within the tolerance "
+                            f"{tolerance}" + (f" (at most {gap} ULP)" if gap else ""),
+                     max_ulp=gap, share=share, first_index=first)
     ulp: int | None = None
     max_difference: float | None = None
     if _is_floating(expected):

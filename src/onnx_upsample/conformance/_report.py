@@ -1,10 +1,11 @@
 """Reports of graded runs: terminal table, JSON, Markdown and HTML (stdlib only).
 
 A pass matrix has case groups as rows and backends as columns; the cases that must be
-refused (invalid models) are a row of their own. For onnxruntime, the cases whose ORT
-difference is documented (docs/semantics.md §2) are reported as such, not as failures.
-Every report lists each case that does not pass, with its ID, its verdict and the
-explainer's one-line verdict; refusals and errors are grouped by message, with every ID.
+refused (invalid models) are a row of their own. Waived failures (the user's expected
+failures, onnxruntime's documented ones) count as passed and are listed by waiver, with
+their reasons. Every report lists each case that does not pass, with its ID, its verdict and
+the explainer's one-line verdict; refusals and errors are grouped by message, with every ID;
+the run's settings, and its slowest and most memory-hungry cases.
 """
 
 from __future__ import annotations
@@ -32,47 +33,34 @@ from ._grade import (
 )
 from ._protocol import shorten
 from ._runner import BackendResult, CaseResult
+from ._waivers import UNEXPECTED_PASS, VERDICT_WORDS, WAIVED
 
-DOCUMENTED = "documented ORT difference"
-DOCUMENTED_REFUSAL = "refused (no ORT kernel, as documented)"
 #: The pass-matrix row of the cases that must be refused, whatever their group.
 MUST_REFUSE_ROW = "invalid models (must be refused)"
-#: Verdicts that ``--fail-on`` takes besides the grades: the two documented ORT outcomes.
-DOCUMENTED_KINDS = {"documented": DOCUMENTED, "documented-refusal": DOCUMENTED_REFUSAL}
 
 
-def documented(result: CaseResult, backend: str) -> bool:
-    """A wrong onnxruntime output on a case that documents ORT's difference."""
-    return backend == "onnxruntime" and result.ort == "differs" and result.grade.kind in (
-        WRONG, WRONG_SHAPE, WRONG_DTYPE, ULP1)
+def verdict_kind(result: CaseResult) -> str:
+    """The grade, or ``waived`` / ``unexpected-pass`` (what ``--fail-on`` matches)."""
+    return result.verdict
 
 
-def verdict_kind(result: CaseResult, backend: str) -> str:
-    """The grade, or ``documented`` / ``documented-refusal`` for onnxruntime's documented
-    outcomes (what ``--fail-on`` matches)."""
-    if documented(result, backend):
-        return "documented"
-    if backend == "onnxruntime" and result.ort == "refuses" and result.grade.kind == REFUSED:
-        return "documented-refusal"
-    return result.grade.kind
+def verdict(result: CaseResult) -> str:
+    """The verdict in words; a waived failure says which grade it waives."""
+    kind = result.verdict
+    if kind == WAIVED:
+        return f"waived ({GRADE_WORDS[result.grade.kind]})"
+    return VERDICT_WORDS.get(kind) or GRADE_WORDS[kind]
 
 
-def verdict(result: CaseResult, backend: str) -> str:
-    """The verdict in words: the grade's, or one of onnxruntime's documented outcomes."""
-    kind = verdict_kind(result, backend)
-    return DOCUMENTED_KINDS.get(kind) or GRADE_WORDS[kind]
-
-
-def passed(result: CaseResult, backend: str) -> bool:
-    return result.grade.kind in PASSES or documented(result, backend)
+def passed(result: CaseResult) -> bool:
+    return result.passed
 
 
 def findings(runs: list[BackendResult],
              kinds: set[str]) -> list[tuple[BackendResult, CaseResult]]:
     """(run, case) for every case whose verdict kind (:func:`verdict_kind`) is in
     ``kinds``."""
-    return [(run, r) for run in runs for r in run.results
-            if verdict_kind(r, run.backend) in kinds]
+    return [(run, r) for run in runs for r in run.results if verdict_kind(r) in kinds]
 
 
 def scale_kind(result: CaseResult) -> str:
@@ -109,7 +97,7 @@ def explained_lines(run: BackendResult) -> list[str]:
         key = f"{result.mode}, {scale_kind(result)}"
         if result.grade.kind in (EXACT, ULP1, WRONG, WRONG_DTYPE, WRONG_SHAPE):
             ran[key] += 1
-        if result.explanation is None or documented(result, run.backend):
+        if result.explanation is None or result.verdict == WAIVED:
             continue
         verdict = result.explanation.get("verdict")
         best = str(result.explanation.get("best") or "")
@@ -172,8 +160,8 @@ def message_groups(run: BackendResult, kinds: tuple[str, ...] = (REFUSED, ERROR)
     name the case (paths, bracketed values, node numbers) replaced by placeholders."""
     groups: dict[tuple[str, str], list[CaseResult]] = {}
     for result in run.results:
-        if result.grade.kind in kinds and not passed(result, run.backend):
-            group = (verdict(result, run.backend), _message_key(result.grade.detail))
+        if result.grade.kind in kinds and not result.passed:
+            group = (verdict(result), _message_key(result.grade.detail))
             groups.setdefault(group, []).append(result)
     lines = []
     for (words, template), members in sorted(groups.items(), key=lambda i: -len(i[1])):
@@ -193,10 +181,50 @@ def _explanation(result: CaseResult) -> str:
 def case_rows(run: BackendResult, width: int = 300) -> list[tuple[str, str, str, str]]:
     """(ID, verdict, what happened, the explainer's one-line verdict) for every case that
     does not pass and is not a refusal or error (those are :func:`message_groups`)."""
-    return [(r.id, verdict(r, run.backend), shorten(r.grade.detail, width),
-             shorten(_explanation(r), width))
-            for r in run.results
-            if not passed(r, run.backend) and r.grade.kind not in (REFUSED, ERROR)]
+    return [(r.id, verdict(r), shorten(r.grade.detail, width), shorten(_explanation(r), width))
+            for r in run.results if not r.passed and r.grade.kind not in (REFUSED, ERROR)]
+
+
+def waived_groups(run: BackendResult) -> list[str]:
+    """The waived cases, by waiver: its reason and where it was written, with every case ID;
+    then the waived cases that passed (the waiver may be out of date)."""
+    groups: dict[tuple[str, str], list[CaseResult]] = {}
+    for result in run.results:
+        if result.waiver is not None and result.verdict in (WAIVED, UNEXPECTED_PASS):
+            key = (result.verdict, f"{result.waiver.reason} ({result.waiver.source})")
+            groups.setdefault(key, []).append(result)
+    lines = []
+    for (kind, why), members in sorted(groups.items(), key=lambda i: (i[0][0], -len(i[1]))):
+        grades = Counter(GRADE_WORDS[m.grade.kind] for m in members)
+        what = ", ".join(f"{n} {g}" for g, n in grades.items())
+        head = ("waived" if kind == WAIVED else "expected to fail, but passed")
+        lines.append(f"{len(members)} {head} ({what}): {why} "
+                     f"[{', '.join(m.id for m in members)}]")
+    return lines
+
+
+def settings_words(run: BackendResult) -> str:
+    """How the run was set up: the backend's settings, the tolerance, the memory limit."""
+    parts = [f"{key}={value}" for key, value in run.settings.items()]
+    parts.append(f"tolerance {run.tolerance}" if run.tolerance else "exact grading")
+    if run.memory_limit is not None:
+        parts.append(f"memory limit {run.memory_limit / 2**20:.0f} MiB")
+    return ", ".join(parts)
+
+
+def resource_lines(run: BackendResult, count: int = 3) -> list[str]:
+    """The slowest cases and the largest peak memory of the run's worker."""
+    if not run.results:
+        return []
+    slowest = sorted(run.results, key=lambda r: -r.seconds)[:count]
+    lines = [f"time: {sum(r.seconds for r in run.results):.1f} s in all; slowest: "
+             + ", ".join(f"{r.id} {r.seconds:.2f} s" for r in slowest)]
+    peaks = [r for r in run.results if r.peak_bytes is not None]
+    if peaks:
+        largest = sorted(peaks, key=lambda r: -(r.peak_bytes or 0))[:count]
+        lines.append("peak memory: " + ", ".join(
+            f"{r.id} {(r.peak_bytes or 0) / 2**20:.0f} MiB" for r in largest))
+    return lines
 
 
 def form_rows(runs: list[BackendResult]) -> list[tuple[str, str, str, list[str]]]:
@@ -210,26 +238,29 @@ def form_rows(runs: list[BackendResult]) -> list[tuple[str, str, str, list[str]]
         if run.form != "upsample" or run.backend not in upgraded:
             continue
         for result in run.results:
-            if passed(result, run.backend):
+            if result.grade.kind in PASSES:  # a waived failure is still one
                 continue
             other = upgraded[run.backend].get(result.id)
             after = "no upgraded model" if other is None else (
-                "fixed: exact" if passed(other, run.backend) else verdict(other, run.backend))
-            key = (run.backend, verdict(result, run.backend), after)
+                "fixed: exact" if other.passed else verdict(other))
+            key = (run.backend, verdict(result), after)
             groups.setdefault(key, []).append(result.id)
     return [(backend, before, after, ids) for (backend, before, after), ids in groups.items()]
 
 
 def _score(run: BackendResult) -> str:
-    """E.g. "83 exact, 3 documented ORT differences, 47 refused; invalid models: 6/6
+    """E.g. "83 exact, 47 waived (3 wrong, 44 refused), 2 refused; invalid models: 6/6
     refused, as required"."""
-    counts = Counter(verdict_kind(r, run.backend) for r in run.results
-                     if r.must_refuse is None)
-    order = (EXACT, "documented", *[g for g in GRADES[1:] if g not in (
-        REFUSED_AS_REQUIRED, ACCEPTED_INVALID)], "documented-refusal")
-    parts = [f"{counts[kind]} {DOCUMENTED_KINDS.get(kind) or GRADE_WORDS[kind]}"
-             + ("s" if kind == "documented" and counts[kind] > 1 else "")
-             for kind in order if counts[kind]]
+    valid = [r for r in run.results if r.must_refuse is None]
+    counts = Counter(r.verdict for r in valid)
+    order = [g for g in GRADES if g not in (REFUSED_AS_REQUIRED, ACCEPTED_INVALID)]
+    parts = [f"{counts[kind]} {GRADE_WORDS[kind]}" for kind in order if counts[kind]]
+    waived = Counter(GRADE_WORDS[r.grade.kind] for r in valid if r.verdict == WAIVED)
+    if waived:
+        parts.append(f"{sum(waived.values())} waived ("
+                     + ", ".join(f"{n} {g}" for g, n in waived.items()) + ")")
+    if counts[UNEXPECTED_PASS]:
+        parts.append(f"{counts[UNEXPECTED_PASS]} {VERDICT_WORDS[UNEXPECTED_PASS]}")
     invalid = [r for r in run.results if r.must_refuse is not None]
     if invalid:
         refused = sum(r.grade.kind == REFUSED_AS_REQUIRED for r in invalid)
@@ -260,7 +291,7 @@ def _cell(run: BackendResult, group: str) -> str:
     results = [r for r in run.results if _row(r) == group]
     if not results:
         return "-"
-    return f"{sum(passed(r, run.backend) for r in results)}/{len(results)}"
+    return f"{sum(r.passed for r in results)}/{len(results)}"
 
 
 def terminal(runs: list[BackendResult], *, verbose: bool = False) -> str:
@@ -271,6 +302,7 @@ def terminal(runs: list[BackendResult], *, verbose: bool = False) -> str:
     for run in runs:
         lines.append(f"{run.label} {run.version}: {len(run.results)} cases of suite "
                      f"{run.suite_version} ({run.content_hash[:19]}): {_score(run)}")
+        lines.append(f"  ({settings_words(run)})")
     groups = _groups(runs)
     width = max([len(g) for g in groups] + [10])
     names = [run.label for run in runs]
@@ -299,15 +331,22 @@ def _backend_details(run: BackendResult, verbose: bool) -> list[str]:
         if explanation:
             lines.append(f"    {explanation}")
     if verbose:
-        lines += [f"{r.id}: {verdict(r, run.backend)}: {shorten(r.grade.detail, 300)}"
-                  for r in run.results
-                  if r.grade.kind in (REFUSED, ERROR) and not passed(r, run.backend)]
+        lines += [f"{r.id}: {verdict(r)}: {shorten(r.grade.detail, 300)}"
+                  for r in run.results if r.grade.kind in (REFUSED, ERROR) and not r.passed]
     else:
         lines += message_groups(run, width=220)
-    if run.results and all(passed(r, run.backend) for r in run.results):
-        lines.append("every case passed")
+    lines += waived_groups(run)
+    lines += run.notes
+    if run.results and all(r.passed for r in run.results):
+        lines.append(_all_passed(run))
     lines += [f"explained: {line}" for line in explained_lines(run)]
+    lines += resource_lines(run)
     return lines
+
+
+def _all_passed(run: BackendResult) -> str:
+    waived = sum(r.verdict == WAIVED for r in run.results)
+    return "every case passed" + (f" but the {waived} waived" if waived else "")
 
 
 def _strict(value: Any) -> Any:
@@ -348,11 +387,12 @@ def markdown(runs: list[BackendResult], suite: dict[str, Any]) -> str:
     explainer's verdict), refusals and errors by message, the upgrade comparison."""
     out = [f"Suite {suite['version']} ({suite['content_hash']}), {len(suite['cases'])} "
            f"cases; ORT tags measured with {suite['ort_tags_measured_with']}.", ""]
-    out += ["| backend | version | result |", "| --- | --- | --- |"]
+    out += ["| backend | version | settings | result |", "| --- | --- | --- | --- |"]
     for run in runs:
-        out.append(f"| {_md(run.label)} | {run.version} | {_md(_score(run))} |")
-    out += ["", "Cases passed per group (exact; documented ORT differences and invalid models "
-            "refused as required count as passed):", ""]
+        out.append(f"| {_md(run.label)} | {run.version} | {_md(settings_words(run))} | "
+                   f"{_md(_score(run))} |")
+    out += ["", "Cases passed per group (exact, or within the tolerance given; waived failures "
+            "and invalid models refused as required count as passed):", ""]
     out.append("| group | " + " | ".join(_md(run.label) for run in runs) + " |")
     out.append("| --- | " + " | ".join("---" for _ in runs) + " |")
     for group in _groups(runs):
@@ -366,8 +406,9 @@ def markdown(runs: list[BackendResult], suite: dict[str, Any]) -> str:
         explained = explained_lines(run)
         cases = case_rows(run)
         groups = message_groups(run)
-        if run.results and all(passed(r, run.backend) for r in run.results):
-            out += ["Every case passed.", ""]
+        waived = waived_groups(run) + run.notes
+        if run.results and all(r.passed for r in run.results):
+            out += [_all_passed(run).capitalize() + ".", ""]
         if explained:
             out += ["Differences, and the convention that reproduces them:", ""]
             out += [f"- {line}" for line in explained]
@@ -384,6 +425,11 @@ def markdown(runs: list[BackendResult], suite: dict[str, Any]) -> str:
             out += ["Refusals and errors, by message:", ""]
             out += [f"- {line}" for line in groups]
             out.append("")
+        if waived:
+            out += ["Waivers:", ""]
+            out += [f"- {line}" for line in waived]
+            out.append("")
+        out += [f"- {line}" for line in resource_lines(run)] + [""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -396,8 +442,8 @@ def to_html(runs: list[BackendResult], suite: dict[str, Any]) -> str:
              "<style>table{border-collapse:collapse}td,th{border:1px solid #999;"
              "padding:2px 8px;vertical-align:top}</style>",
              f"<h1>ONNX Upsample conformance, suite {html.escape(suite['version'])}</h1>",
-             "<table>", row(["backend", "version", "result"], "th")]
-    parts += [row([r.label, r.version, _score(r)]) for r in runs]
+             "<table>", row(["backend", "version", "settings", "result"], "th")]
+    parts += [row([r.label, r.version, settings_words(r), _score(r)]) for r in runs]
     parts += ["</table><h2>Cases passed per group</h2><table>",
               row(["group"] + [r.label for r in runs], "th")]
     parts += [row([g] + [_cell(r, g) for r in runs]) for g in _groups(runs)]
@@ -415,8 +461,9 @@ def to_html(runs: list[BackendResult], suite: dict[str, Any]) -> str:
         explained = explained_lines(run)
         cases = case_rows(run)
         groups = message_groups(run)
-        if run.results and all(passed(r, run.backend) for r in run.results):
-            parts.append("<p>Every case passed.</p>")
+        waived = waived_groups(run) + run.notes
+        if run.results and all(r.passed for r in run.results):
+            parts.append(f"<p>{html.escape(_all_passed(run).capitalize())}.</p>")
         if explained:
             parts.append("<h3>explained differences</h3><ul>")
             parts += [f"<li>{html.escape(line)}</li>" for line in explained]
@@ -430,4 +477,9 @@ def to_html(runs: list[BackendResult], suite: dict[str, Any]) -> str:
             parts.append("<h3>refusals and errors, by message</h3><ul>")
             parts += [f"<li>{html.escape(line)}</li>" for line in groups]
             parts.append("</ul>")
+        if waived:
+            parts.append("<h3>waivers</h3><ul>")
+            parts += [f"<li>{html.escape(line)}</li>" for line in waived]
+            parts.append("</ul>")
+        parts += [f"<p>{html.escape(line)}</p>" for line in resource_lines(run)]
     return "\n".join(parts) + "\n"

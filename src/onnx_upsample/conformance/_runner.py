@@ -12,18 +12,22 @@ import datetime
 import fnmatch
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from .._errors import UpsampleError
 from .._spec.spelling import Spelling, spelled
+from ._backend_base import check_options
 from ._grade import (
     ACCEPTED_INVALID,
+    CLOSE,
+    CRASHED,
     ERROR,
     EXACT,
+    PASSES,
     REFUSED,
     REFUSED_AS_REQUIRED,
     ULP1,
@@ -31,11 +35,21 @@ from ._grade import (
     WRONG_DTYPE,
     WRONG_SHAPE,
     Grade,
+    Tolerance,
     as_expected_type,
     compare,
 )
-from ._process import Worker
+from ._process import DEFAULT_MEMORY_LIMIT, Worker
 from ._suite import Suite, SuiteCase
+from ._waivers import (
+    UNEXPECTED_PASS,
+    WAIVED,
+    Waiver,
+    builtin_note,
+    builtin_waivers,
+    verdict_of,
+    waiver_for,
+)
 
 Progress = Callable[[int, int, str, str], None]
 
@@ -53,11 +67,31 @@ class CaseResult:
     seconds: float
     explanation: dict[str, Any] | None = None
     must_refuse: str | None = None
+    #: the waiver about this case, if one is (see ``verdict``)
+    waiver: Waiver | None = None
+    #: the worker's peak resident memory while it ran the case, where the system tells it
+    peak_bytes: int | None = None
+
+    @property
+    def verdict(self) -> str:
+        """The grade, or ``waived`` / ``unexpected-pass`` where a waiver is about the case."""
+        return verdict_of(self.grade.kind, self.waiver)
+
+    @property
+    def passed(self) -> bool:
+        """The output is the expected one (or within the tolerance), an invalid model was
+        refused, or the failure is waived."""
+        return self.verdict in (*PASSES, WAIVED, UNEXPECTED_PASS)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "group": self.group, "grade": self.grade.kind,
-                                **self.grade.to_dict(), "seconds": round(self.seconds, 4)}
+                                "verdict": self.verdict, **self.grade.to_dict(),
+                                "seconds": round(self.seconds, 4)}
         data.pop("kind")
+        if self.peak_bytes is not None:
+            data["peak_mib"] = round(self.peak_bytes / 2**20, 1)
+        if self.waiver is not None:
+            data["waiver"] = self.waiver.to_dict()
         if self.must_refuse is not None:
             data["must_refuse"] = self.must_refuse
         if self.explanation is not None:
@@ -76,6 +110,13 @@ class BackendResult:
     date: str
     results: list[CaseResult] = field(default_factory=list)
     form: str = "upsample"
+    #: the backend's settings (its options, defaults included)
+    settings: dict[str, str] = field(default_factory=dict)
+    #: the tolerance outputs were graded with (None: exact only)
+    tolerance: str | None = None
+    memory_limit: int | None = None
+    #: what the report should say about how the run was graded (a waiver not applied...)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -83,19 +124,31 @@ class BackendResult:
         return self.backend if self.form == "upsample" else f"{self.backend} ({self.form})"
 
     def counts(self) -> dict[str, int]:
+        """How many cases got each grade."""
         counts: dict[str, int] = {}
         for result in self.results:
             counts[result.grade.kind] = counts.get(result.grade.kind, 0) + 1
         return counts
 
+    def verdicts(self) -> dict[str, int]:
+        """How many cases got each verdict (grades, with waived failures apart)."""
+        counts: dict[str, int] = {}
+        for result in self.results:
+            counts[result.verdict] = counts.get(result.verdict, 0) + 1
+        return counts
+
     def to_dict(self) -> dict[str, Any]:
         return {"backend": self.backend, "version": self.version, "form": self.form,
+                "settings": self.settings, "tolerance": self.tolerance,
+                "memory_limit_mib": (None if self.memory_limit is None
+                                     else round(self.memory_limit / 2**20)),
                 "suite_version": self.suite_version, "content_hash": self.content_hash,
-                "date": self.date, "counts": self.counts(),
-                "cases": [r.to_dict() for r in self.results]}
+                "date": self.date, "counts": self.counts(), "verdicts": self.verdicts(),
+                "notes": self.notes, "cases": [r.to_dict() for r in self.results]}
 
 
-def _grade(case: SuiteCase, status: str, payload: Any) -> tuple[Grade, np.ndarray | None]:
+def _grade(case: SuiteCase, status: str, payload: Any,
+           tolerance: Tolerance | None) -> tuple[Grade, np.ndarray | None]:
     """The grade of one answer, and the output to explain when it is not exact."""
     must_refuse = case.must_refuse
     if status == "ok" and must_refuse is not None:
@@ -108,14 +161,14 @@ def _grade(case: SuiteCase, status: str, payload: Any) -> tuple[Grade, np.ndarra
     if len(payload) != 1:
         return Grade(WRONG_SHAPE, f"{len(payload)} outputs, expected 1"), None
     expected, output = case.expected(), np.asarray(payload[0])
-    grade = compare(expected, output)
+    grade = compare(expected, output, tolerance)
     if grade.kind == WRONG_DTYPE:
         # explain the values when they are wrong too, in the expected type
         converted = as_expected_type(expected, output)
         if converted is None or compare(expected, converted).kind == EXACT:
             return grade, None
         return grade, converted
-    return grade, (output if grade.kind in (WRONG, WRONG_SHAPE, ULP1) else None)
+    return grade, (output if grade.kind in (WRONG, WRONG_SHAPE, ULP1, CLOSE) else None)
 
 
 def _explain(case: SuiteCase, output: np.ndarray) -> dict[str, Any] | None:
@@ -199,34 +252,68 @@ def _matches_nothing(pattern: str, alone: bool) -> UpsampleError:
     return spelled(words)
 
 
+#: Called with each graded case, its outputs (None when the runtime gave none) and the
+#: run so far: how a caller keeps what it needs of a case (a replay directory) without
+#: the run holding every output.
+CaseHook = Callable[[SuiteCase, CaseResult, "list[np.ndarray] | None", "BackendResult"], None]
+
+
 def grade_backend(spec: str, suite: Suite, *, timeout: float = 60.0,
                   select_ids: Callable[[str], bool] | None = None,
                   explain: bool = True, progress: Progress | None = None,
-                  options: Mapping[str, str] | None = None) -> BackendResult:
+                  options: Mapping[str, str] | None = None,
+                  tolerance: Tolerance | None = None, waivers: Sequence[Waiver] = (),
+                  memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+                  on_case: CaseHook | None = None) -> BackendResult:
     """Run every case of ``suite`` in backend ``spec`` and grade the outputs (the suite's
-    form, ``upsample`` or ``upgraded``, is the one it was loaded in)."""
+    form, ``upsample`` or ``upgraded``, is the one it was loaded in); ``waivers`` are the
+    user's, before the built-in ones that apply to the backend's runtime and version."""
     if not isinstance(spec, str):
         raise TypeError(f"backend is {spec!r}; expected a name such as 'onnxruntime'")
     check_timeout(timeout)
-    worker = Worker(spec, options)
+    check_options(spec, options or {})
+    worker = Worker(spec, options, memory_limit=memory_limit)
     try:
         worker.start()
         result = BackendResult(worker.name, worker.version, suite.version, suite.content_hash,
                                datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"),
-                               form=suite.form)
+                               form=suite.form, settings=dict(worker.settings),
+                               tolerance=None if tolerance is None else str(tolerance),
+                               memory_limit=memory_limit)
+        applied = [*waivers, *builtin_waivers(spec, worker.version)]
+        note = builtin_note(spec, worker.version)
+        if note is not None:
+            result.notes.append(note)
         cases = [c for c in suite.cases if select_ids is None or select_ids(c.id)]
+
+        def crashed_after(message: str) -> None:
+            # the worker answered the last case, then died: that case crashed
+            last = result.results[-1]
+            result.results[-1] = replace(last, grade=Grade(
+                CRASHED, f"answered, then its process died ({message})"), explanation=None)
+
         for done, case in enumerate(cases, 1):
             started = time.perf_counter()
             answer = worker.call(str(case.path), timeout)
             seconds = time.perf_counter() - started
-            grade, to_explain = _grade(case, answer.status, answer.payload)
+            if answer.died_after_previous is not None and result.results:
+                crashed_after(answer.died_after_previous)
+            grade, to_explain = _grade(case, answer.status, answer.payload, tolerance)
             explanation = (_explain(case, to_explain) if explain and to_explain is not None
                            else None)
-            result.results.append(CaseResult(case.id, case.group, case.mode,
-                                             tuple(case.tags), case.ort, grade, seconds,
-                                             explanation, case.must_refuse))
+            graded = CaseResult(case.id, case.group, case.mode, tuple(case.tags), case.ort,
+                                grade, seconds, explanation, case.must_refuse,
+                                waiver_for(applied, case.id, case.ort, spec),
+                                answer.peak_bytes)
+            result.results.append(graded)
+            if on_case is not None:
+                on_case(case, graded, answer.payload if answer.status == "ok" else None,
+                        result)
             if progress is not None:
-                progress(done, len(cases), case.id, grade.kind)
+                progress(done, len(cases), case.id, graded.verdict)
+        died = worker.finish()
+        if died is not None and result.results:
+            crashed_after(died)
         return result
     finally:
         worker.close()

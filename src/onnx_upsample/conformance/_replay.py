@@ -1,0 +1,99 @@
+"""Failing cases kept for replay: one directory each, with what reproduces it.
+
+``conformance run --failures-dir DIR`` writes, for every case whose verdict fails the run,
+``DIR/<backend>/<case ID>/``: the case's ``model.onnx``, its inputs (``input_0.npy``...),
+the expected output (``expected.npy``), what the runtime returned (``actual_0.npy``..., when
+it returned anything), ``result.json`` (grade, detail, explanation, time, peak memory), and
+``replay.txt``: the one command that runs that case again in that backend, with the same
+settings. ``DIR/index.json`` lists them. The directory appears whole when the run ends
+(written beside it, then renamed), so an interrupted run leaves no half of one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._runner import BackendResult, CaseResult
+from ._suite import SuiteCase
+
+#: The file that marks a directory as written by this module (so that it may be replaced).
+INDEX = "index.json"
+
+
+def is_failures_dir(path: Path) -> bool:
+    """Whether ``path`` is a directory an earlier run wrote (which a new one may replace)."""
+    return (path / INDEX).is_file()
+
+
+def _safe(name: str) -> str:
+    """A backend's label as one folder name (``package.module:callable`` has a colon)."""
+    return re.sub(r"[^\w.+-]+", "_", name).strip("_") or "backend"
+
+
+class FailureWriter:
+    """The hook (``grade_backend``'s ``on_case``) that writes each failing case's directory
+    under ``root``; ``command`` is the replay command's words before ``--cases ID``."""
+
+    def __init__(self, root: str, fail_on: Sequence[str],
+                 command: dict[str, list[str]]) -> None:
+        self.root = Path(root)
+        self.fail_on = set(fail_on)
+        self.command = command
+        self.written: dict[tuple[str, str], dict[str, Any]] = {}
+        self.cases: dict[str, SuiteCase] = {}
+
+    def __call__(self, case: SuiteCase, result: CaseResult, outputs: list[Any] | None,
+                 run: BackendResult) -> None:
+        self.cases[case.id] = case
+        if result.verdict in self.fail_on:
+            self._write(case, result, outputs, run)
+
+    def _write(self, case: SuiteCase, result: CaseResult, outputs: list[Any] | None,
+               run: BackendResult) -> None:
+        label = run.label
+        folder = self.root / _safe(label) / case.id
+        folder.mkdir(parents=True)
+        shutil.copyfile(case.path / "model.onnx", folder / "model.onnx")
+        for index, array in enumerate(case.inputs()):
+            np.save(folder / f"input_{index}.npy", array, allow_pickle=False)
+        np.save(folder / "expected.npy", case.expected(), allow_pickle=False)
+        for index, array in enumerate(outputs or []):
+            value = np.asarray(array)
+            np.save(folder / f"actual_{index}.npy", value, allow_pickle=value.dtype.kind == "O")
+        replay = shlex.join([*self.command[label], "--cases", case.id])
+        (folder / "replay.txt").write_text(replay + "\n")
+        self._result(folder, result, run, replay)
+        self.written[(label, case.id)] = {"backend": label, "id": case.id,
+                                          "verdict": result.verdict,
+                                          "folder": str(folder.relative_to(self.root)),
+                                          "replay": replay}
+
+    @staticmethod
+    def _result(folder: Path, result: CaseResult, run: BackendResult, replay: str) -> None:
+        (folder / "result.json").write_text(json.dumps(
+            {"backend": run.label, "version": run.version, "settings": run.settings,
+             **result.to_dict(), "replay": replay}, indent=1, default=str) + "\n")
+
+    def finish(self, runs: Sequence[BackendResult]) -> None:
+        """After the runs: a case graded again once its hook ran (its worker died after
+        answering it) gets its final result, written now if it fails (without outputs: the
+        ones it answered were not kept); then the index."""
+        for run in runs:
+            for result in run.results:
+                entry = self.written.get((run.label, result.id))
+                if entry is not None and entry["verdict"] != result.verdict:
+                    entry["verdict"] = result.verdict
+                    self._result(self.root / entry["folder"], result, run, entry["replay"])
+                elif (entry is None and result.verdict in self.fail_on
+                      and result.id in self.cases):
+                    self._write(self.cases[result.id], result, None, run)
+        (self.root / INDEX).write_text(
+            json.dumps({"failures": list(self.written.values())}, indent=1) + "\n")
