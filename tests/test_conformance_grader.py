@@ -14,96 +14,24 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from hand_suite import SHAPE, build_suite, upsample_model
 from onnx import TensorProto, helper, numpy_helper
 
 from onnx_upsample import UpsampleError, conformance, upsample
 from onnx_upsample.cli import main
-from onnx_upsample.conformance import _grade, _report, _suite
+from onnx_upsample.conformance import _grade, _report
 from onnx_upsample.conformance._protocol import shorten
 from onnx_upsample.conformance._runner import select_cases
 from onnx_upsample.onnx import upgrade
 
 TESTS = Path(__file__).parent
-SHAPE = (1, 1, 2, 3)
 
 
 # ------------------------------------------------------------------ a suite built by hand
 
-def _model(case_id: str, scales: list[float], mode: str = "nearest",
-           opset: int = 9) -> onnx.ModelProto:
-    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, SHAPE)
-    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["N", "C", "H", "W"])
-    if opset == 1:
-        node = helper.make_node("Upsample", ["X"], ["Y"], mode=mode,
-                                height_scale=float(scales[2]), width_scale=float(scales[3]))
-        initializers = []
-    else:
-        node = helper.make_node("Upsample", ["X", "scales"], ["Y"], mode=mode)
-        initializers = [numpy_helper.from_array(np.array(scales, np.float32), "scales")]
-    graph = helper.make_graph([node], f"test_upsample_{case_id}", [x], [y], initializers)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    return model
-
-
-def _write(case_dir: Path, model: onnx.ModelProto, x: np.ndarray,
-           expected: np.ndarray | None, must_refuse: str | None) -> str:
-    (case_dir / _suite.DATA_SET).mkdir(parents=True)
-    onnx.save(model, str(case_dir / "model.onnx"))
-    (case_dir / _suite.DATA_SET / "input_0.pb").write_bytes(
-        numpy_helper.from_array(x, "X").SerializeToString())
-    if expected is None:
-        (case_dir / _suite.REFUSAL_MARKER).write_text(json.dumps(
-            {"expect": "refusal", "reason": must_refuse}))
-    else:
-        (case_dir / _suite.DATA_SET / "output_0.pb").write_bytes(
-            numpy_helper.from_array(expected, "Y").SerializeToString())
-    return _suite._hash_files(case_dir)
-
-
-#: id -> (scales, mode, opset, why it must be refused)
-CASES: dict[str, tuple[list[float], str, int, str | None]] = {
-    "plain": ([1, 1, 2, 2], "nearest", 9, None),
-    "frac": ([1, 1, 1.5, 2.5], "nearest", 9, None),
-    "linear": ([1, 1, 2, 2], "linear", 9, None),
-    "v1": ([1, 1, 2, 2], "nearest", 1, None),
-    "none": ([1, 1, 2, 2], "nearest", 9, None),
-    "generator": ([1, 1, 2, 2], "nearest", 9, None),
-    "value_error": ([1, 1, 2, 2], "nearest", 9, None),
-    "not_supported": ([1, 1, 2, 2], "linear", 9, None),
-    "big_endian": ([1, 1, 1.5, 2.5], "nearest", 9, None),
-    "float64": ([1, 1, 2, 2], "linear", 9, None),
-    "float64_off": ([1, 1, 2, 2], "linear", 9, None),
-    "invalid_accepted": ([1, 1, 0.5, 2], "nearest", 9, "scales below 1"),
-    "invalid_refused": ([1, 1, 0.5, 2], "nearest", 9, "scales below 1"),
-}
-
-
 @pytest.fixture(scope="module")
 def suite_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("hand") / "suite"
-    x = np.arange(6, dtype=np.float32).reshape(SHAPE)
-    records, hashes = [], {}
-    for case_id, (scales, mode, opset, must_refuse) in CASES.items():
-        model = _model(case_id, scales, mode, opset)
-        expected = None if must_refuse else upsample(x, scales, mode)
-        name = f"test_upsample_{case_id}"
-        hashes[case_id] = _write(root / "upsample" / name, model, x, expected, must_refuse)
-        upgraded = None
-        if must_refuse is None:
-            key = _suite._hash_key("upgraded", case_id)
-            hashes[key] = _write(root / "upgraded" / name, upgrade(model), x, expected, None)
-            upgraded = {"path": f"upgraded/{name}", "sha256": hashes[key]}
-        records.append({"id": case_id, "path": f"upsample/{name}", "group": "hand-made",
-                        "mode": mode, "scales": scales, "tags": [], "dtype": "float32",
-                        "ort": "refuses" if opset == 1 else "exact",
-                        "sha256": hashes[case_id], "must_refuse": must_refuse,
-                        "upgraded": upgraded})
-    manifest = {"suite": _suite.SUITE_NAME, "version": "test", "cases": records,
-                "content_hash": _suite._suite_hash(hashes), "upgraded": {"opset": 18},
-                "ort_tags_measured_with": "onnxruntime 1.32"}
-    (root / "manifest.json").write_text(json.dumps(manifest))
-    return root
+    return build_suite(tmp_path_factory.mktemp("hand") / "suite")
 
 
 @pytest.fixture(scope="module")
@@ -362,7 +290,7 @@ def _ort_resize(x: np.ndarray, scales: list[float], mode: str, coordinates: str)
         [node], "resize", [helper.make_tensor_value_info("X", TensorProto.FLOAT, x.shape)],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
         [numpy_helper.from_array(np.array(scales, np.float32), "scales")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model = helper.makeupsample_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     model.ir_version = 8
     session = onnxruntime.InferenceSession(model.SerializeToString(),
                                            providers=["CPUExecutionProvider"])
@@ -372,15 +300,15 @@ def _ort_resize(x: np.ndarray, scales: list[float], mode: str, coordinates: str)
 def test_pytorch_maps_upsample_as_a_converter_does(tmp_path: Path) -> None:
     x = np.arange(6, dtype=np.float32).reshape(SHAPE)
     # integer-scale nearest is the same in both conventions
-    nearest = _run_pytorch(_model("a", [1, 1, 2, 3]), x, tmp_path)
+    nearest = _run_pytorch(upsample_model("a", [1, 1, 2, 3]), x, tmp_path)
     assert np.array_equal(nearest, upsample(x, [1, 1, 2, 3]))
     # linear is interpolate's half_pixel (align_corners=False), not Upsample's asymmetric
-    linear = _run_pytorch(_model("b", [1, 1, 2, 2], "linear"), x, tmp_path)
+    linear = _run_pytorch(upsample_model("b", [1, 1, 2, 2], "linear"), x, tmp_path)
     np.testing.assert_allclose(linear, _ort_resize(x, [1, 1, 2, 2], "linear", "half_pixel"),
                                rtol=1e-6)
     assert not np.allclose(linear, upsample(x, [1, 1, 2, 2], "linear"))
     # v1's attributes are read too
-    v1 = _run_pytorch(_model("c", [1, 1, 2, 2], opset=1), x, tmp_path)
+    v1 = _run_pytorch(upsample_model("c", [1, 1, 2, 2], opset=1), x, tmp_path)
     assert np.array_equal(v1, upsample(x, [1, 1, 2, 2]))
 
 
@@ -394,7 +322,7 @@ def test_pytorch_maps_upsample_as_a_converter_does(tmp_path: Path) -> None:
 def test_pytorch_refuses_what_a_converter_cannot_map(tmp_path: Path, change: str,
                                                      words: str) -> None:
     x = np.arange(6, dtype=np.float32).reshape(SHAPE)
-    model = _model("d", [2, 1, 2, 2] if change == "batch" else [1, 1, 2, 2],
+    model = upsample_model("d", [2, 1, 2, 2] if change == "batch" else [1, 1, 2, 2],
                    "linear" if change == "resize-asymmetric" else "nearest")
     if change == "rank2":
         x = x.reshape(2, 3)
