@@ -1,16 +1,49 @@
 """The grader's worker processes: one runtime each, started on demand, replaced after a
-crash or a time-out, so that one bad case costs only itself (``_worker`` is the process's
-own side; ``_protocol`` the messages between them)."""
+crash, a time-out or too much memory, so that one bad case costs only itself (``_worker`` is
+the process's own side; ``_protocol`` the messages between them).
+
+A worker cannot fool the grader:
+
+- **Its pipes.** The worker takes its requests and sends its answers on duplicates of its
+  original standard input and output (standard input is /dev/null, standard output its
+  standard error from then on), so a runtime that reads, writes or closes them breaks
+  nothing; and no pipe's error (a broken pipe, data left unsent) reaches the caller: a
+  worker found dead is graded, never raised.
+- **A death after answering.** The worker acknowledges each request when it takes it. A
+  worker found dead before it took the next request died after answering the previous one:
+  :attr:`Answer.died_after_previous` says how, and the caller grades that case crashed
+  (the request goes to a new worker). After the last request, :meth:`Worker.finish` closes
+  the worker's requests and waits a moment (:data:`FINISH_WAIT`) for a clean exit, so that
+  a death after the last answer is seen too. A worker that dies while a case runs, whenever
+  the cause was set off, is graded crashed on that case.
+- **Memory.** Each worker has a memory limit (:data:`DEFAULT_MEMORY_LIMIT`; ``None``: none).
+  On Linux the grader reads the worker's resident memory (``/proc/PID/statm``) every
+  :data:`WATCH_EVERY` seconds while it waits for an answer, and stops the worker as soon as
+  it is over the limit; the case is graded ``out-of-memory``. Before each request it resets
+  the worker's peak (``/proc/PID/clear_refs``, Linux 4.0 and later) and reads it after the
+  answer (``VmHWM``), so that a spike between two reads is graded ``out-of-memory`` too,
+  and each :class:`Answer` carries its case's peak (:attr:`Answer.peak_bytes`). Only the
+  worker process itself is measured, not processes it starts (a compiler, a pool): summing
+  resident sizes counts the pages a forked process shares with its parent twice, and the
+  shares (``PSS``) cost a walk of every page table at each reading. Where there is no
+  /proc (macOS), the worker reports its peak (``getrusage``) with each answer where it
+  rose during the request: the limit is checked after each answer only, and nothing stops
+  a worker during a case.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import fractions
 import json
+import numbers
 import os
+import re
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,13 +52,148 @@ from typing import Any
 import numpy as np
 
 from .._errors import UpsampleError
-from ._grade import CRASHED, TIMEOUT
-from ._protocol import CLOSED, read, send
+from .._resources import format_bytes
+from .._spec.spelling import spelled
+from ._grade import CRASHED, OUT_OF_MEMORY, TIMEOUT
+from ._protocol import CLOSED, STOPPED, read, send
 
-__all__ = ["START_TIMEOUT", "Answer", "Worker"]
+__all__ = ["DEFAULT_MEMORY_LIMIT", "FINISH_WAIT", "START_TIMEOUT", "WATCH_EVERY", "Answer",
+           "Worker", "check_memory_limit", "parse_memory_limit"]
 
 #: Seconds a worker may take to import and set up its runtime.
 START_TIMEOUT = 180.0
+#: Seconds :meth:`Worker.finish` waits for the worker to exit once its requests are closed:
+#: a crash set off by the last case (a runtime's thread, a destructor) shows within this;
+#: a worker still running after it is stopped, not graded (a large runtime can take longer
+#: to unload, which is no fault).
+FINISH_WAIT = 2.0
+#: Seconds between two readings of a worker's resident memory while it runs a case: about
+#: 15 us a reading, and what a runtime can allocate in between is caught by the peak read
+#: after the answer.
+WATCH_EVERY = 0.025
+
+
+def _default_memory_limit() -> int:
+    """4 GiB, or half of this machine's physical memory where that is less."""
+    try:
+        physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - no sysconf
+        return 4 << 30
+    return min(4 << 30, max(physical // 2, 1))
+
+
+#: A worker's memory limit unless one is given, in bytes: 4 GiB, or half of this machine's
+#: physical memory where that is less. A conformance case is small (its model and data a
+#: few MiB at most), and a runtime with its arenas and compiled kernels stays well under a
+#: gigabyte on the suite, so 4 GiB only stops a runtime that leaks or runs away; half the
+#: machine leaves the grader and everything else running their memory before the system's
+#: out-of-memory killer chooses whom to kill.
+DEFAULT_MEMORY_LIMIT = _default_memory_limit()
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_SIZE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(?:([KMGT])(?:I?B)?|B)?", re.IGNORECASE)
+_SIZES = ("a size such as 4G, 512M, 1.5GiB or 2000000000 (bytes; K, M, G and T are powers "
+          "of 1024)")
+
+
+def parse_memory_limit(text: str) -> int | None:
+    """The memory limit ``--memory-limit`` gives, in bytes: ``4G``, ``512M``, ``1.5GiB``,
+    ``2000000000`` (bytes), or ``none`` for no limit (None); case-insensitive, the units
+    K, M, G and T (``KB``, ``KiB``, ...) powers of 1024.
+
+    Raises
+    ------
+    UpsampleError
+        If ``text`` is none of these, or not above 0 (worded for ``--memory-limit`` and
+        ``memory_limit=``).
+    """
+    words = text.strip()
+    if words.lower() == "none":
+        return None
+    match = _SIZE.fullmatch(words)
+    size = (int(fractions.Fraction(match[1]) * _UNITS[(match[2] or "").upper()])
+            if match else 0)
+    if size <= 0:
+        raise spelled(lambda s: (
+            f"{s.argument('memory_limit')} is {s.value(text)}; give {_SIZES}, or "
+            f"{'none' if s.options else 'None'} for no limit"))
+    return size
+
+
+def check_memory_limit(value: object) -> int | None:
+    """``memory_limit`` (bytes a worker's resident memory may reach; None: no limit) as an
+    int.
+
+    Raises
+    ------
+    TypeError
+        If it is neither a whole number nor None.
+    UpsampleError
+        If it is not above 0 (worded for ``memory_limit=`` and ``--memory-limit``).
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"memory_limit is {value!r}; expected a whole number of bytes such as "
+                        f"4 * 2**30, or None for no limit")
+    if value <= 0:
+        raise spelled(lambda s: (
+            f"{s.argument('memory_limit')} is {value}; give {_SIZES}, or none for no limit"
+            if s.options else
+            f"memory_limit is {value}; expected a number of bytes > 0 such as 4 * 2**30, or "
+            "None for no limit"))
+    return int(value)
+
+
+# -------------------------------------------------------------- a worker's memory (Linux)
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def _proc(pid: int, name: str) -> bytes | None:
+    """A small file of /proc/PID, or None where it cannot be read (no /proc, gone)."""
+    try:
+        fd = os.open(f"/proc/{pid}/{name}", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, 1 << 14)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _resident(pid: int) -> int | None:
+    """The process's resident memory in bytes (statm's second field: cheaper than
+    status)."""
+    words = (_proc(pid, "statm") or b"").split()
+    return int(words[1]) * _PAGE if len(words) > 1 and words[1].isdigit() else None
+
+
+def _peak(pid: int) -> int | None:
+    """The process's peak resident memory (VmHWM) in bytes, since it started or since
+    :func:`_reset_peak`."""
+    for line in (_proc(pid, "status") or b"").splitlines():
+        if line.startswith(b"VmHWM:"):
+            words = line.split()
+            return int(words[1]) * 1024 if len(words) > 1 and words[1].isdigit() else None
+    return None
+
+
+def _reset_peak(pid: int) -> bool:
+    """Reset the process's peak resident memory to its current size (Linux 4.0 and later;
+    False where it cannot be)."""
+    try:
+        fd = os.open(f"/proc/{pid}/clear_refs", os.O_WRONLY)
+    except OSError:
+        return False
+    try:
+        return os.write(fd, b"5") == 1
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 @dataclass(frozen=True)
@@ -33,8 +201,9 @@ class Answer:
     """A worker's answer to one request: ``status`` is ``"ok"`` (``payload`` the outputs)
     or a grade's kind (``payload`` its message). ``peak_bytes``: the worker's peak resident
     memory while it ran the request, where the system tells it. ``died_after_previous``:
-    set when the worker was found dead before this request, having answered the previous
-    one (how it died)."""
+    set when the worker was found dead before it took this request, having answered the
+    previous one (how it died: ``"killed by signal SIGSEGV after answering; <its last line
+    on stderr>"``); this request then went to a new worker."""
 
     status: str
     payload: Any
@@ -42,19 +211,50 @@ class Answer:
     died_after_previous: str | None = None
 
 
-class Worker:
-    """One worker process, started on demand and replaced after a crash or timeout."""
+@dataclass
+class _Before:
+    """What the grader knew of the worker's memory when it sent a request."""
 
-    def __init__(self, spec: str, options: Mapping[str, str] | None = None) -> None:
+    resident: int | None
+    reset: bool
+    peak: int | None
+
+
+class Worker:
+    """One worker process, started on demand and replaced after a crash, a timeout or going
+    over its memory limit.
+
+    Parameters
+    ----------
+    spec : str
+        The backend, as ``conformance run --backend`` names it.
+    options : mapping of str to str, optional
+        The backend's options.
+    memory_limit : int or None
+        Bytes the worker's resident memory may reach (:data:`DEFAULT_MEMORY_LIMIT`); None:
+        no limit. Not an address-space limit (``RLIMIT_AS``): runtimes reserve far more
+        address space than they use (onnxruntime's arenas, OpenVINO's and TVM's thread
+        pools and code caches), and would fail to start under one that bounds what they
+        really use.
+    """
+
+    def __init__(self, spec: str, options: Mapping[str, str] | None = None,
+                 memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> None:
         if os.name != "posix":  # pragma: no cover - select() on pipes, process groups
             raise UpsampleError("conformance run needs a POSIX system (Linux or macOS) for "
                                 "its worker processes")
         self.spec = spec
         self.options = dict(options or {})
+        self.memory_limit = check_memory_limit(memory_limit)
         self.process: subprocess.Popen[bytes] | None = None
         self.errors = tempfile.TemporaryFile()
         self.name, self.version = spec, "unknown"
         self.settings: dict[str, str] = {}
+        # whether the running worker answered the last request it took; its resident memory
+        # once it was ready (None: not readable here); what it used when it was stopped
+        self._answered = False
+        self._started_with: int | None = None
+        self._used = 0
 
     def start(self) -> None:
         """Start the worker and wait until its runtime is loaded (UpsampleError if it
@@ -67,14 +267,19 @@ class Worker:
         this way)."""
         self.errors.seek(0)
         self.errors.truncate()
+        self._answered = False
         # PYTHONSAFEPATH: the current directory (an onnx source checkout, say) must not
         # shadow the installed packages in the worker
         environment = {**os.environ, "PYTHONSAFEPATH": "1"}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "onnx_upsample.conformance._worker", self.spec,
-             json.dumps(self.options)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors,
-            start_new_session=True, env=environment)
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "onnx_upsample.conformance._worker", self.spec,
+                 json.dumps(self.options)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors,
+                start_new_session=True, env=environment)
+        except OSError as error:  # out of processes or descriptors: nothing to grade
+            raise UpsampleError(f"backend {self.spec!r}: its worker process could not be "
+                                f"started ({error})") from None
 
     def ready(self) -> None:
         """Wait until the started worker has loaded its runtime."""
@@ -85,11 +290,14 @@ class Worker:
                 f"backend {self.spec!r}: its worker did not start ({self._last_words()})")
             raise UpsampleError(message)
         _, self.name, self.version, self.settings = reply
+        assert self.process is not None
+        self._started_with = _resident(self.process.pid)
 
-    def _read(self, timeout: float) -> Any:
+    def _read(self, timeout: float, watch: bool = False) -> Any:
         assert self.process is not None and self.process.stdout is not None
         try:
-            return read(self.process.stdout.fileno(), timeout)
+            return read(self.process.stdout.fileno(), max(timeout, 0.0),
+                        self._over_limit if watch else None, WATCH_EVERY)
         except Exception as error:  # an answer that cannot be unpickled
             return ("unreadable", f"its answer could not be read ({type(error).__name__}: "
                                   f"{error})")
@@ -97,51 +305,183 @@ class Worker:
     def call(self, request: str | tuple[str, str, dict[str, np.ndarray]],
              timeout: float) -> Answer:
         """The worker's answer to ``request`` (a case directory, or ``("model", path,
-        inputs)``): status ``"ok"`` with the outputs, or a grade's kind and its message."""
-        status, payload = self._call(request, timeout)
-        return Answer(status, payload)
+        inputs)``): status ``"ok"`` with the outputs, or a grade's kind and its message.
+        ``timeout`` counts from when the request is sent (a worker's start is not
+        counted)."""
+        died_after = self._dead_after_answering()
+        for _ in range(2):  # once more where the worker died before taking the request
+            if self.process is None:
+                try:
+                    self.start()
+                except UpsampleError as error:  # it started before: grade this, go on
+                    return Answer(CRASHED, f"the worker did not restart: {error}", None,
+                                  died_after)
+            assert self.process is not None
+            answered, self._answered = self._answered, False
+            before = self._before()
+            deadline = time.monotonic() + timeout
+            taken = self._hand_over(request, deadline, timeout, before)
+            if taken is True:
+                status, payload, peak = self._answer(request, deadline, timeout, before)
+                return Answer(status, payload, peak, died_after)
+            if taken is False and answered and died_after is None:
+                died_after = self._death(" after answering")
+                continue
+            if taken is False:
+                return Answer(CRASHED, self._death(""), None, died_after)
+            status, message = taken
+            return Answer(status, message, None, died_after)
+        raise AssertionError("unreachable: a new worker has answered nothing")
 
-    def finish(self) -> str | None:
-        """After the last request: how the worker died after answering it, if it did."""
-        return None
+    def _dead_after_answering(self) -> str | None:
+        """How the worker died, where it is found dead having answered its last request
+        (None: alive, or never asked; a dead one is cleared away)."""
+        if self.process is None or self.process.poll() is None:
+            return None
+        if not self._answered:
+            self.stop()
+            return None
+        return self._death(" after answering")
 
-    def _call(self, request: str | tuple[str, str, dict[str, np.ndarray]],
-              timeout: float) -> tuple[str, Any]:
-        if self.process is None or self.process.poll() is not None:
-            try:
-                self.start()
-            except UpsampleError as error:  # it started before: grade this case, go on
-                return CRASHED, f"the worker did not restart: {error}"
+    def _before(self) -> _Before:
+        """The worker's memory as a request goes out, its peak reset to it where the system
+        allows."""
+        assert self.process is not None
+        pid = self.process.pid
+        if self._started_with is None:  # no /proc: the worker tells its own peak
+            return _Before(None, False, None)
+        reset = _reset_peak(pid)
+        return _Before(_resident(pid), reset, None if reset else _peak(pid))
+
+    def _hand_over(self, request: Any, deadline: float, timeout: float,
+                   before: _Before) -> bool | tuple[str, str]:
+        """Send ``request`` and wait until the worker takes it: True; False where it died
+        before (or cannot be written to); else the grade of this case (and the worker
+        stopped)."""
         assert self.process is not None and self.process.stdin is not None
         try:
             send(self.process.stdin, request)  # type: ignore[arg-type]
         except OSError:
-            return self._died()
-        reply = self._read(timeout)
+            return False
+        reply = self._read(deadline - time.monotonic(), watch=True)
         if reply is CLOSED:
-            return self._died()
-        if reply is None:
-            self.stop()
-            return TIMEOUT, f"no answer within {timeout:g} s (worker stopped)"
-        if reply[0] == "unreadable":
-            self.stop()
-            return CRASHED, reply[1]
-        if reply[0] == "harness":
-            raise UpsampleError(f"case {Path(str(request)).name}: {reply[1]}; export the "
-                                "suite again")
-        return reply
+            return False
+        if isinstance(reply, tuple) and reply == ("received",):
+            return True
+        return self._not_answered(reply, timeout, before)
 
-    def _died(self) -> tuple[str, str]:
+    def _answer(self, request: Any, deadline: float, timeout: float,
+                before: _Before) -> tuple[str, Any, int | None]:
+        """The worker's answer to the request it took, its grade where it gave none, and its
+        peak memory while it ran it."""
+        assert self.process is not None
+        reply = self._read(deadline - time.monotonic(), watch=True)
+        if reply is CLOSED:
+            return CRASHED, self._death(""), None
+        if not (isinstance(reply, tuple) and len(reply) == 3 and reply[0] != "unreadable"):
+            status, message = self._not_answered(reply, timeout, before)
+            return status, message, None
+        status, payload, told = reply
+        self._answered = True
+        if status == "harness":
+            raise UpsampleError(f"case {Path(str(request)).name}: {payload}; export the "
+                                "suite again")
+        peak = self._peak_after(before, told)
+        if self.memory_limit is not None and peak is not None and peak > self.memory_limit:
+            self._used = peak
+            now = _resident(self.process.pid)
+            stopped = self._started_with is None or now is None or now > self.memory_limit
+            if stopped:
+                self.stop()
+            return OUT_OF_MEMORY, self._out_of_memory("peaked at", before, stopped), peak
+        return status, payload, peak
+
+    def _peak_after(self, before: _Before, told: int | None) -> int | None:
+        """The worker's peak resident memory during the request: VmHWM where it was reset
+        before, or rose since; else what the worker told (its own peak, where it rose)."""
+        assert self.process is not None
+        peak = _peak(self.process.pid) if self._started_with is not None else None
+        if peak is not None and (before.reset or (before.peak is not None
+                                                  and peak > before.peak)):
+            return peak
+        return told if isinstance(told, int) and told > 0 else None
+
+    def _not_answered(self, reply: Any, timeout: float, before: _Before) -> tuple[str, str]:
+        """The grade where the worker gave no answer: out of time or memory, or one that
+        cannot be read; the worker is stopped."""
+        self.stop()
+        if reply is None:
+            return TIMEOUT, f"no answer within {timeout:g} s (worker stopped)"
+        if reply is STOPPED:
+            return OUT_OF_MEMORY, self._out_of_memory("reached", before, True)
+        if isinstance(reply, tuple) and reply[0] == "unreadable":
+            return CRASHED, str(reply[1])
+        return CRASHED, f"its answer could not be read (not a message of the protocol: " \
+                        f"{type(reply).__name__})"
+
+    def _over_limit(self) -> bool:
+        """Whether the worker's resident memory is over its limit now (True stops the read
+        waiting for it)."""
+        if self.memory_limit is None or self._started_with is None or self.process is None:
+            return False
+        used = _resident(self.process.pid)
+        if used is None or used <= self.memory_limit:
+            return False
+        self._used = used
+        return True
+
+    def _out_of_memory(self, verb: str, before: _Before, stopped: bool) -> str:
+        """The out-of-memory grade's message: how much, the limit, memory held from
+        earlier cases where that is most of it, and the fix."""
+        assert self.memory_limit is not None
+        words = (f"its resident memory {verb} {format_bytes(self._used)} in this case, over "
+                 f"the worker's limit of {format_bytes(self.memory_limit)}"
+                 f"{' (worker stopped)' if stopped else ''}")
+        held = before.resident
+        start = self._started_with
+        # most of what it used was already held when the case began: kept from earlier
+        # cases (a leak), not this case's own need
+        if held is not None and start is not None and held - start >= (self._used - start) / 2:
+            words += (f"; it held {format_bytes(held)} before this case and "
+                      f"{format_bytes(start)} when it started: memory kept from earlier cases")
+        return words + ("; give --memory-limit a larger size, or none for no limit "
+                        "(memory_limit= in Python)")
+
+    def finish(self) -> str | None:
+        """After the last request: how the worker died after answering it, if it did (None:
+        it exits cleanly when its requests end, or is still unloading its runtime after
+        :data:`FINISH_WAIT` seconds, and is stopped). The worker is gone afterwards; a
+        later :meth:`call` starts a new one."""
+        if self.process is None:
+            return None
+        if self.process.poll() is not None:
+            return self._dead_after_answering()
+        if self.process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()
+        try:
+            code = self.process.wait(timeout=FINISH_WAIT)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            return None
+        if code == 0 or not self._answered:
+            self.stop()
+            return None
+        return self._death(" after answering")
+
+    def _death(self, when: str) -> str:
+        """How the worker died (``when``: words after it, " after answering"), from its exit
+        status and its last line on stderr; it is cleared away."""
         assert self.process is not None
         try:
             code = self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:  # closed its output but lingers: stop it
+        except subprocess.TimeoutExpired:  # closed its pipes but lingers: stop it
             self.stop()
-            return CRASHED, "closed its output and did not exit (worker stopped)"
+            return f"closed its output and did not exit{when} (worker stopped)"
         self.stop()
-        how = (f"killed by signal {signal.Signals(-code).name}" if code < 0
+        how = (f"killed by signal {_signal_name(-code)}" if code < 0
                else f"exited with status {code}")
-        return CRASHED, f"{how}; {self._last_words()}"
+        return f"{how}{when}; {self._last_words()}"
 
     def _last_words(self) -> str:
         self.errors.seek(0)
@@ -150,7 +490,8 @@ class Worker:
         return lines[-1][:200] if lines else "it printed nothing"
 
     def stop(self) -> None:
-        """Stop the worker and everything it started (its process group)."""
+        """Stop the worker and everything it started (its process group). Never raises: a
+        request left unsent in a pipe whose reader is gone is dropped."""
         if self.process is None:
             return
         with contextlib.suppress(OSError):
@@ -158,9 +499,21 @@ class Worker:
         self.process.wait()
         for stream in (self.process.stdin, self.process.stdout):
             if stream is not None:
-                stream.close()
+                # closing flushes what is buffered; with the reader gone that is a
+                # BrokenPipeError, and the descriptor is closed all the same
+                with contextlib.suppress(OSError):
+                    stream.close()
         self.process = None
+        self._answered = False
 
     def close(self) -> None:
+        """Stop the worker and drop its stderr file."""
         self.stop()
         self.errors.close()
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:  # a real-time signal has no name
+        return f"{number}"

@@ -4,11 +4,19 @@
 options as a JSON object of strings) loads the backend, answers ``("ready", name, version,
 settings)`` or ``("unavailable", message)``, then for each request (a case directory, or
 ``("model", path, inputs)``: any model file and its inputs by name, for a model-level diff)
-answers ``("ok", outputs)``, ``("refused", message)`` (the runtime's explicit
-not-supported error, as its backend recognises it), ``("error", message)`` (any other
-exception) or ``("adapter-error", message)`` (the adapter broke its contract). Messages are
-length-prefixed pickles on the process's original standard output; anything the runtime
-prints goes to standard error instead, so it cannot corrupt the protocol.
+first acknowledges it, ``("received",)`` (so that the grader knows whether a worker found
+dead died before or after taking the request), then answers ``(kind, payload, peak)``:
+``("ok", outputs, ...)``, ``("refused", message, ...)`` (the runtime's explicit
+not-supported error, as its backend recognises it), ``("error", message, ...)`` (any other
+exception) or ``("adapter-error", message, ...)`` (the adapter broke its contract); ``peak``
+is the process's peak resident memory in bytes where it rose during the request
+(``getrusage``), else None.
+
+The protocol's pipes are out of the runtime's reach: messages go out on a duplicate of the
+process's original standard output, and anything the runtime prints goes to standard error
+instead, so it cannot corrupt the protocol; requests come in on a duplicate of its original
+standard input, which is /dev/null from then on, so a runtime that reads or closes its
+standard input takes nothing from the grader.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ import re
 import sys
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -88,11 +96,31 @@ def _no_core_files() -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
+def _peak_bytes() -> int:
+    """This process's peak resident memory so far, in bytes."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return 0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak) if sys.platform == "darwin" else int(peak) * 1024  # Linux: KiB
+
+
+def _own_pipes() -> tuple[BinaryIO, BinaryIO]:
+    """The protocol's pipes, moved to descriptors of their own (not inherited by anything
+    the runtime starts), and /dev/null and stderr left in their places."""
+    protocol = os.fdopen(os.dup(1), "wb")
+    requests = os.fdopen(os.dup(0), "rb")
+    os.dup2(2, 1)  # the runtime's own prints go to stderr
+    empty = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(empty, 0)
+    os.close(empty)
+    return protocol, requests
+
+
 def main(argv: list[str]) -> int:
     _no_core_files()
-    protocol = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # the runtime's own prints go to stderr
-    requests = sys.stdin.buffer
+    protocol, requests = _own_pipes()
     warnings.simplefilter("ignore")
 
     try:
@@ -110,6 +138,8 @@ def main(argv: list[str]) -> int:
             request = receive(requests)
         except EOFError:
             return 0
+        send(protocol, ("received",))
+        before = _peak_bytes()
         if isinstance(request, tuple):
             _, path, inputs = request
             model_path = Path(path)
@@ -118,7 +148,8 @@ def main(argv: list[str]) -> int:
             try:
                 inputs = _inputs(Path(request))
             except Exception as error:  # the suite's files, not the runtime: not its fault
-                send(protocol, ("harness", f"cannot read the case: {_one_line(error)}"))
+                send(protocol, ("harness", f"cannot read the case: {_one_line(error)}",
+                                None))
                 continue
         try:
             reply: tuple[str, Any] = ("ok", _plain_outputs(backend.run(model_path, inputs)))
@@ -127,7 +158,8 @@ def main(argv: list[str]) -> int:
         except Exception as error:
             words = _one_line(error)  # recognised whole, sent shortened
             reply = (REFUSED if backend.refuses(words) else ERROR, shorten(words, 600))
-        send(protocol, reply)
+        peak = _peak_bytes()
+        send(protocol, (*reply, peak if peak > before else None))
 
 
 if __name__ == "__main__":
