@@ -19,6 +19,7 @@ from typing import Any
 
 from ._grade import (
     ACCEPTED_INVALID,
+    CLOSE,
     ERROR,
     EXACT,
     GRADE_WORDS,
@@ -265,10 +266,13 @@ def _score(run: BackendResult) -> str:
     if invalid:
         refused = sum(r.grade.kind == REFUSED_AS_REQUIRED for r in invalid)
         parts.append(f"invalid models: {refused}/{len(invalid)} refused, as required")
+        waived_invalid = sum(r.verdict == WAIVED for r in invalid)
+        if waived_invalid:
+            parts[-1] += f", {waived_invalid} accepted as waived"
         # a backend that raises on everything (a broken adapter, a missing feature) also
         # "refuses" every invalid model: without one output for a valid model, that proves
         # nothing about its checks
-        ran = (EXACT, ULP1, WRONG, WRONG_DTYPE, WRONG_SHAPE)
+        ran = (EXACT, CLOSE, ULP1, WRONG, WRONG_DTYPE, WRONG_SHAPE)
         if refused and not any(r.grade.kind in ran for r in run.results
                                if r.must_refuse is None):
             parts[-1] += " (unverified: it returned no output for any valid model either)"
