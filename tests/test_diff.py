@@ -143,9 +143,11 @@ def test_a_runtime_that_refuses_a_node(two: str, capsys: pytest.CaptureFixture[s
         f"refused by {NO_UPSAMPLE}"] * 2
     assert _row(found, "lin").output_shape == (1, 2, 10, 12)
     assert not found.differs and all(output.identical for output in found.outputs)
-    code, _, err = run_cli(capsys, "diff", two, "--backend", NO_UPSAMPLE, "--backend", EXACT)
-    assert code == 0
+    assert found.nothing_compared
+    code, out, err = run_cli(capsys, "diff", two, "--backend", NO_UPSAMPLE, "--backend", EXACT)
+    assert code == 1  # it ran, and compared none of the nodes it is for
     assert f"warning: {NO_UPSAMPLE} refused node 'lin' (Upsample-9)" in err
+    assert f"no Upsample or Resize node could be compared ({NO_UPSAMPLE} refused 2 of 2)" in out
 
 
 @pytest.mark.slow

@@ -1,10 +1,15 @@
-"""``onnx-upsample diff``: one model in two runtimes, every Upsample and Resize compared, and
-the convention behind each difference named.
+"""``onnx-upsample diff``: one model in two runtimes, every node's outputs compared, where
+differences begin located, and the convention behind each Upsample or Resize that differs
+named.
 
 The command parses its arguments, calls :func:`onnx_upsample.conformance.diff` and prints
 the lines of its result (cli/_common.py's conventions: notes on stdout, warnings on stderr,
-the differing nodes shown under ``-q`` too). Exit 0 when no node differs, 1 when some do,
-2 on bad arguments, a runtime that cannot be loaded, or a model it cannot run at all.
+the differing nodes shown under ``-q`` too). Exit 0 when no Upsample or Resize node differs
+itself; 1 when some do, or when none could be compared (a runtime refused each one: the
+diff ran and its check failed, as a verification that verifies nothing fails); 2 on bad
+arguments, a runtime that cannot be loaded, or a model it cannot run at all. A difference
+that begins in another node (a Conv) is located and sized, and leaves the status as it is:
+two runtimes' convolutions commonly differ in the last bits.
 """
 
 from __future__ import annotations
@@ -39,17 +44,21 @@ def _help_fields() -> dict[str, str]:
 def register(subparsers: Any) -> None:
     """Add the ``diff`` subcommand."""
     diff = subparsers.add_parser(
-        "diff", help="run a model in two runtimes and say where their Upsample and Resize "
-        "nodes disagree, and why", fields=_help_fields,
+        "diff", help="run a model in two runtimes and say where their values begin to "
+        "differ, and why their Upsample and Resize nodes disagree", fields=_help_fields,
         description="Run MODEL in two runtimes (each in a worker process of its own) on the "
-        "same inputs, compare every Upsample and Resize node's output and every model "
-        "output bit for bit, and for each node that differs name the convention each "
-        "runtime's output follows (relative to the node's own: Upsample's, or the Resize's "
-        "attributes'). A node whose input already differs runs alone in both runtimes on "
-        "one input first, so a difference upstream is not blamed on it. A runtime that "
+        "same inputs, every value a node computes exposed, and compare every node's outputs "
+        "bit for bit: say where differences begin (a node whose output differs while its "
+        "inputs are the same), by how much, and what they reach; for each Upsample and "
+        "Resize node that differs name the convention each runtime's output follows "
+        "(relative to the node's own: Upsample's, or the Resize's attributes'). An "
+        "Upsample or Resize whose input already differs runs alone in both runtimes on one "
+        "input first, so a difference upstream is not blamed on it. A runtime that "
         "refuses the model runs it cut at each Upsample and Resize; a node it refuses runs "
-        "in the other and is reported refused. Exit 0 when no node differs, 1 when some "
-        "do, 2 on bad arguments or a runtime that cannot be loaded or run the model.")
+        "in the other and is reported refused. Exit 0 when no Upsample or Resize node "
+        "differs (a difference that begins in another node is reported, and leaves it 0), "
+        "1 when some do or none could be compared, 2 on bad arguments or a runtime that "
+        "cannot be loaded or run the model.")
     diff.add_argument("model", help="the .onnx file")
     diff.add_argument("--backend", action="append", default=[], metavar="NAME",
                       help="a runtime, given twice: {backends} or package.module:callable, as "
@@ -92,4 +101,4 @@ def _cmd_diff(args: argparse.Namespace) -> int:
             note(args, text, failing=kind == "finding")
     if args.json:
         print_json({"command": "diff", **found.to_dict(), "warnings": kept_warnings(args)})
-    return EXIT_FINDINGS if found.differs else EXIT_OK
+    return EXIT_FINDINGS if found.differs or found.nothing_compared else EXIT_OK

@@ -1,17 +1,21 @@
-"""A model run in two runtimes, every Upsample and Resize node compared (:func:`diff`).
+"""A model run in two runtimes, every node's outputs compared and every Upsample and Resize
+node explained (:func:`diff`).
 
 1. Each runtime runs in a worker process of its own (the conformance runner's), so a
    runtime that crashes on the model takes only its worker down.
 2. The inputs are those given, the others made up; symbolic dimensions get distinct sizes,
    tried in a few patterns until every node enlarges (``onnx._exercise``).
-3. Every node's input and output (and its scales, where computed) are extra graph outputs
-   (``onnx._probe.expose``), so that a difference is found at its node.
+3. Every value a main-graph node computes is an extra graph output (``onnx._probe.expose``,
+   polygraphy's "mark all"), so that one run per runtime returns them all.
 4. Where a runtime refuses the model, it runs it cut at every Upsample and Resize
    (``onnx._probe.run_pieces``); a node it refuses runs in the other runtime, so that the
    rest of the model still runs, and is reported refused.
-5. A node whose output differs is explained: where its input differs too, the node runs
-   alone in both runtimes on the same input first; then each runtime's output goes through
-   the explainer, which names the convention it follows.
+5. Every node's outputs are compared bit for bit in the graph's order (``_diff_graph``):
+   a difference begins at a node whose output differs while its inputs are the same, and
+   the nodes it reaches downstream inherit it. An Upsample or Resize whose input already
+   differs runs alone in both runtimes on the same input, which tells a difference of its
+   own from an inherited one. A node that differs on its own is explained: each runtime's
+   output goes through the explainer, which names the convention it follows.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import onnx
 
 from .._errors import UpsampleError, UpsampleWarning
 from ..onnx._check import check
-from ..onnx._compare import difference
+from ..onnx._compare import bits_equal
 from ..onnx._exercise import (
     Probe,
     copies,
@@ -45,8 +49,11 @@ from ..onnx._modes import lower_mode_case
 from ..onnx._probe import expose, node_model, run_pieces
 from ..onnx._verification import InputUsed
 from ._backends import BUILTIN
+from ._diff_graph import origins, trace
 from ._diff_nodes import ComparedNode, compared_nodes, run_scales
-from ._diff_result import ModelDiff, NodeDiff
+from ._diff_result import DIFFERS, ModelDiff, NodeDiff
+from ._diff_rows import names
+from ._diff_values import compare
 from ._diff_why import explain_side
 from ._process import Worker
 from ._runner import check_timeout
@@ -104,8 +111,8 @@ class _Side:
         self.worker.close()
 
 
-def _whole(side: _Side, model: onnx.ModelProto, feeds: Values, names: Sequence[str]) -> Values:
-    exposed = expose(model, names)
+def _whole(side: _Side, exposed: onnx.ModelProto, feeds: Values) -> Values:
+    """``side``'s run of the model with every value exposed (:func:`expose`)."""
     results = side.run(exposed, feeds)
     ran = dict(zip([value.name for value in exposed.graph.output], results, strict=True))
     return {**feeds, **ran}
@@ -164,7 +171,7 @@ def _neither_fix(model: onnx.ModelProto, backends: Sequence[str],
     return fix
 
 
-def _search(sides: tuple[_Side, _Side], model: onnx.ModelProto, names: Sequence[str],
+def _search(sides: tuple[_Side, _Side], model: onnx.ModelProto, exposed: onnx.ModelProto,
             shown: Sequence[ComparedNode], given: Values,
             fixed: Mapping[str, Sequence[int]],
             seed: int) -> tuple[Values, list[Values | _NotRunError], int]:
@@ -178,7 +185,7 @@ def _search(sides: tuple[_Side, _Side], model: onnx.ModelProto, names: Sequence[
         runs: list[Values | _NotRunError] = []
         for side in sides:
             try:
-                runs.append(_whole(side, model, feeds, names))
+                runs.append(_whole(side, exposed, feeds))
             except _NotRunError as not_run:
                 runs.append(not_run)
             if isinstance(runs[-1], dict) or not several:
@@ -195,15 +202,24 @@ def diff(model: ModelLike, ours: str = DEFAULT_BACKENDS[0],
          inputs: Mapping[str, np.ndarray] | None = None,
          input_shapes: Mapping[str, Sequence[int]] | None = None, seed: int = 0,
          timeout: float = DEFAULT_TIMEOUT, legacy_modes: bool = False) -> ModelDiff:
-    """Run ``model`` in two runtimes and compare every ONNX ``Upsample`` and ``Resize`` node.
+    """Run ``model`` in two runtimes, find where their values begin to differ, and explain
+    every ONNX ``Upsample`` and ``Resize`` node that differs.
 
-    Each node's output (Upsample versions 1, 7, 9, 10; Resize 10 to 19) is compared bit for
-    bit between the runtimes, and so is every model output. For a node that differs the
-    explainer names the convention each runtime's output follows (for a Resize, relative
-    to the convention its attributes define), e.g. ``onnx-reference matches Resize
-    half_pixel (linear), float64 throughout``; where its input already differed, the node
-    first runs alone in both runtimes on the same input, so that upstream noise (a Conv that
-    rounds otherwise) is not blamed on it.
+    Every main-graph node's outputs are exposed (one run per runtime) and compared bit for
+    bit, in the graph's order: a difference begins at a node whose output differs while
+    every value it reads is the same in both runtimes (a Conv that rounds otherwise, say),
+    and the nodes downstream inherit it (:attr:`ModelDiff.origins`: where each begins, by
+    how much, in ULPs too, and what it reaches). For an Upsample or Resize (versions 1, 7,
+    9, 10; Resize 10 to 19) that differs, the explainer names the convention each
+    runtime's output follows (for a Resize, relative to the convention its attributes
+    define), e.g. ``onnx-reference matches Resize half_pixel (linear), float64
+    throughout``; where its input already differed, the node first runs alone in both
+    runtimes on the same input, so that a difference upstream is not blamed on it (its
+    verdict is then ``input differs``, naming where that difference begins).
+
+    A runtime may compute a model otherwise when its values are exposed: onnxruntime does
+    not fuse a node into the next across a value that is a graph output. What is compared
+    is each runtime's run with every value exposed.
 
     Parameters
     ----------
@@ -232,7 +248,9 @@ def diff(model: ModelLike, ours: str = DEFAULT_BACKENDS[0],
     Returns
     -------
     ModelDiff
-        ``differs``: some node differs; ``nodes`` and ``outputs`` the comparisons;
+        ``differs``: some Upsample or Resize node differs itself; ``nothing_compared``:
+        none could be compared (a runtime refused each one); ``nodes`` and ``outputs``
+        the comparisons; ``origins`` where differences begin among nodes of every kind;
         ``lines()`` the report; ``to_dict()`` the same as JSON.
 
     Raises
@@ -265,10 +283,13 @@ def diff(model: ModelLike, ours: str = DEFAULT_BACKENDS[0],
     nodes = compared_nodes(loaded)
     shown = [node for node in nodes if node.index is not None]
     labels = {node.output: node.label for node in shown}
+    outputs = [value.name for value in loaded.graph.output]
     produced = {name for node in loaded.graph.node for name in node.output if name}
-    names = [value.name for value in loaded.graph.output] + [
-        name for node in shown for name in node.reads if name in produced]
-    names = list(dict.fromkeys(names))
+    # what the Upsample and Resize rows read, and every value the main graph computes
+    names = (list(dict.fromkeys(outputs + [name for node in shown for name in node.reads
+                                           if name in produced])),
+             list(dict.fromkeys(outputs + [name for node in loaded.graph.node
+                                           for name in node.output if name])))
     given, shapes, seed = checked_inputs(graph_inputs(loaded), inputs, input_shapes, seed)
     fixed = {**{name: list(value.shape) for name, value in given.items()}, **shapes}
     with tempfile.TemporaryDirectory(prefix="onnx-upsample-diff-") as folder:
@@ -287,30 +308,54 @@ def diff(model: ModelLike, ours: str = DEFAULT_BACKENDS[0],
 
 
 def _compare(sides: tuple[_Side, _Side], model: onnx.ModelProto, label: str,
-             nodes: list[ComparedNode], shown: list[ComparedNode], names: list[str],
-             labels: Mapping[str, str], given: Values, fixed: Mapping[str, Sequence[int]],
-             seed: int, neither: Callable[[str], Fix]) -> ModelDiff:
-    feeds, runs, tried = _search(sides, model, names, shown, given, fixed, seed)
+             nodes: list[ComparedNode], shown: list[ComparedNode],
+             names: tuple[list[str], list[str]], labels: Mapping[str, str], given: Values,
+             fixed: Mapping[str, Sequence[int]], seed: int,
+             neither: Callable[[str], Fix]) -> ModelDiff:
+    """The runs, the comparisons and the result. The rows and the model outputs come from
+    runs that expose only what the rows read (``names[0]``): exposing a value keeps a
+    runtime from fusing nodes across it, so these runs stay closest to the model as it
+    runs. Where differences begin comes from one more run per runtime with every value
+    exposed (``names[1]``); where that run changes what the first one computed, a warning
+    says so."""
+    focused = expose(model, names[0])
+    feeds, runs, tried = _search(sides, model, focused, shown, given, fixed, seed)
     while len(runs) < 2:  # the search ran one side only
         try:
-            runs.append(_whole(sides[len(runs)], model, feeds, names))
+            runs.append(_whole(sides[len(runs)], focused, feeds))
         except _NotRunError as not_run:
             runs.append(not_run)
     cut = {node.index for node in shown if node.index is not None}
     refused: tuple[dict[str, str], dict[str, str]] = ({}, {})
-    values: list[Values] = []
+    values: list[Values] = []  # each runtime's values, as the rows read them
+    every: list[Values] = []  # the same with every value exposed
+    changed: list[str] = []
+    exposed = expose(model, names[1]) if names[1] != names[0] else focused
     for number, run in enumerate(runs):
         if isinstance(run, dict):
             values.append(run)
-        else:
-            values.append(_cut(sides[number], sides[1 - number], model, feeds, names, cut,
+            every.append(_every(sides[number], exposed, feeds, run, changed))
+        else:  # cut at each Upsample and Resize, every piece exposing every value
+            values.append(_cut(sides[number], sides[1 - number], model, feeds, names[1], cut,
                                refused[number], labels, neither))
+            every.append(values[-1])
     constants = {tensor.name: onnx.numpy_helper.to_array(tensor)
                  for tensor in model.graph.initializer}
-    for side_values in values:
+    for side_values in (*values, *every):
         for name, value in {**constants, **feeds}.items():
             side_values.setdefault(name, np.asarray(value))
+    traces = trace(model, every[0], every[1], {*refused[0], *refused[1]})
     rows = [_node_row(node, sides, model, values, refused) for node in nodes]
+    # an Upsample or Resize whose input differs adds a difference of its own only where,
+    # run alone on one input, it still differs (its verdict DIFFERS)
+    own = {node.index: row.verdict == DIFFERS for node, row in zip(nodes, rows, strict=True)
+           if node.index is not None}
+    graph_outputs = [value.name for value in model.graph.output]
+    found, sources = origins(traces, own, graph_outputs)
+    rows = [replace(row, sources=sources.get(node.index, ())) if node.index is not None
+            and not row.where and row.difference is not None
+            and not row.difference.identical else row
+            for node, row in zip(nodes, rows, strict=True)]
     declared = {value.name: value for value in graph_inputs(model)}
     behind_shapes = {}
     for row, node in zip(rows, nodes, strict=True):
@@ -318,19 +363,44 @@ def _compare(sides: tuple[_Side, _Side], model: onnx.ModelProto, label: str,
             behind = [declared[name] for name in inputs_behind(model, node.scales or node.x)
                       if name in declared]
             behind_shapes[node.label] = declared_shapes(behind)
-    outputs = tuple(difference(value.name, values[0][value.name], values[1][value.name])
-                    for value in model.graph.output)
+    outputs = tuple(compare(name, values[0][name], values[1][name]) for name in graph_outputs)
     used = tuple(InputUsed(name, str(value.dtype), tuple(value.shape), name in given)
                  for name, value in feeds.items())
     whole = tuple(run.words if isinstance(run, _NotRunError) else "" for run in runs)
+    compared = [node for node in traces if node.outputs and not node.refused]
     return ModelDiff(label, (sides[0].name, sides[1].name),
                      (sides[0].version, sides[1].version), used, seed, tried, tuple(rows),
-                     outputs, (whole[0], whole[1]), behind_shapes)
+                     outputs, (whole[0], whole[1]), behind_shapes, tuple(found), len(compared),
+                     sum(node.differs for node in compared), tuple(changed))
+
+
+def _every(side: _Side, exposed: onnx.ModelProto, feeds: Values, run: Values,
+           changed: list[str]) -> Values:
+    """``side``'s run with every value exposed; where it computes a value of ``run`` (its
+    run with fewer exposed) otherwise, a line in ``changed``; where it refuses the model
+    so, ``run`` (then only the values ``run`` holds are compared)."""
+    try:
+        every = _whole(side, exposed, feeds)
+    except _NotRunError as not_run:
+        changed.append(f"{side.name} refused the model with every value exposed ("
+                       f"{not_run.words}): only the Upsample and Resize nodes' values and "
+                       "the outputs are compared")
+        return run
+    moved = [name for name in run if name in every and not bits_equal(
+        np.asarray(run[name]), np.asarray(every[name]))]
+    if moved:
+        changed.append(f"{side.name} computes otherwise when every value is exposed as a "
+                       f"graph output ({names(moved)} change; a runtime fuses nodes only "
+                       "across values that are no graph output): the Upsample and Resize "
+                       "rows and the outputs are from its run with only their values "
+                       "exposed, where differences begin is from its run with every value "
+                       "exposed")
+    return every
 
 
 def _node_row(node: ComparedNode, sides: tuple[_Side, _Side], model: onnx.ModelProto,
               values: list[Values], refused: tuple[dict[str, str], dict[str, str]]) -> NodeDiff:
-    """One node's comparison, explained where it differs."""
+    """One Upsample or Resize node's comparison, explained where it differs on its own."""
     if node.index is None:
         return NodeDiff(node.label, node.op, node.output, node.where, node.words)
     first, second = values
@@ -344,17 +414,22 @@ def _node_row(node: ComparedNode, sides: tuple[_Side, _Side], model: onnx.ModelP
         if node.output in refused[number]:  # its output is the other runtime's
             return replace(shaped, refused=(sides[number].name,
                                             refused[number][node.output]))
-    row = replace(shaped, input_difference=difference(node.x, x, second[node.x]),
-                  difference=difference(node.output, y, second[node.output]))
+    # X, and the scales or sizes where computed: what it reads that a runtime computed
+    inputs_identical = all(bits_equal(np.asarray(first[name]), np.asarray(second[name]))
+                           for name in node.reads if name != node.output and name in first
+                           and name in second)
+    row = replace(shaped, input_difference=compare(node.x, x, second[node.x]),
+                  difference=compare(node.output, y, second[node.output]),
+                  inputs_identical=inputs_identical)
     assert row.difference is not None and row.input_difference is not None
     if row.difference.identical:
         return row
     xs, ys = (x, second[node.x]), (y, second[node.output])
     both = (scales, run_scales(node, second, np.shape(xs[1]), np.shape(ys[1])))
-    if not row.input_difference.identical:
+    if not inputs_identical:
         ran = _alone(node, sides, model, first)
         if ran is not None:
-            row = replace(row, alone=difference(node.output, ran[0], ran[1]))
+            row = replace(row, alone=compare(node.output, ran[0], ran[1]))
             if row.alone is not None and row.alone.identical:
                 return row
             xs, ys, both = (x, x), ran, (scales, scales)

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._errors import UpsampleError
 from ._diff_nodes import ComparedNode
-from ._diff_result import SideExplanation
+from ._diff_rows import SideExplanation
 from ._explain import conventions, explain
 
 __all__ = ["explain_side"]
