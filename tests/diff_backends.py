@@ -7,8 +7,7 @@ cut in pieces computes the same bits as the model whole): ``ort`` as it is, ``co
 with the first Conv's output one ULP larger (a difference that begins in a Conv),
 ``conv_ulp_half_pixel`` the same and every Upsample under half-pixel centres as well (a
 difference of the Upsample's own behind one it inherits). ``ceil_size`` is onnx's reference
-evaluator with a nearest Upsample whose output size rounds up (another shape); ``no_upsample10``
-refuses every Upsample of opset 10.
+evaluator with a nearest Upsample whose output size rounds up (another shape).
 """
 
 from __future__ import annotations
@@ -21,23 +20,23 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
-from onnx_upsample.onnx import Upsample
 from onnx_upsample.onnx._probe import run_pieces
 
 
 def chain(nodes: int = 100, upsamples: int = 3, channels: int = 4, size: int = 4,
-          mode: str = "nearest") -> onnx.ModelProto:
+          mode: str = "nearest", at: Sequence[int] | None = None) -> onnx.ModelProto:
     """A chain of ``nodes`` nodes on x[1, channels, size, size]: ``upsamples`` Upsample-9 x2
-    spread evenly, the others Conv 1x1, Relu, Add and Mul with constants in turn (Conv first:
-    node ``conv0`` is the first node)."""
+    (at the places ``at``, else spread evenly), the others Conv 1x1, Relu, Add and Mul with
+    constants in turn by place (node ``conv0`` first)."""
     rng = np.random.default_rng(0)
     scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
-    tensors, made, current = [scales], [], "x"
     every = max(nodes // (upsamples + 1), 1)
+    places = set(at) if at is not None else {every * (k + 1) - 1 for k in range(upsamples)}
+    tensors, made, current = [scales], [], "x"
     kinds = ("Conv", "Relu", "Add", "Mul")
     for index in range(nodes):
         out = f"v{index}"
-        if index % every == every - 1 and sum(n.op_type == "Upsample" for n in made) < upsamples:
+        if index in places:
             made.append(helper.make_node("Upsample", [current, "scales"], [out],
                                          name=f"up{index}", mode=mode))
         else:
@@ -141,12 +140,3 @@ def ceil_size(model_bytes: bytes, inputs: dict[str, np.ndarray]) -> list[np.ndar
     model = onnx.load_from_string(model_bytes)
     return list(ReferenceEvaluator(model, new_ops=[CeilUpsample]).run(None, inputs))
 
-
-def no_upsample10(model_bytes: bytes, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """onnx's reference evaluator with onnx-upsample's Upsample, refusing any model of
-    opset 10 that holds an Upsample (a runtime without Upsample-10)."""
-    model = onnx.load_from_string(model_bytes)
-    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
-    if opset == 10 and any(node.op_type == "Upsample" for node in model.graph.node):
-        raise NotImplementedError("Upsample-10 is not supported by this runtime")
-    return list(ReferenceEvaluator(model, new_ops=[Upsample]).run(None, inputs))

@@ -352,6 +352,8 @@ def _compare(sides: tuple[_Side, _Side], model: onnx.ModelProto, label: str,
            if node.index is not None}
     graph_outputs = [value.name for value in model.graph.output]
     found, sources = origins(traces, own, graph_outputs)
+    versions = {node.label: node.op for node in shown}  # Upsample-9, not Upsample
+    found = [replace(origin, op=versions.get(origin.node, origin.op)) for origin in found]
     rows = [replace(row, sources=sources.get(node.index, ())) if node.index is not None
             and not row.where and row.difference is not None
             and not row.difference.identical else row
