@@ -34,11 +34,8 @@ A worker cannot fool the grader:
 from __future__ import annotations
 
 import contextlib
-import fractions
 import json
-import numbers
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -53,8 +50,15 @@ import numpy as np
 
 from .._errors import UpsampleError
 from .._resources import format_bytes
-from .._spec.spelling import spelled
 from ._grade import CRASHED, OUT_OF_MEMORY, TIMEOUT
+from ._memory import (
+    DEFAULT_MEMORY_LIMIT,
+    check_memory_limit,
+    parse_memory_limit,
+    reset_peak,
+    resident,
+)
+from ._memory import peak as peak_of
 from ._protocol import CLOSED, STOPPED, read, send
 
 __all__ = ["DEFAULT_MEMORY_LIMIT", "FINISH_WAIT", "START_TIMEOUT", "WATCH_EVERY", "Answer",
@@ -71,129 +75,6 @@ FINISH_WAIT = 2.0
 #: 15 us a reading, and what a runtime can allocate in between is caught by the peak read
 #: after the answer.
 WATCH_EVERY = 0.025
-
-
-def _default_memory_limit() -> int:
-    """4 GiB, or half of this machine's physical memory where that is less."""
-    try:
-        physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, ValueError, OSError):  # pragma: no cover - no sysconf
-        return 4 << 30
-    return min(4 << 30, max(physical // 2, 1))
-
-
-#: A worker's memory limit unless one is given, in bytes: 4 GiB, or half of this machine's
-#: physical memory where that is less. A conformance case is small (its model and data a
-#: few MiB at most), and a runtime with its arenas and compiled kernels stays well under a
-#: gigabyte on the suite, so 4 GiB only stops a runtime that leaks or runs away; half the
-#: machine leaves the grader and everything else running their memory before the system's
-#: out-of-memory killer chooses whom to kill.
-DEFAULT_MEMORY_LIMIT = _default_memory_limit()
-
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-_SIZE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(?:([KMGT])(?:I?B)?|B)?", re.IGNORECASE)
-_SIZES = ("a size such as 4G, 512M, 1.5GiB or 2000000000 (bytes; K, M, G and T are powers "
-          "of 1024)")
-
-
-def parse_memory_limit(text: str) -> int | None:
-    """The memory limit ``--memory-limit`` gives, in bytes: ``4G``, ``512M``, ``1.5GiB``,
-    ``2000000000`` (bytes), or ``none`` for no limit (None); case-insensitive, the units
-    K, M, G and T (``KB``, ``KiB``, ...) powers of 1024.
-
-    Raises
-    ------
-    UpsampleError
-        If ``text`` is none of these, or not above 0 (worded for ``--memory-limit`` and
-        ``memory_limit=``).
-    """
-    words = text.strip()
-    if words.lower() == "none":
-        return None
-    match = _SIZE.fullmatch(words)
-    size = (int(fractions.Fraction(match[1]) * _UNITS[(match[2] or "").upper()])
-            if match else 0)
-    if size <= 0:
-        raise spelled(lambda s: (
-            f"{s.argument('memory_limit')} is {s.value(text)}; give {_SIZES}, or "
-            f"{'none' if s.options else 'None'} for no limit"))
-    return size
-
-
-def check_memory_limit(value: object) -> int | None:
-    """``memory_limit`` (bytes a worker's resident memory may reach; None: no limit) as an
-    int.
-
-    Raises
-    ------
-    TypeError
-        If it is neither a whole number nor None.
-    UpsampleError
-        If it is not above 0 (worded for ``memory_limit=`` and ``--memory-limit``).
-    """
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"memory_limit is {value!r}; expected a whole number of bytes such as "
-                        f"4 * 2**30, or None for no limit")
-    if value <= 0:
-        raise spelled(lambda s: (
-            f"{s.argument('memory_limit')} is {value}; give {_SIZES}, or none for no limit"
-            if s.options else
-            f"memory_limit is {value}; expected a number of bytes > 0 such as 4 * 2**30, or "
-            "None for no limit"))
-    return int(value)
-
-
-# -------------------------------------------------------------- a worker's memory (Linux)
-
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-
-
-def _proc(pid: int, name: str) -> bytes | None:
-    """A small file of /proc/PID, or None where it cannot be read (no /proc, gone)."""
-    try:
-        fd = os.open(f"/proc/{pid}/{name}", os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        return os.read(fd, 1 << 14)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def _resident(pid: int) -> int | None:
-    """The process's resident memory in bytes (statm's second field: cheaper than
-    status)."""
-    words = (_proc(pid, "statm") or b"").split()
-    return int(words[1]) * _PAGE if len(words) > 1 and words[1].isdigit() else None
-
-
-def _peak(pid: int) -> int | None:
-    """The process's peak resident memory (VmHWM) in bytes, since it started or since
-    :func:`_reset_peak`."""
-    for line in (_proc(pid, "status") or b"").splitlines():
-        if line.startswith(b"VmHWM:"):
-            words = line.split()
-            return int(words[1]) * 1024 if len(words) > 1 and words[1].isdigit() else None
-    return None
-
-
-def _reset_peak(pid: int) -> bool:
-    """Reset the process's peak resident memory to its current size (Linux 4.0 and later;
-    False where it cannot be)."""
-    try:
-        fd = os.open(f"/proc/{pid}/clear_refs", os.O_WRONLY)
-    except OSError:
-        return False
-    try:
-        return os.write(fd, b"5") == 1
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
 
 
 @dataclass(frozen=True)
@@ -232,10 +113,11 @@ class Worker:
         The backend's options.
     memory_limit : int or None
         Bytes the worker's resident memory may reach (:data:`DEFAULT_MEMORY_LIMIT`); None:
-        no limit. Not an address-space limit (``RLIMIT_AS``): runtimes reserve far more
-        address space than they use (onnxruntime's arenas, OpenVINO's and TVM's thread
-        pools and code caches), and would fail to start under one that bounds what they
-        really use.
+        no limit. Not an address-space limit (``RLIMIT_AS``): runtimes reserve several
+        times the memory they use (after one case on a 2-core machine: onnxruntime 300 MiB
+        of address space for 92 MiB resident, OpenVINO 590 for 113, TVM 1.1 GiB for 413),
+        and more with each thread (its stack, glibc's 64 MiB malloc arena), so such a limit
+        fails them on a many-core machine for memory they never touch.
     """
 
     def __init__(self, spec: str, options: Mapping[str, str] | None = None,
@@ -291,7 +173,7 @@ class Worker:
             raise UpsampleError(message)
         _, self.name, self.version, self.settings = reply
         assert self.process is not None
-        self._started_with = _resident(self.process.pid)
+        self._started_with = resident(self.process.pid)
 
     def _read(self, timeout: float, watch: bool = False) -> Any:
         assert self.process is not None and self.process.stdout is not None
@@ -350,8 +232,8 @@ class Worker:
         pid = self.process.pid
         if self._started_with is None:  # no /proc: the worker tells its own peak
             return _Before(None, False, None)
-        reset = _reset_peak(pid)
-        return _Before(_resident(pid), reset, None if reset else _peak(pid))
+        reset = reset_peak(pid)
+        return _Before(resident(pid), reset, None if reset else peak_of(pid))
 
     def _hand_over(self, request: Any, deadline: float, timeout: float,
                    before: _Before) -> bool | tuple[str, str]:
@@ -389,7 +271,7 @@ class Worker:
         peak = self._peak_after(before, told)
         if self.memory_limit is not None and peak is not None and peak > self.memory_limit:
             self._used = peak
-            now = _resident(self.process.pid)
+            now = resident(self.process.pid)
             stopped = self._started_with is None or now is None or now > self.memory_limit
             if stopped:
                 self.stop()
@@ -400,7 +282,7 @@ class Worker:
         """The worker's peak resident memory during the request: VmHWM where it was reset
         before, or rose since; else what the worker told (its own peak, where it rose)."""
         assert self.process is not None
-        peak = _peak(self.process.pid) if self._started_with is not None else None
+        peak = peak_of(self.process.pid) if self._started_with is not None else None
         if peak is not None and (before.reset or (before.peak is not None
                                                   and peak > before.peak)):
             return peak
@@ -424,7 +306,7 @@ class Worker:
         waiting for it)."""
         if self.memory_limit is None or self._started_with is None or self.process is None:
             return False
-        used = _resident(self.process.pid)
+        used = resident(self.process.pid)
         if used is None or used <= self.memory_limit:
             return False
         self._used = used
@@ -434,18 +316,20 @@ class Worker:
         """The out-of-memory grade's message: how much, the limit, memory held from
         earlier cases where that is most of it, and the fix."""
         assert self.memory_limit is not None
-        words = (f"its resident memory {verb} {format_bytes(self._used)} in this case, over "
-                 f"the worker's limit of {format_bytes(self.memory_limit)}"
+        # how much over, since both round alike where it is a little
+        words = (f"resident memory {verb} {format_bytes(self._used)}, "
+                 f"{format_bytes(self._used - self.memory_limit)} over the worker's limit of "
+                 f"{format_bytes(self.memory_limit)}"
                  f"{' (worker stopped)' if stopped else ''}")
         held = before.resident
         start = self._started_with
         # most of what it used was already held when the case began: kept from earlier
         # cases (a leak), not this case's own need
         if held is not None and start is not None and held - start >= (self._used - start) / 2:
-            words += (f"; it held {format_bytes(held)} before this case and "
-                      f"{format_bytes(start)} when it started: memory kept from earlier cases")
-        return words + ("; give --memory-limit a larger size, or none for no limit "
-                        "(memory_limit= in Python)")
+            words += (f"; it held {format_bytes(held)} before this case, {format_bytes(start)} "
+                      "at its start: kept from earlier cases")
+        # reports cut a message at 300 characters: this one stays under
+        return words + "; give --memory-limit (memory_limit=) a larger size, or none"
 
     def finish(self) -> str | None:
         """After the last request: how the worker died after answering it, if it did (None:
