@@ -1,4 +1,4 @@
-"""The model-level diff: one model in two runtimes, each Upsample and Resize compared, the
+"""The model-level diff: one model in two runtimes, each Upsample and Resize explained, the
 convention behind a difference named (``onnx_upsample.conformance.diff``, ``onnx-upsample
 diff``). The runtimes are test backends (tests/conformance_backends.py) with known
 conventions, and onnxruntime against onnx's reference evaluator."""
@@ -308,8 +308,8 @@ def test_readme_diff_transcripts_are_what_the_command_prints(
         pytest.skip("onnxruntime's NCHWc layout kernel runs on x86 only")
     if avx512_cpu():
         pytest.skip("the transcripts were recorded where onnxruntime's convolutions take "
-                    "their AVX2 kernels; its AVX-512 ones round other bits, so the Upsample's "
-                    "input differs from the reference's")
+                    "their AVX2 kernels; its AVX-512 ones may round other bits, so that the "
+                    "difference begins at the first Conv")
     monkeypatch.chdir(ROOT)
     code, out, _ = run_cli(capsys, *shlex.split(command))
     assert code == (1 if "linear" in command else 0)
@@ -418,3 +418,18 @@ def test_sizes_past_2_24_give_the_scale_onnxruntime_computes_them_with() -> None
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     (found,) = compared_nodes(model)
     assert run_scales(found, {}, (2**24 + 1,), (2**25 + 2,)) == (2.0,)
+
+
+def test_scales_above_1_that_left_the_size_ask_for_larger_inputs() -> None:
+    """8 * 1.1 = 8.8 rounds down to 8: the node copied X although its scales exceed 1."""
+    from onnx_upsample.conformance._diff_result import ModelDiff, NodeDiff
+
+    row = NodeDiff("frac", "Upsample-9", "y", input_shape=(1, 3, 8, 8),
+                   output_shape=(1, 3, 8, 8), scales=(1, 1, 1.1, 1.1), exercised=False)
+    found = ModelDiff("m", ("a", "b"), ("1", "1"), (), 0, 1, (row,), (),
+                      exercise_shapes={"frac": {"x": ["N", 3, "H", "W"]}})
+    (warning,) = [text for kind, text in found.lines(OPTIONS) if kind == "warning"]
+    assert warning.startswith("node 'frac' was not exercised: its scales [1,1,1.1,1.1] left "
+                              "every size of X as it was"), warning
+    assert warning.endswith("give larger inputs: --input-shape x=N,3,H,W (or --input "
+                            "NAME=FILE.npy)"), warning

@@ -21,8 +21,9 @@ Needs the ``onnx`` extra; the optional runtimes are the ``conformance`` extra
 - :func:`explain` names the conventions (Resize's ``half_pixel``, ``align_corners``,
   PyTorch's reciprocal multiply, TVM's rounded sizes...) that reproduce a runtime's output,
   all of them when one output cannot tell them apart.
-- :func:`diff` runs one model in two runtimes, compares every ``Upsample`` and ``Resize``
-  node's output, and names the convention behind each difference (:class:`ModelDiff`).
+- :func:`diff` runs one model in two runtimes, compares every node's outputs, says where
+  each difference begins (:class:`Origin`: a Conv as much as an ``Upsample``), and names the
+  convention behind each ``Upsample`` and ``Resize`` that differs (:class:`ModelDiff`).
 
 Example::
 
@@ -46,7 +47,7 @@ from ._backend_base import check_options
 from ._backends import BUILTIN as BACKENDS
 from ._cases import SUITE_VERSION
 from ._diff import diff
-from ._diff_result import ModelDiff, NodeDiff
+from ._diff_result import ModelDiff, NodeDiff, Origin
 from ._explain import Explanation
 from ._explain import explain as _explain_arrays
 from ._grade import parse_tolerance
@@ -55,8 +56,8 @@ from ._runner import BackendResult, CaseResult
 from ._suite import Suite, SuiteCase, export, load
 
 __all__ = ["BACKENDS", "SUITE_VERSION", "BackendResult", "CaseResult", "Explanation",
-           "ModelDiff", "NodeDiff", "Suite", "SuiteCase", "diff", "explain", "export", "load",
-           "run"]
+           "ModelDiff", "NodeDiff", "Origin", "Suite", "SuiteCase", "diff", "explain", "export",
+           "load", "run"]
 
 
 def run(backend: str, suite: Suite | str | os.PathLike[str] | None = None, *,

@@ -36,6 +36,7 @@ from ..onnx._compare import bits_equal
 from ..onnx._exercise import (
     Probe,
     copies,
+    declared_dims,
     declared_shapes,
     exercised,
     inputs_behind,
@@ -362,8 +363,13 @@ def _compare(sides: tuple[_Side, _Side], model: onnx.ModelProto, label: str,
     behind_shapes = {}
     for row, node in zip(rows, nodes, strict=True):
         if row.exercised is False:
-            behind = [declared[name] for name in inputs_behind(model, node.scales or node.x)
-                      if name in declared]
+            # scales above 1 that left every size as it was want a larger X; others,
+            # other values of what the scales are computed from
+            enlarging = row.scales is not None and any(scale > 1 for scale in row.scales)
+            source = node.x if enlarging else (node.scales or node.x)
+            behind = [declared[name] for name in inputs_behind(model, source)
+                      if name in declared and not (enlarging and all(
+                          isinstance(d, int) for d in declared_dims(declared[name])))]
             behind_shapes[node.label] = declared_shapes(behind)
     outputs = tuple(compare(name, values[0][name], values[1][name]) for name in graph_outputs)
     used = tuple(InputUsed(name, str(value.dtype), tuple(value.shape), name in given)

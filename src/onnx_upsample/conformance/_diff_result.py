@@ -64,11 +64,14 @@ class Origin:
     outputs: tuple[str, ...] = ()
 
     def reach_words(self) -> str:
-        """``it reaches 37 nodes ('relu1', 'add2', 'mul3' and 34 more) and output 'y'``."""
+        """``it reaches 37 nodes ('relu1', 'add2', 'mul3' and 34 more) and output 'y'``;
+        ``it is a model output`` where it is one and reaches nothing else."""
         parts = []
         if self.reaches:
             count = len(self.reaches)
             parts.append(f"{count} node{'s' if count > 1 else ''} ({names(self.reaches)})")
+        if self.outputs == (self.difference.name,) and not self.reaches:
+            return "it is a model output"
         if self.outputs:
             parts.append(f"output{'s' if len(self.outputs) > 1 else ''} "
                          f"{names(self.outputs, 8)}")
@@ -230,14 +233,14 @@ class ModelDiff:
                 out.append(("warning", empty_output(node.node, node.input_shape or (),
                                                     node.output_shape)))
                 continue
+            # scales above 1 whose output sizes round back to the input's want a larger X
             enlarging = node.scales is not None and any(scale > 1 for scale in node.scales)
-            why = ("left every size of X as it was" if enlarging else
-                   f"came to {scales_words(node.scales)}")
-            out.append(("warning", f"node {node.node!r} was not exercised: its scales "
-                        f"{scales_words(node.scales) + ' ' if enlarging else ''}{why} under "
-                        f"each of the {self.shapes_tried} input shape(s) tried, so both "
-                        "runtimes copied X" + (f"; give inputs under which they exceed 1: {hint}"
-                                               if shapes else "")))
+            why = (f"{scales_words(node.scales)} left every size of X as it was" if enlarging
+                   else f"came to {scales_words(node.scales)}")
+            give = "larger inputs" if enlarging else "inputs under which they exceed 1"
+            out.append(("warning", f"node {node.node!r} was not exercised: its scales {why} "
+                        f"under each of the {self.shapes_tried} input shape(s) tried, so both "
+                        "runtimes copied X" + (f"; give {give}: {hint}" if shapes else "")))
         out += [("warning", f"node {node.node!r} lies in {node.where}: its output is not "
                  "observed on its own, only through the model's outputs")
                 for node in self.nodes if node.where]
