@@ -133,7 +133,7 @@ class Worker:
         self.name, self.version = spec, "unknown"
         self.settings: dict[str, str] = {}
         # whether the running worker answered the last request it took; its resident memory
-        # once it was ready (None: not readable here); what it used when it was stopped
+        # once it was ready (None: not readable here); what it used when found over its limit
         self._answered = False
         self._started_with: int | None = None
         self._used = 0
@@ -272,10 +272,9 @@ class Worker:
         if self.memory_limit is not None and peak is not None and peak > self.memory_limit:
             self._used = peak
             now = resident(self.process.pid)
-            stopped = self._started_with is None or now is None or now > self.memory_limit
-            if stopped:
+            if self._started_with is None or now is None or now > self.memory_limit:
                 self.stop()
-            return OUT_OF_MEMORY, self._out_of_memory("peaked at", before, stopped), peak
+            return OUT_OF_MEMORY, self._out_of_memory("peaked at", before), peak
         return status, payload, peak
 
     def _peak_after(self, before: _Before, told: int | None) -> int | None:
@@ -295,7 +294,7 @@ class Worker:
         if reply is None:
             return TIMEOUT, f"no answer within {timeout:g} s (worker stopped)"
         if reply is STOPPED:
-            return OUT_OF_MEMORY, self._out_of_memory("reached", before, True)
+            return OUT_OF_MEMORY, self._out_of_memory("reached", before)
         if isinstance(reply, tuple) and reply[0] == "unreadable":
             return CRASHED, str(reply[1])
         return CRASHED, f"its answer could not be read (not a message of the protocol: " \
@@ -312,24 +311,23 @@ class Worker:
         self._used = used
         return True
 
-    def _out_of_memory(self, verb: str, before: _Before, stopped: bool) -> str:
+    def _out_of_memory(self, verb: str, before: _Before) -> str:
         """The out-of-memory grade's message: how much, the limit, memory held from
         earlier cases where that is most of it, and the fix."""
         assert self.memory_limit is not None
         # how much over, since both round alike where it is a little
         words = (f"resident memory {verb} {format_bytes(self._used)}, "
                  f"{format_bytes(self._used - self.memory_limit)} over the worker's limit of "
-                 f"{format_bytes(self.memory_limit)}"
-                 f"{' (worker stopped)' if stopped else ''}")
+                 f"{format_bytes(self.memory_limit)}")
         held = before.resident
         start = self._started_with
         # most of what it used was already held when the case began: kept from earlier
         # cases (a leak), not this case's own need
         if held is not None and start is not None and held - start >= (self._used - start) / 2:
             words += (f"; it held {format_bytes(held)} before this case, {format_bytes(start)} "
-                      "at its start: kept from earlier cases")
-        # reports cut a message at 300 characters: this one stays under
-        return words + "; give --memory-limit (memory_limit=) a larger size, or none"
+                      "at start: kept from earlier cases")
+        # the text report cuts a message at 220 characters: this one stays under
+        return words + "; raise --memory-limit (memory_limit=), or none"
 
     def finish(self) -> str | None:
         """After the last request: how the worker died after answering it, if it did (None:
