@@ -289,8 +289,8 @@ def grade_backend(spec: str, suite: Suite, *, timeout: float = 60.0,
         def crashed_after(message: str) -> None:
             # the worker answered the last case, then died: that case crashed
             last = result.results[-1]
-            result.results[-1] = replace(last, grade=Grade(
-                CRASHED, f"answered, then its process died ({message})"), explanation=None)
+            result.results[-1] = replace(last, grade=Grade(CRASHED, message),
+                                         explanation=None)
 
         for done, case in enumerate(cases, 1):
             started = time.perf_counter()
