@@ -5,8 +5,11 @@ node explained (:func:`diff`).
    runtime that crashes on the model takes only its worker down.
 2. The inputs are those given, the others made up; symbolic dimensions get distinct sizes,
    tried in a few patterns until every node enlarges (``onnx._exercise``).
-3. Every value a main-graph node computes is an extra graph output (``onnx._probe.expose``,
-   polygraphy's "mark all"), so that one run per runtime returns them all.
+3. Two runs per runtime (``onnx._probe.expose``): one with the values the Upsample and
+   Resize rows read (X, Y, computed scales) as extra graph outputs, the closest to the
+   model as it runs (exposing a value keeps a runtime from fusing nodes across it); one
+   with every value a main-graph node computes (polygraphy's "mark all"), which returns
+   them all at once. Where the two disagree, a warning says so.
 4. Where a runtime refuses the model, it runs it cut at every Upsample and Resize
    (``onnx._probe.run_pieces``); a node it refuses runs in the other runtime, so that the
    rest of the model still runs, and is reported refused.
@@ -335,7 +338,8 @@ def _compare(sides: tuple[_Side, _Side], model: onnx.ModelProto, label: str,
     for number, run in enumerate(runs):
         if isinstance(run, dict):
             values.append(run)
-            every.append(_every(sides[number], exposed, feeds, run, changed))
+            every.append(run if exposed is focused else
+                         _every(sides[number], exposed, feeds, run, changed))
         else:  # cut at each Upsample and Resize, every piece exposing every value
             values.append(_cut(sides[number], sides[1 - number], model, feeds, names[1], cut,
                                refused[number], labels, neither))

@@ -48,7 +48,8 @@ class NodeTrace:
     outputs : tuple of ValueDifference
         Each of its outputs that both runs hold, compared.
     inputs_identical : bool
-        Whether every value it reads is the same in both runtimes.
+        Whether every value it reads is the same in both runtimes (False where a run did
+        not return one of them).
     refused : bool
         Whether a runtime refused it (its outputs came from the other: not compared).
     """
@@ -81,8 +82,10 @@ def trace(model: onnx.ModelProto, first: Values, second: Values,
     same: dict[str, bool] = {}
 
     def identical(name: str) -> bool:
+        # a value a run did not return is not known to be the same: a node reading it is
+        # not where a difference begins
         if name not in same:
-            same[name] = name not in first or name not in second or bits_equal(
+            same[name] = name in first and name in second and bits_equal(
                 np.asarray(first[name]), np.asarray(second[name]))
         return same[name]
 
