@@ -10,6 +10,7 @@ own convention implementations, so that a case table edit cannot silently blind 
 from __future__ import annotations
 
 import collections
+import functools
 import json
 from pathlib import Path
 
@@ -31,6 +32,9 @@ from onnx_upsample.conformance._explain._search import convention_outputs, same
 
 f32 = np.float32
 ENOUGH = 5  # cases on which each convention must differ from Upsample
+# The x86 conversion (a result beyond the type's range becomes its minimum) differs from
+# truncation only where a linear result overflows: the suite's int32 extremes cases, three.
+ENOUGH_X86 = 3
 # outputs up to this size are enough to tell every convention apart, and cheap to compute
 SMALL = 5000
 
@@ -51,10 +55,10 @@ def test_every_convention_differs_from_upsample_on_five_cases() -> None:
     counts: collections.Counter[Recipe] = collections.Counter()
     pending = {mode: {r for size in SIZE_RULES for r in recipes(mode, size, True)
                       if not r.is_upsample} for mode in ("nearest", "linear")}
-    assert [len(p) for p in pending.values()] == [899, 1199]
+    assert [len(p) for p in pending.values()] == [1439, 2879]
 
     def wanted(group: tuple[Recipe, ...]) -> bool:
-        return any(counts[r] < ENOUGH for r in group)
+        return any(counts[r] < _enough(r) for r in group)
 
     # the groups added to catch conventions first, then integer linear cases (integer
     # rounding rules): once every convention is caught often enough, the rest is skipped
@@ -72,15 +76,31 @@ def test_every_convention_differs_from_upsample_on_five_cases() -> None:
         for group, got in convention_outputs(x, scales, case.mode, etype, wanted):
             if got.shape != expected.shape or not same(got, expected, etype.is_float).all():
                 counts.update(group)
-        pending[case.mode] = {r for r in pending[case.mode] if counts[r] < ENOUGH}
+        pending[case.mode] = {r for r in pending[case.mode] if counts[r] < _enough(r)}
     for mode, short in pending.items():
         names = sorted((counts[r], r.name) for r in short)
         assert names == [], f"{len(names)} {mode} conventions caught by too few cases"
 
 
+@functools.cache
+def _enough(recipe: Recipe) -> int:
+    """How many cases must catch ``recipe``: ENOUGH, or ENOUGH_X86 where the x86 conversion
+    is its only departure but for the output size."""
+    others = [d for d in recipe.departures if not d.startswith("size:")]
+    return ENOUGH_X86 if others == ["integers:x86"] else ENOUGH
+
+
+# Size rules no default case tells apart: round half to even of the float32 product and of
+# the exact one differ only where the float32 product rounds to a tie whose exact product is
+# above it with an even floor (5 x f32(1.7) = 8.50000024, 8.5 in float32), which no case
+# has. The explainer's own tests hold the difference (test_explain_sizes.test_size_rules).
+NOT_SEPARATED = {("round_half_even", "exact_round_half_even")}
+
+
 def test_output_size_rules_are_separated() -> None:
-    """Each pair of size rules gives another shape on some case, and each rule gives another
-    shape than Upsample's (trunc of the float32 product) on five."""
+    """Each pair of size rules gives another shape on some case (but NOT_SEPARATED's, which
+    must stay unseparated: a case that separates them removes the pair), and each rule
+    gives another shape than Upsample's (trunc of the float32 product) on five."""
     cases = _default_cases()
     shapes = {rule: [tuple(output_length(rule, n, f32(s))
                            for n, s in zip(c.shape, c.scales, strict=True)) for c in cases]
@@ -89,7 +109,10 @@ def test_output_size_rules_are_separated() -> None:
     for a in SIZE_RULES:
         for b in SIZE_RULES[SIZE_RULES.index(a) + 1:]:
             differ = sum(p != q for p, q in zip(shapes[a], shapes[b], strict=True))
-            assert differ >= (ENOUGH if a == "trunc" else 1), (a, b, differ)
+            if (a, b) in NOT_SEPARATED:
+                assert differ == 0, (a, b, differ)
+            else:
+                assert differ >= (ENOUGH if a == "trunc" else 1), (a, b, differ)
     # the separating example of the issue: 5 x f32(1.4) is 7 by trunc, 6 by exact floor
     assert any(c.shape[2:] == (5, 3) and c.scales[2] == float(f32(1.4)) for c in cases)
 

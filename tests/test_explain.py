@@ -24,7 +24,7 @@ from explain_inputs import (
 from onnx import TensorProto, helper
 
 import onnx_upsample
-from onnx_upsample.conformance._explain import Explanation, explain
+from onnx_upsample.conformance._explain import Explanation, _search, explain
 
 f32 = np.float32
 
@@ -77,7 +77,9 @@ NEAREST_FAMILIES = [
 @pytest.mark.parametrize(("transform", "nearest_mode", "scales", "expected"), NEAREST_FAMILIES)
 def test_resize_nearest_conventions(transform: str, nearest_mode: str, scales: list[float],
                                     expected: str) -> None:
-    x = random_array((1, 2, 4, 5))
+    # long enough axes that each reads another input index than Upsample at ten output
+    # indices or more (fewer only coincide: test_few_departures_only_coincide)
+    x = random_array((1, 2, 16, 30))
     theirs = onnx_resize(x, scales, "nearest", transform, nearest_mode)
     assert differs_from_upsample(x, theirs, scales, "nearest")
     result = explain(x, theirs, scales, "nearest")
@@ -250,7 +252,7 @@ def test_large_output_is_explained_quickly() -> None:
 
 
 def test_to_dict_is_json() -> None:
-    x = random_array((1, 2, 4, 5))
+    x = random_array((1, 2, 16, 30))
     theirs = onnx_resize(x, [1, 1, 1.5, 1.7], "nearest", "half_pixel", "round_prefer_floor")
     result = explain(x, theirs, [1, 1, 1.5, 1.7])
     assert isinstance(result, Explanation)
@@ -258,7 +260,51 @@ def test_to_dict_is_json() -> None:
     assert data == {"verdict": "convention", "matches": list(result.matches),
                     "best": "Resize half_pixel + round_prefer_floor", "max_ulp": None,
                     "summary": result.summary}
-    assert data["summary"].startswith("matches 36 conventions equally, not Upsample: Resize "
-                                      "half_pixel + round_prefer_floor; ")
+    assert data["summary"].startswith(f"matches {len(result.matches)} conventions equally, not "
+                                      "Upsample: Resize half_pixel + round_prefer_floor; ")
+
+
+# ---------------------------------------------------------------------------------------------
+# Named beyond chance, or coinciding
+# ---------------------------------------------------------------------------------------------
+
+
+def test_few_departures_only_coincide() -> None:
+    # half_pixel + round_prefer_floor on 4 x 5 reads another input index than Upsample at
+    # two output indices only: 36 conventions reproduce it, and one change of a row or
+    # column in either direction would agree with any of them half the time
+    x = random_array((1, 2, 4, 5))
+    theirs = onnx_resize(x, [1, 1, 1.5, 1.7], "nearest", "half_pixel", "round_prefer_floor")
+    result = explain(x, theirs, [1, 1, 1.5, 1.7])
+    assert result.verdict == "coincides", result.summary
+    assert result.best == "Resize half_pixel + round_prefer_floor"
+    assert "Resize half_pixel + round_prefer_floor" in result.matches
+    assert result.summary.startswith(
+        "coincides with Resize half_pixel + round_prefer_floor where it departs from Upsample "
+        "(2 output indices read from another input index): too few departures to tell it "
+        f"from chance, so no convention is named (that takes {_search.MIN_DEPARTURES})")
+
+
+def _float64_rows(n_in: int, scale: float) -> np.ndarray:
+    """The ONNX reference's nearest rows: floor(o / s) of the float64 quotient."""
+    n_out = onnx_upsample.output_shape((n_in,), [scale])[0]
+    return np.minimum(np.floor(np.arange(n_out) / float(f32(scale))), n_in - 1).astype(np.int64)
+
+
+def test_off_by_one_rows_are_named_only_beyond_chance() -> None:
+    # the float64 quotient reads one row less than Upsample's float32 one where f32(o) / s
+    # rounds up to a whole number: a runtime reading those rows one off coincides with
+    # float64 arithmetic, and is named for it only where there are ten such rows or more
+    float64 = "Upsample coordinates, float64 arithmetic"
+    for rows, verdict in [(7, "coincides"), (100, "convention")]:
+        x = random_array((1, 1, rows, 3), seed=30)
+        index = _float64_rows(rows, 2.2)
+        upsample_rows = onnx_upsample.upsample(np.arange(rows, dtype=f32), [2.2]).astype(int)
+        departing = int(np.count_nonzero(index != upsample_rows))
+        assert (departing < _search.MIN_DEPARTURES) == (verdict == "coincides"), departing
+        theirs = x[:, :, index][:, :, :, np.arange(6) // 2]
+        result = explain(x, theirs, [1, 1, 2.2, 2], "nearest")
+        assert result.verdict == verdict, result.summary
+        assert result.best == float64
 
 

@@ -19,12 +19,12 @@ f32 = np.float32
 # ---------------------------------------------------------------------------------------------
 
 
-def _find_reciprocal_case() -> tuple[float, int, np.ndarray]:
+def _find_reciprocal_case(departures: int) -> tuple[float, int, np.ndarray]:
     """A float32 scale and input length where PyTorch's floor(o * f32(1/s)) reads another
-    input index than Upsample's trunc(f32(o) / f32(s)), than the exact floor(o / s), and than
-    a division by f32(out) / f32(in)."""
+    input index than Upsample's trunc(f32(o) / f32(s)) at ``departures`` output indices or
+    more, and differs from the exact floor(o / s) and from a division by f32(out) / f32(in)."""
     for scale in np.arange(1.1, 3.0, 0.01, dtype=np.float64).astype(np.float32):
-        for n_in in range(2, 41):
+        for n_in in range(2, 301):
             n_out = int(f32(n_in) * scale)
             o = np.arange(n_out)
             clamp = n_in - 1
@@ -32,33 +32,50 @@ def _find_reciprocal_case() -> tuple[float, int, np.ndarray]:
             upsample = np.minimum(np.trunc(o.astype(f32) / scale), clamp)
             exact = np.minimum(np.floor(o / float(scale)), clamp)
             sizes = np.minimum(np.trunc(o.astype(f32) / (f32(n_out) / f32(n_in))), clamp)
-            if all(not np.array_equal(pytorch, other) for other in (upsample, exact, sizes)):
+            if (np.count_nonzero(pytorch != upsample) >= departures
+                    and all(not np.array_equal(pytorch, other) for other in (exact, sizes))):
                 return float(scale), n_in, pytorch.astype(np.int64)
     raise AssertionError("no float32 scale in [1.1, 3.0) where the reciprocal differs")
 
 
+PYTORCH = "Resize asymmetric + floor, reciprocal multiply (PyTorch)"
+
+
 def test_reciprocal_multiply_pytorch_nearest() -> None:
-    scale, n_in, index = _find_reciprocal_case()
+    scale, n_in, index = _find_reciprocal_case(_search.MIN_DEPARTURES)
     x = random_array((1, 3, n_in), seed=3)
     scales = [1, 1, scale]
     theirs = x[:, :, index]
     assert differs_from_upsample(x, theirs, scales, "nearest")
     result = explain(x, theirs, scales, "nearest")
     assert result.verdict == "convention", result.summary
-    assert result.best == "Resize asymmetric + floor, reciprocal multiply (PyTorch)"
+    assert result.best == PYTORCH
+
+
+def test_reciprocal_multiply_at_one_index_only_coincides() -> None:
+    # the first length where PyTorch's rule reads another index than Upsample does so at one
+    # output index: in three channels, but one choice of index, which an off-by-one would
+    # make in the same direction half the time
+    scale, n_in, index = _find_reciprocal_case(1)
+    x = random_array((1, 3, n_in), seed=3)
+    theirs = x[:, :, index]
+    assert differs_from_upsample(x, theirs, [1, 1, scale], "nearest")
+    result = explain(x, theirs, [1, 1, scale], "nearest")
+    assert result.verdict == "coincides", result.summary
+    assert result.best == PYTORCH and "(1 output index read from another" in result.summary
 
 
 def test_pytorch_nearest_keeps_an_unchanged_length() -> None:
-    # ATen's nearest_idx copies an axis whose length does not change (5 x 1.1 -> 5), where
-    # Upsample reads floor(o / 1.1) = 0, 0, 1, 2, 3 once another axis resizes (here the
-    # doubled one, which both read as o // 2)
-    x = random_array((1, 1, 3, 5), seed=5)
-    scales = [1, 1, 2, 1.1]
-    theirs = np.repeat(x, 2, axis=2)
+    # ATen's nearest_idx copies an axis whose length does not change (9 x 1.1 -> 9), where
+    # Upsample reads floor(o / 1.1) = 0, 0, 1, ..., 7 once another axis resizes (here the
+    # doubled one, which both read as o // 2): 8 rows and 8 columns read one off
+    x = random_array((1, 3, 9, 9), seed=5)
+    scales = [1, 2, 1.1, 1.1]
+    theirs = np.repeat(x, 2, axis=1)
     assert differs_from_upsample(x, theirs, scales, "nearest")
     result = explain(x, theirs, scales, "nearest")
     assert result.verdict == "convention", result.summary
-    assert "Resize asymmetric + floor, reciprocal multiply (PyTorch)" in result.matches
+    assert PYTORCH in result.matches
 
 
 def test_output_size_by_round_tvm() -> None:

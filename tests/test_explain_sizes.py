@@ -33,19 +33,37 @@ f32 = np.float32
 
 
 @pytest.mark.parametrize(("n_in", "scale", "sizes"), [
-    # rule order: trunc, floor, round (half away from zero), round half to even, ceil
-    (5, 1.3, (6, 6, 7, 6, 7)),  # f32(1.3) * 5 rounds to 6.5 in float32: a tie, 6 is even
-    (3, 1.5, (4, 4, 5, 4, 5)),  # 4.5
-    (5, 1.5, (7, 7, 8, 8, 8)),  # 7.5: the even neighbour is 8
-    (4, 2.0, (8, 8, 8, 8, 8)),
-    (7, 1.7, (11, 11, 12, 12, 12)),  # 11.9
-    (5, 1.4, (7, 6, 7, 7, 7)),  # f32(1.4) * 5 = 6.99999988 exactly, 7.0 in float32
+    # rule order: trunc, floor, round (half away from zero), round half to even, ceil (each
+    # of the float32 product), then round, round half to even and ceil of the exact product
+    (5, 1.3, (6, 6, 7, 6, 7, 6, 6, 7)),  # f32(1.3) * 5: 6.49999976, a tie 6.5 in float32
+    (3, 1.5, (4, 4, 5, 4, 5, 5, 4, 5)),  # 4.5: exact ties too
+    (5, 1.5, (7, 7, 8, 8, 8, 8, 8, 8)),  # 7.5: the even neighbour is 8
+    (4, 2.0, (8, 8, 8, 8, 8, 8, 8, 8)),
+    (7, 1.7, (11, 11, 12, 12, 12, 12, 12, 12)),  # 11.9
+    (5, 1.4, (7, 6, 7, 7, 7, 7, 7, 7)),  # f32(1.4) * 5 = 6.99999988 exactly, 7.0 in float32
+    # f32(1.6) * 5 = 8.00000012 exactly, 8.0 in float32: only the exact ceil gives 9
+    (5, 1.6000000238, (8, 8, 8, 8, 8, 8, 8, 9)),
+    # f32(1.7) * 5 = 8.50000024 exactly, the tie 8.5 in float32: half to even gives 8, 9
+    (5, 1.7, (8, 8, 9, 8, 9, 9, 9, 9)),
 ])
 def test_size_rules(n_in: int, scale: float, sizes: tuple[int, ...]) -> None:
-    assert _conventions.SIZE_RULES == ("trunc", "floor", "round", "round_half_even", "ceil")
+    assert _conventions.SIZE_RULES == ("trunc", "floor", "round", "round_half_even", "ceil",
+                                       "exact_round", "exact_round_half_even", "exact_ceil")
     got = tuple(_conventions.output_length(rule, n_in, f32(scale))
                 for rule in _conventions.SIZE_RULES)
     assert got == sizes
+
+
+def test_output_size_by_exact_ceil_is_named() -> None:
+    # 5 x f32(1.6) is 8.00000012: 9 rows by the exact (float64) ceil, 8 by every other rule
+    # (this output used to match no size rule). Rows read as Upsample reads them, o / 1.6.
+    x = random_array((1, 1, 5, 4), seed=25)
+    rows = np.minimum(np.trunc(np.arange(9, dtype=f32) / f32(1.6)), 4).astype(np.int64)
+    cols = np.arange(8) // 2
+    theirs = x[:, :, rows][:, :, :, cols]
+    result = explain(x, theirs, [1, 1, 1.6000000238, 2], "nearest")
+    assert result.verdict == "convention", result.summary
+    assert result.best == "Upsample, output size by exact ceil"
 
 
 def test_trunc_size_rule_is_upsamples() -> None:
@@ -71,9 +89,10 @@ def test_output_size_by_round_half_to_even_is_named() -> None:
 
 
 def test_every_size_rule_that_gives_the_shape_is_named() -> None:
-    # 5 x 1.5 = 7.5 and 10 x 1.25 = 12.5: round (half away from zero) and ceil both give
-    # 8 x 13. A ceil-sized runtime used to be named "round (TVM)" only, ceil not among the
-    # matches, because only the first rule that gives the shape was tried.
+    # 5 x 1.5 = 7.5 and 10 x 1.25 = 12.5, exactly and in float32: round (half away from
+    # zero) and ceil, of either product, give 8 x 13. A ceil-sized runtime used to be named
+    # "round (TVM)" only, ceil not among the matches, because only the first rule that gives
+    # the shape was tried.
     x = random_array((1, 1, 5, 10), seed=24)
     rows = np.minimum(np.trunc(np.arange(8, dtype=f32) / f32(1.5)), 4).astype(np.int64)
     cols = np.minimum(np.trunc(np.arange(13, dtype=f32) / f32(1.25)), 9).astype(np.int64)
@@ -82,9 +101,10 @@ def test_every_size_rule_that_gives_the_shape_is_named() -> None:
     rounded, ceiled = "Upsample, output size by round (TVM)", "Upsample, output size by ceil"
     assert rounded in result.matches and ceiled in result.matches
     assert result.best == rounded  # the rules' order of preference
-    # every convention reproduces it with either rule: each is listed with both
+    # every convention reproduces it with any of the four rules: each is listed with each
     with_ceil = [name for name in result.matches if name.endswith(", output size by ceil")]
-    assert len(with_ceil) * 2 == len(result.matches)
+    assert len(with_ceil) * 4 == len(result.matches)
+    assert "Upsample, output size by exact ceil" in result.matches
     assert "round (TVM)" in result.summary and "ceil" in result.summary, result.summary
 
 
@@ -108,14 +128,23 @@ def test_pytorch_rule_at_the_exporters_four_thirds() -> None:
     assert result.verdict == "upsample"
     assert "Resize asymmetric + floor, reciprocal multiply (PyTorch)" in result.summary
     assert "cannot tell them apart" in result.summary
-    # where the rules differ (f32(1.7), from 11 rows on), PyTorch's rule is named; here the
-    # float64 quotient picks the same indices, and the summary says both
+    # where the rules differ (f32(1.7), from 11 rows on) PyTorch's rule reproduces the output;
+    # at 11 x 14 it reads another row than Upsample at one output row and another column at
+    # one output column: too few to tell it from chance, so it only coincides
+    pytorch = "Resize asymmetric + floor, reciprocal multiply (PyTorch)"
     x = random_array((1, 1, 11, 14), seed=23)
     theirs = x[:, :, _pytorch_indices(11, 1.7)][:, :, :, _pytorch_indices(14, 1.7)]
     assert not np.array_equal(theirs, onnx_upsample.upsample(x, [1, 1, 1.7, 1.7]))
     result = explain(x, theirs, [1, 1, 1.7, 1.7], "nearest")
-    assert result.verdict == "convention"
-    pytorch = "Resize asymmetric + floor, reciprocal multiply (PyTorch)"
+    assert result.verdict == "coincides", result.summary
+    assert pytorch in result.matches
+    assert "(2 output indices read from another input index)" in result.summary
+    # at 60 x 80 it departs at 5 rows and 7 columns: named; the float64 quotient picks the
+    # same indices, and the summary says both
+    x = random_array((1, 1, 60, 80), seed=23)
+    theirs = x[:, :, _pytorch_indices(60, 1.7)][:, :, :, _pytorch_indices(80, 1.7)]
+    result = explain(x, theirs, [1, 1, 1.7, 1.7], "nearest")
+    assert result.verdict == "convention", result.summary
     assert pytorch in result.matches and pytorch in result.summary
     assert result.summary.startswith(f"matches {len(result.matches)} conventions equally")
 
@@ -215,10 +244,14 @@ def test_conventions_list(mode: str) -> None:
     assert len(set(names)) == len(names)
     assert all(c.departures for c in listed[1:])
     assert [len(c.departures) for c in listed] == sorted(len(c.departures) for c in listed)
-    # per size rule that gives the shape; integer rounding only for integer types
-    per_call = [c for c in listed if not any(d.startswith("size:") for d in c.departures)]
-    assert len(per_call) == (180 if mode == "nearest" else 240)
-    assert "at most 180 nearest and 240 linear" in " ".join(str(conventions.__doc__).split())
+    # per size rule and scale order that give the shape; integer rounding only for integer
+    # types: 6 transforms (5 for linear) x 2 sources x 3 arithmetics x 5 roundings, or x 9
+    # blends x 4 integer rules
+    per_call = [c for c in listed
+                if not any(d.startswith(("size:", "scales:")) for d in c.departures)]
+    assert len(per_call) == (180 if mode == "nearest" else 360)
+    assert len(listed) == len(per_call) * len(_conventions.SIZE_RULES) * 3
+    assert "at most 180 nearest and 360 linear" in " ".join(str(conventions.__doc__).split())
     assert "Resize half_pixel + round_prefer_floor" in names or mode == "linear"
     assert "Resize align_corners (linear)" in names or mode == "nearest"
 

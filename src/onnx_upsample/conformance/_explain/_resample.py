@@ -22,7 +22,7 @@ from ..._spec.dtypes import ElementType
 from ..._spec.rules import interpolated_axes, linear_taps, nearest_indices
 from ._conventions import Recipe
 
-__all__ = ["Case", "Positions", "open_mesh"]
+__all__ = ["Case", "Positions", "fma32", "open_mesh", "to_integer"]
 
 Array = npt.NDArray[Any]
 Positions = tuple[Array, ...]
@@ -137,8 +137,9 @@ def linear_table(
 
 
 def to_integer(values: Array, dtype: np.dtype, rule: str) -> Array:
-    """Round float results by ``rule``, then saturate to the integer type's range."""
-    if rule == "trunc":
+    """Round float results by ``rule``, then saturate to the integer type's range (for
+    ``"x86"``: truncate, and put the type's minimum where a result is beyond its range)."""
+    if rule in ("trunc", "x86"):
         rounded = np.trunc(values)
     elif rule == "half_even":
         rounded = np.rint(values)
@@ -155,7 +156,35 @@ def to_integer(values: Array, dtype: np.dtype, rule: str) -> Array:
     result = np.where(high | low | np.isnan(wide), 0.0, wide).astype(dtype)
     result[high] = info.max
     result[low] = info.min
+    if rule == "x86":
+        # info.max + 1 and info.min are powers of two: exact as floats
+        beyond = (wide >= float(info.max + 1)) | (wide < float(info.min)) | np.isnan(wide)
+        result[beyond] = info.min
     return result
+
+
+def fma32(a: Array, b: Array, c: Array) -> Array:
+    """``a*b + c`` rounded once to float32 (a fused multiply-add), for float32 arrays.
+
+    The product is exact in float64 (24 + 24 significant bits); the sum ``s`` and its exact
+    error (Knuth's TwoSum) give ``a*b + c`` exactly, and ``s`` stepped one ULP towards the
+    error where it is inexact and even is the sum rounded to odd in float64, whose rounding
+    to float32 is the correctly rounded result (53 >= 24 + 2 bits: Boldo and Melquiond).
+    Signed zeros follow float64's, which are fma's; infinities and NaN pass through.
+    """
+    wide_a = np.asarray(a, dtype=np.float32).astype(np.float64)
+    wide_b = np.asarray(b, dtype=np.float32).astype(np.float64)
+    wide_c = np.asarray(c, dtype=np.float32).astype(np.float64)
+    with np.errstate(all="ignore"):
+        product = wide_a * wide_b
+        total = np.asarray(product + wide_c)
+        virtual = total - product
+        error = (product - (total - virtual)) + (wide_c - virtual)
+        inexact_even = np.isfinite(error) & (error != 0) & ((total.view(np.int64) & 1) == 0)
+        if inexact_even.any():
+            towards = np.where(error > 0, np.inf, -np.inf)
+            total = np.where(inexact_even, np.nextafter(total, towards), total)
+        return total.astype(np.float32)
 
 
 def open_mesh(shape: tuple[int, ...]) -> Positions:
@@ -185,6 +214,7 @@ class Case:
         self._table_ids: dict[bytes, int] = {}
         self._tables: dict[tuple[int, int], Any] = {}
         self._partial: dict[tuple[object, ...], list[Array]] = {}
+        self._by_choices: dict[tuple[object, ...], tuple[tuple[int, ...], Tables]] = {}
 
     def _active(self, recipe: Recipe, axis: int) -> bool:
         n_in, n_out = self.x.shape[axis], self.shape[axis]
@@ -197,6 +227,15 @@ class Case:
 
     def tables(self, recipe: Recipe) -> tuple[tuple[int, ...], Tables]:
         """The recipe's per-axis tables, and ids equal for equal tables (to evaluate once)."""
+        # only the choices of the coordinate and its rounding make the tables
+        key = (recipe.transform, recipe.source, recipe.arithmetic, recipe.rounding,
+               recipe.combination == "float64", recipe.upsample_coordinates)
+        made = self._by_choices.get(key)
+        if made is None:
+            made = self._by_choices[key] = self._make_tables(recipe)
+        return made
+
+    def _make_tables(self, recipe: Recipe) -> tuple[tuple[int, ...], Tables]:
         ids: list[int] = []
         tables: list[Any] = []
         for axis, (n_in, n_out) in enumerate(zip(self.x.shape, self.shape, strict=True)):
@@ -271,19 +310,29 @@ class Case:
             index = tuple(chosen.get(axis, pos) for axis, pos in enumerate(base))
             return x[index].astype(acc)
 
-        if combination == "corner":
+        if combination in ("corner", "fma"):
             # Upsample's order (ORT 1.32): corners innermost axis fastest, each weight the
             # float32 product of per-axis weights innermost first, summed left to right
-            total: Array | None = None
+            terms = []
             for corner in itertools.product(*(((taps[a][0], taps[a][2]), (taps[a][1], taps[a][3]))
                                               for a in axes)):
                 chosen = {a: index for a, (index, _) in zip(axes, corner, strict=True)}
                 weight = corner[-1][1] if corner else np.float32(1)
                 for _, w in reversed(corner[:-1]):
                     weight = weight * w
-                term = np.asarray(weight).astype(acc) * gather(chosen)
-                total = term if total is None else total + term
-            assert total is not None
+                terms.append((np.asarray(weight).astype(acc), gather(chosen)))
+            if combination == "fma":
+                # GCC's aarch64 contraction: the first product fused into the first addition
+                # (the second product rounded), each later one fused into the running sum
+                assert acc == np.float32 and len(terms) >= 2
+                (w1, v1), (w2, v2) = terms[:2]
+                total = fma32(w1, v1, w2 * v2)
+                for weight, value in terms[2:]:
+                    total = fma32(weight, value, total)
+                return total
+            total = terms[0][0] * terms[0][1]
+            for weight, value in terms[1:]:
+                total = total + weight * value
             return total
         # Separable kernels (PyTorch, TF) blend the innermost axis first; the ONNX reference
         # goes axis by axis from the outermost. The axis blended last is the top of the

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from typing import cast
 
 import numpy as np
@@ -20,11 +20,21 @@ from ..._api import upsample
 from ..._spec.dtypes import ElementType
 from ..._spec.modes import ModeName
 from .._grade import equal_elements, max_ulp, ulp_gaps
-from ._conventions import SIZE_RULES, Recipe, output_length, recipes
+from ._conventions import (
+    SCALE_ORDERS,
+    SIZE_RULES,
+    Recipe,
+    ordered_scales,
+    output_length,
+    recipes,
+    with_size,
+)
 from ._resample import Array, Case, Positions, Tables, open_mesh
 
-__all__ = ["NARROWED", "NARROWED_INT32", "closest", "convention_outputs", "exact_matches",
-           "foreign_fraction", "narrowed_to_float32", "same", "shape_summary", "size_rules"]
+__all__ = ["MIN_DEPARTURES", "NARROWED", "NARROWED_INT32", "Search", "closest",
+           "convention_outputs", "departures", "exact_matches", "foreign_fraction",
+           "narrowed_to_float32", "reference", "same", "searches", "shape_summary",
+           "size_rules"]
 
 # A sample this large catches a convention that differs in one output of a few thousand with
 # high probability; a miss costs only time (the full comparison rejects it).
@@ -39,6 +49,12 @@ EDGE_SAMPLES = 64
 CLOSE_ULP = 32
 # Conventions computed in full when looking for the closest one (sorted by sampled gap).
 CLOSE_CANDIDATES = 8
+# A convention that reproduces an output is named only when the output departs from
+# Upsample's rules in at least this many independent places (see departures): a runtime's
+# off-by-one or last-bit change at a departure goes one of two ways, so it agrees with the
+# convention there by chance with probability 1/2 at most, and at all of them with
+# probability 2**-10 < 1/1000 at most. Fewer, and the output only coincides with it.
+MIN_DEPARTURES = 10
 
 
 def same(a: Array, b: Array, floating: bool) -> Array:
@@ -110,7 +126,8 @@ def shape_summary(shape: tuple[int, ...], scales: tuple[np.float32, ...],
             return (f"output shape {theirs} leaves axes {kept} at the input's length: the "
                     f"runtime does not resize them{why}")
     return (f"output shape {theirs} matches no size rule tried ({', '.join(SIZE_RULES)}) for "
-            f"input shape {shape} and scales {[float(s) for s in scales]}")
+            f"input shape {shape} and scales {[float(s) for s in scales]} (as given, the "
+            "last two swapped, or reversed)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -129,23 +146,31 @@ class Group:
     # the gap in ULP of the input's largest magnitude (linear, real floats): see terms_gap
     terms_gap: int | None = None
     sample_exact: bool = False
+    # the other size rules that give the output's shape: each recipe with each of them
+    # gives the same output (expanded only for the groups that reproduce it)
+    other_rules: tuple[str, ...] = ()
+
+    def every_recipe(self) -> list[Recipe]:
+        """The group's recipes with each size rule that gives the output's shape."""
+        return self.recipes + [with_size(recipe, rule) for rule in self.other_rules
+                               for recipe in self.recipes]
 
 
-def _groups(case: Case, rules: Sequence[str]) -> list[Group]:
+def _groups(case: Case, rules: Sequence[str], order: str = "given") -> list[Group]:
     """The groups of the conventions of every size rule in ``rules`` (rules that give the
-    output's one shape: the tables, which depend on the lengths only, are the same)."""
+    output's one shape: the tables, which depend on the lengths only, are the same), with
+    the scales in ``order`` (``case.scales`` are already in it)."""
     groups: dict[tuple[object, ...], Group] = {}
-    for recipe in recipes(case.mode, rules[0], case.etype.is_integer):
+    float32_sums = case.etype.accumulator == np.dtype(np.float32)
+    for recipe in recipes(case.mode, rules[0], case.etype.is_integer,
+                          float32_sums=float32_sums, order=order):
         ids, tables = case.tables(recipe)
         key: tuple[object, ...] = (ids,) if case.mode == "nearest" else (
             ids, recipe.combination, recipe.integers)
         if key in groups:
             groups[key].recipes.append(recipe)
         else:
-            groups[key] = Group([recipe], ids, tables)
-    for group in groups.values():  # the same conventions with each other rule
-        first = list(group.recipes)
-        group.recipes += [replace(recipe, size=rule) for rule in rules[1:] for recipe in first]
+            groups[key] = Group([recipe], ids, tables, other_rules=tuple(rules[1:]))
     return list(groups.values())  # in order of each group's simplest recipe
 
 
@@ -212,9 +237,10 @@ def terms_gap(case: Case, got: Array, theirs: Array) -> int | None:
     return int(np.fmin(ulp_gaps(got, theirs).astype(np.float64), terms).max())
 
 
-def _sampled_groups(case: Case, rules: Sequence[str], ours: Array | None) -> list[Group]:
+def _sampled_groups(case: Case, rules: Sequence[str], ours: Array | None,
+                    order: str) -> list[Group]:
     """Every group, with whether it is exact on the sample and its sampled ULP gap."""
-    groups = _groups(case, rules)
+    groups = _groups(case, rules, order)
     flat, positions = _sample(case.shape)
     expected = case.theirs.reshape(-1)[flat]
     for group in groups:
@@ -227,27 +253,100 @@ def _sampled_groups(case: Case, rules: Sequence[str], ours: Array | None) -> lis
     return groups
 
 
-def exact_matches(case: Case, rules: Sequence[str],
-                  ours: Array | None) -> tuple[tuple[str, ...], list[Group]]:
-    """Names of every convention tried (with each of the size ``rules`` that give the
-    output's shape) that reproduces ``theirs`` exactly, simplest first, and every group with
-    its gap (full where computed in full, else sampled)."""
-    groups = _sampled_groups(case, rules, ours)
+@dataclass
+class Search:
+    """The conventions of one scale order whose scales give the output's shape: its size
+    rules (simplest first), its case (``case.scales`` in that order), and, once
+    :func:`exact_matches` has run, every group and the conventions that reproduce the
+    output exactly, simplest first."""
+
+    order: str
+    rules: tuple[str, ...]
+    case: Case
+    groups: list[Group] = field(default_factory=list)
+    found: list[tuple[Recipe, Group]] = field(default_factory=list)
+
+
+def searches(x: Array, theirs: Array, scales: tuple[np.float32, ...], mode: str,
+             etype: ElementType) -> list[Search]:
+    """A search for each scale order (as given first) whose scales give ``theirs.shape`` by
+    some size rule; an order whose scales equal an earlier order's is left out."""
+    found: list[Search] = []
+    tried: list[tuple[np.float32, ...]] = []
+    for order in SCALE_ORDERS:
+        ordered = ordered_scales(order, scales)
+        if any(ordered == earlier for earlier in tried):
+            continue
+        tried.append(ordered)
+        rules = size_rules(x.shape, ordered, theirs.shape)
+        if rules:
+            found.append(Search(order, rules, Case(x, theirs, ordered, mode, etype)))
+    return found
+
+
+def exact_matches(search: Search, ours: Array | None) -> None:
+    """Every convention of ``search`` (with each of its size rules) that reproduces the
+    output exactly, simplest first, into ``search.found``; every group, with its gap (full
+    where computed in full, else sampled), into ``search.groups``. ``ours`` is Upsample's own
+    output, for the search whose scales are as given and whose first rule is Upsample's."""
+    case = search.case
+    groups = _sampled_groups(case, search.rules, ours, search.order)
     mesh = open_mesh(case.shape)
-    found: list[Recipe] = []
+    found: list[tuple[Recipe, Group]] = []
     # groups that differ only in integer rounding share one blend: evaluate them in a row
     passing = sorted((g for g in groups if g.sample_exact),
                      key=lambda g: (g.ids, g.recipes[0].combination))
     for group in passing:
         got = _result(case, group, mesh, "full", ours, None)
         if same(got, case.theirs, case.floating).all():
-            found.extend(group.recipes)
+            found.extend((recipe, group) for recipe in group.every_recipe())
         elif case.floating:
             group.sample_gap = max_ulp(got, case.theirs)  # now the full gap
             group.terms_gap = terms_gap(case, got, case.theirs)
             group.sample_exact = False
-    found.sort(key=lambda recipe: recipe.rank)
-    return tuple(recipe.name for recipe in found), groups
+    found.sort(key=lambda item: item[0].rank)
+    search.groups, search.found = groups, found
+
+
+def reference(search: Search, ours: Array | None) -> tuple[Recipe, Array, Tables]:
+    """Upsample's own rules at the output's shape: in ``search``'s scale order, with its
+    first size rule (Upsample itself where that is trunc of the scales as given); its
+    output, and its per-axis tables."""
+    case = search.case
+    recipe = Recipe(case.mode, size=search.rules[0], order=search.order)
+    ids, tables = case.tables(recipe)
+    group = Group([recipe], ids, tables)
+    if ours is not None and recipe.is_upsample and case.x.shape == case.shape:
+        tables = (None,) * case.x.ndim  # Upsample's no-resize copy reads every index as is
+    return recipe, _result(case, group, open_mesh(case.shape), "full", ours, None), tables
+
+
+def departures(mode: str, differs: Array, tables: Tables | None,
+               reference_tables: Tables) -> int:
+    """How many independent places an output departs from a reference in (``differs``: the
+    elements where they differ), as reproduced by a convention whose per-axis tables are
+    ``tables``.
+
+    Linear: each differing element, whose rounding is its own (its data). Nearest: each
+    output index of an axis at which the convention reads another input index than the
+    reference and along which some element differs, since every element along it copies
+    that one choice (a row read off by one is one departure, however long). A convention
+    without tables (an element type narrowed) counts elements.
+    """
+    if mode != "nearest" or tables is None:
+        return int(np.count_nonzero(differs))
+    count = 0
+    for axis, (table, own) in enumerate(zip(tables, reference_tables, strict=True)):
+        if table is None and own is None:
+            continue
+        n = differs.shape[axis]
+        identity = np.arange(n, dtype=np.int64)
+        chosen = identity if table is None else table
+        expected = identity if own is None else own
+        others = tuple(a for a in range(differs.ndim) if a != axis)
+        visible = differs.any(axis=others) if others else differs
+        count += int(np.count_nonzero((chosen != expected) & visible))
+    return count
 
 
 def closest(case: Case, groups: list[Group],
@@ -289,16 +388,20 @@ def convention_outputs(x: Array, scales: tuple[np.float32, ...], mode: str, etyp
     group of conventions that give the same one (only for the groups ``wanted`` accepts):
     what the conformance suite's own tests use to check that each convention differs from
     Upsample on enough cases."""
-    for rule in SIZE_RULES:
+    by_shape: dict[tuple[int, ...], list[str]] = {}
+    for rule in SIZE_RULES:  # rules that give one shape give the same elements
         shape = tuple(output_length(rule, n, s) for n, s in zip(x.shape, scales, strict=True))
+        by_shape.setdefault(shape, []).append(rule)
+    for shape, rules in by_shape.items():
         case = Case(x, np.empty(shape, x.dtype), scales, mode, etype)
         mesh = open_mesh(shape)
         # Upsample's own group is Upsample's output, as in explain (its no-resize copy)
         ours = (upsample(x, [float(s) for s in scales], cast("ModeName", mode))
-                if rule == "trunc" else None)
-        for group in _groups(case, (rule,)):
-            if wanted is None or wanted(tuple(group.recipes)):
-                yield tuple(group.recipes), _result(case, group, mesh, "full", ours, None)
+                if rules[0] == "trunc" else None)
+        for group in _groups(case, rules):
+            every = tuple(group.every_recipe())
+            if wanted is None or wanted(every):
+                yield every, _result(case, group, mesh, "full", ours, None)
 
 
 # ---------------------------------------------------------------------------------------------

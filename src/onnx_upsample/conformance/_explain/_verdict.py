@@ -12,16 +12,21 @@ import numpy.typing as npt
 from ..._api import upsample
 from ..._errors import UpsampleError
 from ..._spec.call import Call, check_described
-from ._conventions import SIZE_WORDS, Recipe, recipes
-from ._resample import Array, Case
+from ..._spec.dtypes import ElementType
+from ._conventions import ORDER_WORDS, SIZE_WORDS, Recipe, recipes
+from ._resample import Array
 from ._search import (
+    MIN_DEPARTURES,
+    Search,
     closest,
+    departures,
     exact_matches,
     foreign_fraction,
     narrowed_to_float32,
+    reference,
     same,
+    searches,
     shape_summary,
-    size_rules,
 )
 
 __all__ = ["DEFAULT_MAX_ELEMENTS", "Explanation", "explain"]
@@ -144,6 +149,43 @@ def _same_shape(rules: Sequence[str]) -> str:
     return f"output size by {_sizes(rules)} give this shape alike" if len(rules) > 1 else ""
 
 
+def _empty(search: Search, etype: ElementType) -> Explanation:
+    """An empty output: nothing to compare, so every convention with the search's size rules
+    and scale order gives it."""
+    float32_sums = etype.accumulator == np.dtype(np.float32)
+    found = sorted((recipe for rule in search.rules
+                    for recipe in recipes(search.case.mode, rule, etype.is_integer,
+                                          float32_sums=float32_sums, order=search.order)),
+                   key=lambda recipe: recipe.rank)
+    names = tuple(recipe.name for recipe in found)
+    if search.order == "given" and search.rules[0] == "trunc":
+        return Explanation("upsample", names, names[0], None,
+                           "matches Upsample (onnxruntime 1.32) bit for bit (empty "
+                           "output: every convention with its output size does)")
+    what = f"output size by {_sizes(search.rules)}"
+    if search.order != "given":
+        what += f" and the {ORDER_WORDS[search.order]}"
+    return Explanation("convention", names, names[0], None,
+                       f"matches every convention with {what}, not Upsample (empty output: "
+                       "only the size tells them apart)")
+
+
+def _coincides(names: Sequence[str], reference_recipe: Recipe, count: int, by_index: bool,
+               shape_note: str) -> Explanation:
+    """Conventions that reproduce an output whose departures from Upsample's rules are too
+    few to tell them from chance (:data:`MIN_DEPARTURES`)."""
+    if by_index:
+        unit = f"output {'index' if count == 1 else 'indices'} read from another input index"
+    else:
+        unit = "element" if count == 1 else "elements"
+    summary = (f"coincides with {names[0]} where it departs from {reference_recipe.name} "
+               f"({count} {unit}): too few departures to tell it from chance, so no "
+               f"convention is named (that takes {MIN_DEPARTURES})")
+    if len(names) > 1:
+        summary += f"; so do {len(names) - 1} other conventions: {_listing(names[1:])}"
+    summary += f"; {shape_note}" if shape_note else ""
+    return Explanation("coincides", tuple(names), names[0], None, summary)
+
 
 def explain(
     x: npt.ArrayLike,
@@ -208,7 +250,8 @@ def explain(
     >>> x = np.arange(20, dtype=np.float32).reshape(4, 5)
     >>> theirs = x[[0, 0, 1, 2, 2, 3]][:, [0, 0, 1, 2, 2, 3, 3, 4]]
     >>> print(explain(x, theirs, [1.5, 1.7]).summary)  # doctest: +ELLIPSIS
-    matches 36 conventions equally, not Upsample: Resize half_pixel + round_prefer_floor; ...
+    coincides with Resize half_pixel + round_prefer_floor where it departs from Upsample (2
+    output indices read from another input index): too few departures to tell it from ...
     """
     x_array, theirs_array, call, limit = _checked(x, theirs, scales, mode, max_elements)
     if theirs_array.size > limit:
@@ -216,51 +259,55 @@ def explain(
                            f"output has {theirs_array.size} elements, more than max_elements="
                            f"{limit}: too large to explain; pass a crop or a larger "
                            "max_elements")
-    rules = size_rules(x_array.shape, call.scales, theirs_array.shape)
-    if not rules:
+    searched = searches(x_array, theirs_array, call.scales, call.mode, call.etype)
+    if not searched:
         return Explanation("none", (), None, None, shape_summary(
             x_array.shape, call.scales, theirs_array.shape))
+    first = searched[0]
+    rules = first.rules
+    own_size = first.order == "given" and rules[0] == "trunc"
     shape_note = _same_shape(rules)
     if theirs_array.size == 0:
-        # nothing to compare: every convention with these size rules gives the same output
-        found: list[Recipe] = sorted((r for rule in rules
-                                      for r in recipes(call.mode, rule, call.etype.is_integer)),
-                                     key=lambda recipe: recipe.rank)
-        names = tuple(recipe.name for recipe in found)
-        if rules[0] == "trunc":
-            return Explanation("upsample", names, names[0], None,
-                               "matches Upsample (onnxruntime 1.32) bit for bit (empty "
-                               "output: every convention with its output size does)")
-        return Explanation("convention", names, names[0], None,
-                           f"matches every convention with output size by {_sizes(rules)}, "
-                           "not Upsample (empty output: only the size tells them apart)")
-    case = Case(x_array, theirs_array, call.scales, call.mode, call.etype)
+        return _empty(first, call.etype)
+    floating = call.etype.is_float
     ours: Array | None = None
-    if rules[0] == "trunc":  # Upsample's own size: its own output first
+    if own_size:  # Upsample's own size: its own output first
         ours = upsample(x_array, [float(s) for s in call.scales], call.mode)
-        if same(ours, theirs_array, case.floating).all():
-            names, _ = exact_matches(case, rules, ours)
-            summary = "matches Upsample (onnxruntime 1.32) bit for bit"
-            if len(names) > 1:
-                summary += (f"; so do {len(names) - 1} other conventions on this output, "
-                            f"which cannot tell them apart: {_listing(names[1:])}")
-            summary += f"; {shape_note}" if shape_note else ""
-            return Explanation("upsample", names, names[0], None, summary)
-    names, groups = exact_matches(case, rules, ours)
-    if len(names) == 1:
-        return Explanation("convention", names, names[0], None,
-                           f"matches {names[0]}, not Upsample (the only convention tried "
-                           "that reproduces this output)")
-    if names:
+    for search in searched:
+        exact_matches(search, ours if search is first else None)
+    found = sorted((item for search in searched for item in search.found),
+                   key=lambda item: item[0].rank)
+    names = tuple(recipe.name for recipe, _ in found)
+    if ours is not None and same(ours, theirs_array, floating).all():
+        summary = "matches Upsample (onnxruntime 1.32) bit for bit"
+        if len(names) > 1:
+            summary += (f"; so do {len(names) - 1} other conventions on this output, "
+                        f"which cannot tell them apart: {_listing(names[1:])}")
+        summary += f"; {shape_note}" if shape_note else ""
+        return Explanation("upsample", names, names[0], None, summary)
+    if found:
+        ref_recipe, ref_output, ref_tables = reference(first, ours)
+        differs = ~same(theirs_array, ref_output, floating)
+        count = departures(call.mode, differs, found[0][1].tables, ref_tables)
+        if differs.any() and count < MIN_DEPARTURES:
+            return _coincides(names, ref_recipe, count, call.mode == "nearest", shape_note)
+        if len(names) == 1:
+            return Explanation("convention", names, names[0], None,
+                               f"matches {names[0]}, not Upsample (the only convention tried "
+                               "that reproduces this output)")
         return Explanation("convention", names, names[0], None,
                            f"matches {len(names)} conventions equally, not Upsample: "
                            f"{_listing(names)} (this output cannot tell them apart"
                            + (f"; {shape_note})" if shape_note else ")"))
-    narrowed = narrowed_to_float32(case, rules[0])
+    narrowed = narrowed_to_float32(first.case, rules[0]) if own_size else None
     if narrowed is not None:
+        assert ours is not None
+        count = departures(call.mode, ~same(theirs_array, ours, floating), None, ())
+        if count < MIN_DEPARTURES:
+            return _coincides((narrowed,), Recipe(call.mode), count, False, shape_note)
         return Explanation("convention", (narrowed,), narrowed, None,
                            f"matches {narrowed}, not Upsample")
-    if case.floating and call.mode == "nearest":
+    if floating and call.mode == "nearest":
         foreign = foreign_fraction(x_array, theirs_array)
         if foreign:
             return Explanation("none", (), None, None,
@@ -270,8 +317,8 @@ def explain(
         return Explanation("none", (), None, None,
                            "matches no convention tried: every value is an element of the "
                            "input, so another rule picks the source elements (or a bug)")
-    if case.floating:
-        close = closest(case, groups, ours)
+    if floating:
+        close = closest(first.case, first.groups, ours)
         if close is not None:
             name, gap, by_terms = close
             unit = (" of the input's largest magnitude (the blend cancels near 0, where the "
