@@ -110,9 +110,9 @@ def register(subparsers: Any) -> None:
                      help="exit 1 when a verdict of these kinds occurs (default: "
                      "{default_fail_on}): a comma list of verdict kinds or unique "
                      f"prefixes of them, '{DEFAULT_WORD}' for the default ones (e.g. "
-                     f"'{DEFAULT_WORD},error' adds errors), or '{NONE_WORD}' to exit 0 whatever "
-                     "the verdicts (a kind that does not exist is an error that lists them "
-                     "all)")
+                     f"'{DEFAULT_WORD},waived' fails waived cases too), or '{NONE_WORD}' to "
+                     "exit 0 whatever the verdicts (a kind that does not exist is an error "
+                     "that lists them all)")
     add_output_options(run, json_help="print the full results as one JSON object on stdout "
                        "(the report files are --json-file, --markdown and --html)")
     run.add_argument("--json-file", metavar="FILE", help="write the full results as JSON")
@@ -205,7 +205,7 @@ def parse_fail_on(text: str | None) -> list[str]:
             raise UpsampleError(f"--fail-on {text!r}: {word!r} {how}; give a comma list of "
                                 f"{', '.join(kinds)}, or {DEFAULT_WORD!r} ("
                                 f"{_default_fail_on()}), or {NONE_WORD!r}, e.g. --fail-on "
-                                f"{DEFAULT_WORD},error")
+                                f"{DEFAULT_WORD},waived")
         chosen += [m for m in matches if m not in chosen]
     if not chosen:
         raise UpsampleError(f"--fail-on {text!r} names no verdict kind; give a comma list of "
