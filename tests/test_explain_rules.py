@@ -91,6 +91,42 @@ def test_output_size_by_round_tvm() -> None:
     assert result.best == "Upsample, output size by round (TVM)"
 
 
+def test_swapped_scales_are_named() -> None:
+    # height's scale applied to the width and the width's to the height: another shape
+    x = random_array((1, 1, 5, 7), seed=26)
+    scales = [1, 1, 1.5, 2.5]
+    rows = np.minimum(np.trunc(np.arange(12, dtype=f32) / f32(2.5)), 4).astype(np.int64)
+    cols = np.minimum(np.trunc(np.arange(10, dtype=f32) / f32(1.5)), 6).astype(np.int64)
+    theirs = x[:, :, rows][:, :, :, cols]
+    assert onnx_upsample.output_shape(x.shape, scales) == (1, 1, 7, 17)
+    result = explain(x, theirs, scales, "nearest")
+    assert result.verdict == "convention", result.summary
+    assert result.best == "Upsample, scales of the last two axes swapped"
+
+
+def test_swapped_scales_of_the_same_shape_are_named() -> None:
+    # 8 x 2 and 8 x 2.1 are both 16: the shape cannot tell, the rows and columns read can
+    # (floor(o / 2) and floor(o / 2.1) differ at o = 2, 4, ..., 14 on each axis)
+    x = random_array((1, 2, 8, 8), seed=27)
+    scales = [1, 1, 2, 2.1]
+    halves = np.arange(16) // 2
+    by_2p1 = np.minimum(np.trunc(np.arange(16, dtype=f32) / f32(2.1)), 7).astype(np.int64)
+    theirs = x[:, :, by_2p1][:, :, :, halves]
+    assert differs_from_upsample(x, theirs, scales, "nearest")
+    result = explain(x, theirs, scales, "nearest")
+    assert result.verdict == "convention", result.summary
+    assert result.best == "Upsample, scales of the last two axes swapped"
+
+
+def test_reversed_scales_are_named() -> None:
+    # [1.5, 2, 3] applied as [3, 2, 1.5] on a 3-D input (rank 3: ORT interpolates all three)
+    x = random_array((2, 3, 4), seed=28)
+    theirs = onnx_upsample.upsample(x, [3, 2, 1.5], "linear")
+    result = explain(x, theirs, [1.5, 2, 3], "linear")
+    assert result.verdict == "convention", result.summary
+    assert result.best == "Upsample, scales in reverse axis order"
+
+
 def _bilinear_scale2(x: np.ndarray) -> np.ndarray:
     """Upsample linear with scales [1, 1, 2, 2], exactly: weights are 0, 0.5 or 1, so every
     blend of integers is exact in float64 (ties at .5 included)."""

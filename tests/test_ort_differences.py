@@ -6,6 +6,7 @@ from the library in exactly the documented way (and nowhere else): sizes and ind
 NaN payloads through ORT's casts, and which NaN payload a linear sum returns. The expected
 values are ORT's, the reference's, or the rules written out by hand; never the library's
 own output. ``test_ort.py`` holds the broad comparisons, which keep clear of these cases.
+The explainer must name the int32 one (x86's conversion).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ort_cases import (
 from ort_oracle import assert_same_bits, ort_upsample
 
 from onnx_upsample import reference, upsample
+from onnx_upsample.conformance._explain import explain
 
 # --- NaN selection in linear sums -----------------------------------------------------
 
@@ -203,11 +205,35 @@ def test_int32_linear_overflow_saturates(shape: tuple[int, ...]) -> None:
     assert ort_y.shape == ours.shape
     assert np.all(ort_y == np.iinfo(np.int32).min)  # ORT wraps every element
     assert np.all(ours == np.iinfo(np.int32).max)  # by hand: trunc(2**31) saturated
+    # the explainer names the rule (it used to call this noise or a bug): 10 to 28 elements,
+    # each departing, enough to name it
+    found = explain(x, ort_y, scales, "linear")
+    assert found.verdict == "convention", found.summary
+    assert found.best == ("Upsample, integers beyond the type's range wrapped to its minimum "
+                          "(x86's conversion, onnxruntime's x86-64 build)")
     assert_same_bits(reference.upsample(x, scales, "linear"), ours, "reference saturates too")
     # below the wrap point ORT and we agree exactly
     y = x - 4096
     assert_same_bits(upsample(y, scales, "linear"), ort_upsample(y, scales, "linear"),
                      describe(y, scales, "linear"))
+
+
+def test_int32_linear_overflow_is_the_minimum_not_a_wrap_modulo_2_32() -> None:
+    """One sum here is 2**31 + 256 (float32's next value after 2**31): ORT makes it -2**31
+    too, as x86's conversion makes every result beyond the range (a wrap modulo 2**32 would
+    give -2**31 + 256); the explainer's rule is that conversion."""
+    x = np.full((2, 3), 2**31 - 1, dtype=np.int32)
+    scales = [2.2, 3.85]
+    sums = ort_upsample(x.astype(np.float32), scales, "linear").astype(np.float64)
+    # ORT's float sums: 2**31 - 128 (in range), 2**31 and 2**31 + 256 (beyond)
+    assert sorted(set(sums.reshape(-1))) == [2.0**31 - 128, 2.0**31, 2.0**31 + 256]
+    ort_y = ort_upsample(x, scales, "linear")
+    minimum = np.iinfo(np.int32).min
+    assert np.array_equal(ort_y, np.where(sums >= 2.0**31, minimum, sums).astype(np.int32))
+    found = explain(x, ort_y, scales, "linear")
+    assert found.verdict == "convention", found.summary
+    assert found.best.startswith("Upsample, integers beyond the type's range wrapped to its "
+                                 "minimum"), found.summary
 
 
 def _fixed_point_taps(n_in: int, scale: float) -> tuple[np.ndarray, ...]:
