@@ -320,7 +320,10 @@ def main() -> int:
              "For every output that is not exact, the explainer "
              "(`onnx-upsample explain INPUT.npy THEIRS.npy --scales ... --mode ...`, or "
              "`onnx_upsample.conformance.explain`) computes the output under each of these "
-             "conventions and names the simplest one that reproduces the runtime's bits:", ""]
+             "conventions and names the simplest one that reproduces the runtime's bits, "
+             "where the output departs from Upsample in ten places or more (fewer cannot "
+             "tell a convention from chance: it then says the output coincides with it):",
+             ""]
     for mode in ("nearest", "linear"):
         listed = conventions(mode)
         # the single departures from Upsample; the explainer also tries their combinations

@@ -231,6 +231,14 @@ def test_documented_limit_is_the_code_limit() -> None:
         assert f"within {_search.CLOSE_ULP} ULP" in " ".join(str(doc).split())
 
 
+def test_documented_chance_rule_is_the_code_rule() -> None:
+    # ten departures, each agreeing by chance half the time at most: 2**-10 < 1/1000
+    assert _search.MIN_DEPARTURES == 10
+    doc = " ".join(str(explain.__doc__).split())
+    assert "departs in at least ten independent places" in doc
+    assert "probability 2**-10 < 1/1000" in doc
+
+
 # ---------------------------------------------------------------------------------------------
 # The list of conventions
 # ---------------------------------------------------------------------------------------------

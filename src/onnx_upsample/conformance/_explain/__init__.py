@@ -4,9 +4,13 @@ Runtimes disagree with ``Upsample`` (versions 7, 9, 10; version 1 is the 4-D cas
 many turn the node into a ``Resize`` (opset 10/11/13/18) with some
 ``coordinate_transformation_mode`` and ``nearest_mode``, compute the source coordinate by
 multiplying with a reciprocal (PyTorch), in float64 (the ONNX reference evaluator), blend
-axis by axis instead of summing corners, round the output size (TVM) or round integer
-results. :func:`explain` takes the input, the runtime's output, the scales and the mode, and
-names the convention that reproduces the output exactly, bit for bit.
+axis by axis instead of summing corners, fuse the sum's multiplies and adds (onnxruntime's
+aarch64 build), round the output size (TVM) or round the exact product, round integer
+results or convert an overflow as x86 does, or apply the scales to the wrong axes.
+:func:`explain` takes the input, the runtime's output, the scales and the mode, and names the
+convention that reproduces the output exactly, bit for bit, when the output departs from
+Upsample in enough places to tell it from chance (else it says the output coincides with
+it).
 
 The package is layered one way: :mod:`._conventions` (the conventions as data: size rules,
 coordinate transformations, roundings, blends, names) <- :mod:`._resample` (each

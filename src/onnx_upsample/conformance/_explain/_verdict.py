@@ -42,12 +42,15 @@ class Explanation:
     ----------
     verdict : str
         ``"upsample"`` (equal to ONNX ``Upsample`` bit for bit), ``"convention"`` (another
-        convention reproduces it exactly), ``"close"`` (linear only: no convention exact,
-        the best within 32 ULP) or ``"none"``.
+        convention reproduces it exactly, beyond chance), ``"coincides"`` (conventions
+        reproduce it exactly, but it departs from Upsample's rules in too few places to
+        tell them from chance: see :func:`explain`), ``"close"`` (linear only: no
+        convention exact, the best within 32 ULP) or ``"none"``.
     matches : tuple of str
-        Names of the conventions that reproduce the output exactly, simplest first. One
-        output often cannot tell several apart (integer scales, small axes): then
-        ``summary`` says so and names them all, or the first few and how many more.
+        Names of the conventions that reproduce the output exactly, simplest first (for
+        ``"coincides"`` too: they reproduce it, they are not named for it). One output
+        often cannot tell several apart (integer scales, small axes): then ``summary`` says
+        so and names them all, or the first few and how many more.
     best : str or None
         The simplest of ``matches``, or the closest for ``"close"``.
     max_ulp : int or None
@@ -200,9 +203,11 @@ def explain(
     ``theirs`` is compared with ONNX ``Upsample`` (versions 7, 9, 10) as onnxruntime 1.32
     computes it (:func:`onnx_upsample.upsample`), then with the conventions of
     :func:`conventions`: ONNX ``Resize`` coordinate transformations and nearest modes,
-    PyTorch's reciprocal multiply, float64 arithmetic, separable blends, other output-size
-    and integer-rounding rules. Only the size rules that give ``theirs.shape`` are tried, and
-    a convention that reproduces ``theirs`` is named with each of them.
+    PyTorch's reciprocal multiply, float64 arithmetic, separable blends, the fused
+    multiply-add sum of onnxruntime's aarch64 build, other output-size and integer-rounding
+    rules (x86's conversion of an int32 overflow, as onnxruntime's x86-64 build), scales
+    swapped or reversed. Only the size rules and scale orders that give ``theirs.shape`` are
+    tried, and a convention that reproduces ``theirs`` is named with each of them.
 
     Equality is bitwise, except that any NaN equals any NaN (-0.0 and +0.0 differ); complex
     numbers compare real and imaginary parts; strings, bools and objects compare with ``==``.
@@ -221,16 +226,31 @@ def explain(
     max_elements : int, optional
         Outputs with more elements are not explained (verdict ``"none"``).
 
+    A convention is named only beyond chance. Where ``theirs`` departs from Upsample's own
+    rules (Upsample's output; where its shape is another size rule's or another scale
+    order's, Upsample's rules with those), a runtime's off-by-one or last-bit change at a
+    departure goes one of two ways, so it agrees with a convention there by chance half the
+    time at most, and at ten departures with probability 2**-10 < 1/1000 at most. A
+    convention that reproduces ``theirs`` is named (``"convention"``) when ``theirs``
+    departs in at least ten independent places, else it only ``"coincides"`` with it.
+    Departures are counted as elements in linear mode (each element's rounding is its
+    own) and as output indices of an axis in nearest mode (every element along one copies
+    the same choice of input index: a row read off by one is one departure however long).
+    A shape that only another size rule or scale order gives is itself certain: an output
+    that equals Upsample's rules at that shape is named for them.
+
     Returns
     -------
     Explanation
         ``verdict`` is ``"upsample"`` when ``theirs`` equals Upsample, ``"convention"`` when
-        another convention reproduces it exactly, ``"close"`` when none does but one is within
-        32 ULP (linear mode, floating types: another order of the same float sum), else
-        ``"none"``. Nearest mode copies elements and does no arithmetic: a nearest output
-        that no convention reproduces is never ``"close"``; the summary says whether its
-        values are elements of ``x`` at all. When several conventions reproduce
-        ``theirs``, the summary lists them.
+        another convention reproduces it exactly beyond chance, ``"coincides"`` when
+        conventions reproduce it exactly but it departs from Upsample's rules in fewer than
+        ten places, ``"close"`` when none does but one is within 32 ULP (linear mode,
+        floating types: another order of the same float sum), else ``"none"``. Nearest
+        mode copies elements and does no arithmetic: a nearest output that no convention
+        reproduces is never ``"close"``; the summary says whether its values are elements of
+        ``x`` at all. When several conventions reproduce ``theirs``, the summary lists
+        them.
 
     Raises
     ------
