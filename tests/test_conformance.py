@@ -360,19 +360,33 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 def test_cli_explain_names_the_convention(tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
-    x = np.arange(20, dtype=np.float32).reshape(4, 5)
-    # Resize half_pixel + round_prefer_floor, 4 x 5 -> 6 x 8 (scales 1.5, 1.7), by hand
-    theirs = x[[0, 0, 1, 2, 2, 3]][:, [0, 0, 1, 2, 2, 3, 3, 4]]
+    x = np.arange(480, dtype=np.float32).reshape(16, 30)
+
+    def half_pixel(n: int, scale: float) -> np.ndarray:
+        # Resize half_pixel + round_prefer_floor in float32, by hand
+        c = (np.arange(int(n * scale), dtype=np.float32) + np.float32(0.5)) / np.float32(scale)
+        c -= np.float32(0.5)
+        return np.clip(np.floor(c) + (c - np.floor(c) > 0.5), 0, n - 1).astype(np.int64)
+
+    theirs = x[half_pixel(16, 1.5)][:, half_pixel(30, 1.7)]
     np.save(tmp_path / "x.npy", x)
     np.save(tmp_path / "theirs.npy", theirs)
     args = ["explain", str(tmp_path / "x.npy"), str(tmp_path / "theirs.npy"), "--scales",
             "1.5", "1.7"]
     assert main(args) == 0
     # one output cannot tell half_pixel from pytorch_half_pixel, nor the roundings apart
-    assert capsys.readouterr().out.startswith(
-        "matches 36 conventions equally, not Upsample: Resize half_pixel + round_prefer_floor;")
+    out = capsys.readouterr().out
+    assert out.startswith("matches ") and (
+        " conventions equally, not Upsample: Resize half_pixel + round_prefer_floor;" in out)
     assert main([*args, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["verdict"] == "convention"
+    # on 4 x 5 it reads another index than Upsample at 2 output indices: it only coincides
+    small = np.arange(20, dtype=np.float32).reshape(4, 5)
+    np.save(tmp_path / "small.npy", small)
+    np.save(tmp_path / "theirs.npy", small[half_pixel(4, 1.5)][:, half_pixel(5, 1.7)])
+    assert main(["explain", str(tmp_path / "small.npy"), *args[2:]]) == 0
+    assert capsys.readouterr().out.startswith(
+        "coincides with Resize half_pixel + round_prefer_floor where it departs from Upsample")
     np.save(tmp_path / "ours.npy", upsample(x, [1.5, 1.7]))
     assert main(["explain", str(tmp_path / "x.npy"), str(tmp_path / "ours.npy"),
                  "--scales", "1.5", "1.7"]) == 0

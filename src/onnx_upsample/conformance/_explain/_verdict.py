@@ -146,6 +146,11 @@ def _sizes(rules: Sequence[str]) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
+def _others(count: int) -> str:
+    """"does 1 other convention", "do 3 other conventions"."""
+    return "does 1 other convention" if count == 1 else f"do {count} other conventions"
+
+
 def _same_shape(rules: Sequence[str]) -> str:
     """When several size rules give the output's shape, a clause that says which (each
     convention that reproduces the output is named with each of them)."""
@@ -185,7 +190,7 @@ def _coincides(names: Sequence[str], reference_recipe: Recipe, count: int, by_in
                f"({count} {unit}): too few departures to tell it from chance, so no "
                f"convention is named (that takes {MIN_DEPARTURES})")
     if len(names) > 1:
-        summary += f"; so do {len(names) - 1} other conventions: {_listing(names[1:])}"
+        summary += f"; so {_others(len(names) - 1)}: {_listing(names[1:])}"
     summary += f"; {shape_note}" if shape_note else ""
     return Explanation("coincides", tuple(names), names[0], None, summary)
 
@@ -301,7 +306,7 @@ def explain(
     if ours is not None and same(ours, theirs_array, floating).all():
         summary = "matches Upsample (onnxruntime 1.32) bit for bit"
         if len(names) > 1:
-            summary += (f"; so do {len(names) - 1} other conventions on this output, "
+            summary += (f"; so {_others(len(names) - 1)} on this output, "
                         f"which cannot tell them apart: {_listing(names[1:])}")
         summary += f"; {shape_note}" if shape_note else ""
         return Explanation("upsample", names, names[0], None, summary)
