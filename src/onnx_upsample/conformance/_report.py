@@ -17,6 +17,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from ._explain._conventions import FMA_WORDS
 from ._grade import (
     ACCEPTED_INVALID,
     CLOSE,
@@ -70,7 +71,8 @@ def scale_kind(result: CaseResult) -> str:
 
 # Name parts that change only the arithmetic (the order or precision of the sum), not which
 # elements are read: outputs within a few ULP of a family are that family.
-_ARITHMETIC = ("float64 throughout", "separable sum", "separable lerp", "float64 arithmetic")
+_ARITHMETIC = ("float64 throughout", "separable sum", "separable lerp", "float64 arithmetic",
+               FMA_WORDS)
 
 
 def _family(name: str) -> str:
@@ -108,6 +110,10 @@ def explained_lines(run: BackendResult) -> list[str]:
         elif verdict == "close" and best:
             gap = int(result.explanation.get("max_ulp") or 0)
             close.setdefault(key, {}).setdefault(_family(best), []).append(gap)
+        elif verdict == "coincides" and best:
+            # too few departures from Upsample to name a convention for them
+            other.setdefault(key, Counter())[
+                f" coincide with {best} (too few departures from Upsample to name it)"] += 1
         else:
             summary = str(result.explanation.get("summary", ""))
             words = (": " + summary.split(": ", 1)[1] if "does not resize them" in summary
