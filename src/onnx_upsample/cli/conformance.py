@@ -25,6 +25,8 @@ from ._common import (
     shell_command,
 )
 
+#: Seconds one case may take, unless --timeout says otherwise.
+DEFAULT_TIMEOUT = 60.0
 #: --form choices: the Upsample models, the upgraded Resize models, or both in turn.
 FORM_CHOICES = ("upsample", "upgraded", "both")
 
@@ -88,8 +90,8 @@ def register(subparsers: Any) -> None:
                      "inference_precision=f32|f16|bf16, num_threads=N; tinygrad: "
                      "device=CPU; tvm: target=llvm; a custom backend takes any KEY, as a "
                      "keyword argument (device is prepare()'s device)")
-    run.add_argument("--timeout", type=float, default=60.0, metavar="S",
-                     help="seconds one case may take (default 60)")
+    run.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+                     help=f"seconds one case may take (default {DEFAULT_TIMEOUT:g})")
     run.add_argument("--memory-limit", metavar="SIZE", default=None,
                      help="resident memory a backend's worker may hold, e.g. 2G or 512M, or "
                      "none (default {default_memory}); past it the case is graded "
@@ -297,7 +299,8 @@ def _replay_words(args: argparse.Namespace, backend: str, form: str) -> list[str
         words += ["--form", form]
     for option in args.backend_option:
         words += ["--backend-option", option]
-    for flag, value in (("--tolerance", args.tolerance), ("--timeout", None),
+    timeout = None if args.timeout == DEFAULT_TIMEOUT else f"{args.timeout:g}"
+    for flag, value in (("--tolerance", args.tolerance), ("--timeout", timeout),
                         ("--memory-limit", args.memory_limit)):
         if value is not None:
             words += [flag, value]
