@@ -68,10 +68,14 @@ class Waiver:
     grades: tuple[str, ...] = ()
     backend: str | None = None
     ort: str | None = None
+    #: only about valid models: an invalid model that a runtime refuses passes, so a waiver
+    #: of its refusals is not about it
+    valid_only: bool = False
 
-    def covers(self, case_id: str, ort_tag: str, backend: str) -> bool:
+    def covers(self, case_id: str, ort_tag: str, backend: str, invalid: bool = False) -> bool:
         """Whether this waiver is about the case (whatever its grade)."""
         return (fnmatch.fnmatchcase(case_id, self.pattern)
+                and not (self.valid_only and invalid)
                 and (self.ort is None or self.ort == ort_tag)
                 and (self.backend is None or self.backend == backend))
 
@@ -96,14 +100,14 @@ def _builtin() -> tuple[Waiver, ...]:
     return (
         Waiver("*", f"a documented difference of {ORT_RUNTIME} {ORT_VERSIONS} (see "
                "docs/semantics.md)", BUILTIN_SOURCE, (WRONG, WRONG_SHAPE, WRONG_DTYPE, ULP1),
-               ort="differs"),
+               ort="differs", valid_only=True),
         Waiver("refuse_mode_cubic", f"{ORT_RUNTIME} {ORT_VERSIONS} runs mode 'cubic' in "
                "Upsample, outside the spec (see docs/semantics.md)", BUILTIN_SOURCE,
                (ACCEPTED_INVALID,)),
         # where onnxruntime has no kernel it refuses, or fails on its own inserted Cast
         Waiver("*", f"{ORT_RUNTIME} {ORT_VERSIONS} has no kernel for it (see "
                "docs/semantics.md)",
-               BUILTIN_SOURCE, (REFUSED, ERROR), ort="refuses"),
+               BUILTIN_SOURCE, (REFUSED, ERROR), ort="refuses", valid_only=True),
     )
 
 
@@ -179,10 +183,11 @@ def read_waivers(path: str | os.PathLike[str], case_ids: Iterable[str]) -> list[
     return waivers
 
 
-def waiver_for(waivers: Iterable[Waiver], case_id: str, ort_tag: str,
-               backend: str) -> Waiver | None:
-    """The first waiver about this case for this backend (the user's come first)."""
-    return next((w for w in waivers if w.covers(case_id, ort_tag, backend)), None)
+def waiver_for(waivers: Iterable[Waiver], case_id: str, ort_tag: str, backend: str,
+               invalid: bool = False) -> Waiver | None:
+    """The first waiver about this case (``invalid``: a model that must be refused) for this
+    backend (the user's come first)."""
+    return next((w for w in waivers if w.covers(case_id, ort_tag, backend, invalid)), None)
 
 
 def verdict_of(grade: str, waiver: Waiver | None) -> str:
