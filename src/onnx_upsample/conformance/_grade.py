@@ -83,7 +83,9 @@ class Tolerance:
         floating = _is_floating(expected)
         within = np.zeros(expected.shape, dtype=bool)
         if self.ulp is not None and floating:
-            within |= ulp_gaps(expected, actual) <= self.ulp
+            gaps = ulp_gaps(expected, actual)
+            # NaN against a number, an infinity against a finite value: no count of ULPs
+            within |= (gaps <= self.ulp) & (gaps != np.iinfo(np.uint64).max)
         if self.atol is not None or self.rtol is not None:
             wide = np.complex128 if expected.dtype.kind == "c" else np.float64
             e, a = expected.astype(wide), actual.astype(wide)
@@ -225,13 +227,14 @@ def ulp_gaps(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
         same_sign = (bits_e & bits_e.dtype.type(sign)) == (bits_a & bits_a.dtype.type(sign))
         gap = np.where(same_sign, np.maximum(mag_e, mag_a) - np.minimum(mag_e, mag_a),
                        mag_e + mag_a)
-        gap = np.maximum(gap, (bits_e != bits_a).astype(np.uint64))
+        # an array even at rank 0, where numpy's functions give a scalar
+        gap = np.asarray(np.maximum(gap, (bits_e != bits_a).astype(np.uint64)))
         nan_e, nan_a = mag_e > infinity, mag_a > infinity
         inf_e, inf_a = mag_e == infinity, mag_a == infinity
         gap[(nan_e ^ nan_a) | ((inf_e ^ inf_a) & ~nan_e & ~nan_a)] = unbounded
         gap[nan_e & nan_a] = 0
         worst = np.maximum(worst, gap)
-    return worst
+    return np.asarray(worst)
 
 
 def max_ulp(expected: np.ndarray, actual: np.ndarray) -> int:
