@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
+import stat
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -255,6 +257,19 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _not_a_file(path: str) -> bool:
+    """Whether a report goes straight into ``path``, not through a temporary renamed onto
+    it: a device, a pipe or a terminal (``/dev/null``, ``/dev/stdout``), which a rename
+    would replace with a plain file (where the user may rename in /dev: as root, a CI
+    container's usual user)."""
+    try:
+        if os.path.islink(path) and os.readlink(path).startswith("/proc/"):
+            return True  # /dev/stdout, whatever it leads to
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:  # not there yet: a new file
+        return False
+
+
 def _writable(path: str | None) -> None:
     """Checked before the run, not after it."""
     if path is None:
@@ -316,7 +331,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from ..conformance._grade import parse_tolerance
     from ..conformance._junit import junit
     from ..conformance._process import DEFAULT_MEMORY_LIMIT, parse_memory_limit
-    from ..conformance._replay import FailureWriter, is_failures_dir
+    from ..conformance._replay import FailureWriter, replaceable
     from ..conformance._runner import check_timeout, grade_backend, select_cases
     from ..conformance._waivers import read_waivers
     from ..io.atomic import atomic_path
@@ -333,7 +348,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                     else parse_memory_limit(args.memory_limit))
     failures_dir = args.failures_dir
     if failures_dir is not None:
-        _failures_dir_usable(Path(failures_dir), is_failures_dir)
+        _failures_dir_usable(failures_dir, replaceable)
     with contextlib.ExitStack() as stack:
         scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="onnx-upsample-suite-"))
         if args.suite is None:
@@ -351,7 +366,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         writer = None
         if failures_dir is not None:
             folder = stack.enter_context(atomic_path(
-                failures_dir, directory=True, replaces=is_failures_dir,
+                failures_dir, directory=True, replaces=replaceable,
                 replaces_what="an earlier --failures-dir"))
             writer = FailureWriter(folder, fail_on, {
                 (backend if form.form == "upsample" else f"{backend} ({form.form})"):
@@ -386,10 +401,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
                        (args.markdown, _report.markdown(runs, suite.manifest)),
                        (args.html, _report.to_html(runs, suite.manifest)),
                        (args.junit, junit(runs, suite.manifest, fail_on, replays))):
-        if path is not None:
+        if path is None:
+            continue
+        if _not_a_file(path):
+            with open(path, "w") as stream:
+                stream.write(text)
+        else:
             with atomic_path(path) as temporary:
                 Path(temporary).write_text(text)
-            written.append(path)
+        written.append(path)
     if writer is not None and runs:
         written.append(failures_dir)
     if args.json:
@@ -422,15 +442,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if found else EXIT_OK
 
 
-def _failures_dir_usable(path: Path, earlier: Any) -> None:
-    """Checked before the run: a new or empty directory, or one an earlier run wrote."""
+def _failures_dir_usable(name: str, replaceable: Any) -> None:
+    """Checked before the run: a new or empty directory, or one an earlier run wrote (what
+    the run may replace when it ends)."""
+    path = Path(name)
+    if not name.strip():
+        raise UpsampleError("--failures-dir is empty; give a directory name")
     if path.exists() and not path.is_dir():
-        raise UpsampleError(f"--failures-dir {str(path)!r} is a file; give a directory")
-    if path.is_dir() and any(path.iterdir()) and not earlier(path):
-        raise UpsampleError(f"--failures-dir {str(path)!r} holds other files; give a new or "
+        raise UpsampleError(f"--failures-dir {name!r} is a file; give a directory")
+    if path.is_dir() and not replaceable(path):
+        raise UpsampleError(f"--failures-dir {name!r} holds other files; give a new or "
                             "empty directory (or one an earlier --failures-dir wrote)")
     if not path.absolute().parent.is_dir():
-        raise UpsampleError(f"--failures-dir {str(path)!r}: its folder does not exist; "
+        raise UpsampleError(f"--failures-dir {name!r}: its folder does not exist; "
                             "create it first")
 
 

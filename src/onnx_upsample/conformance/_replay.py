@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ._runner import BackendResult, CaseResult
-from ._suite import SuiteCase
+from ._suite import CaseFiles, SuiteCase
 
 #: The file that marks a directory as written by this module (so that it may be replaced).
 INDEX = "index.json"
@@ -31,6 +30,12 @@ INDEX = "index.json"
 def is_failures_dir(path: Path) -> bool:
     """Whether ``path`` is a directory an earlier run wrote (which a new one may replace)."""
     return (path / INDEX).is_file()
+
+
+def replaceable(path: Path) -> bool:
+    """Whether a run may replace directory ``path`` with its failures: one an earlier run
+    wrote, or an empty one (which CI often makes for its artifacts beforehand)."""
+    return is_failures_dir(path) or (path.is_dir() and not any(path.iterdir()))
 
 
 def _safe(name: str) -> str:
@@ -48,23 +53,27 @@ class FailureWriter:
         self.fail_on = set(fail_on)
         self.command = command
         self.written: dict[tuple[str, str], dict[str, Any]] = {}
-        self.cases: dict[str, SuiteCase] = {}
+        self.cases: dict[str, tuple[SuiteCase, CaseFiles | None]] = {}
 
-    def __call__(self, case: SuiteCase, result: CaseResult, outputs: list[Any] | None,
-                 run: BackendResult) -> None:
-        self.cases[case.id] = case
+    def __call__(self, case: SuiteCase, files: CaseFiles | None, result: CaseResult,
+                 outputs: list[Any] | None, run: BackendResult) -> None:
+        self.cases[case.id] = (case, files)
         if result.verdict in self.fail_on:
-            self._write(case, result, outputs, run)
+            self._write(case, files, result, outputs, run)
 
-    def _write(self, case: SuiteCase, result: CaseResult, outputs: list[Any] | None,
-               run: BackendResult) -> None:
+    def _write(self, case: SuiteCase, files: CaseFiles | None, result: CaseResult,
+               outputs: list[Any] | None, run: BackendResult) -> None:
+        """The case's directory: the files the grader checked and ran (none where they had
+        changed in the suite: the case was not run)."""
         label = run.label
         folder = self.root / _safe(label) / case.id
         folder.mkdir(parents=True)
-        shutil.copyfile(case.path / "model.onnx", folder / "model.onnx")
-        for index, array in enumerate(case.inputs()):
-            np.save(folder / f"input_{index}.npy", array, allow_pickle=False)
-        np.save(folder / "expected.npy", case.expected(), allow_pickle=False)
+        if files is not None:
+            (folder / "model.onnx").write_bytes(files.model)
+            for index, array in enumerate(files.inputs):
+                np.save(folder / f"input_{index}.npy", array, allow_pickle=False)
+            if files.expected is not None:
+                np.save(folder / "expected.npy", files.expected, allow_pickle=False)
         for index, array in enumerate(outputs or []):
             value = np.asarray(array)
             np.save(folder / f"actual_{index}.npy", value, allow_pickle=value.dtype.kind == "O")
@@ -94,6 +103,6 @@ class FailureWriter:
                     self._result(self.root / entry["folder"], result, run, entry["replay"])
                 elif (entry is None and result.verdict in self.fail_on
                       and result.id in self.cases):
-                    self._write(self.cases[result.id], result, None, run)
+                    self._write(*self.cases[result.id], result, None, run)
         (self.root / INDEX).write_text(
             json.dumps({"failures": list(self.written.values())}, indent=1) + "\n")

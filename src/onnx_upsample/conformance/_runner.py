@@ -4,6 +4,12 @@ The worker is restarted after a crash or a timeout, so one bad case costs only i
 Every output that is not exact goes through the explainer, which names the convention that
 reproduces it. A case that must be refused (an invalid model) passes when the runtime
 raises its own error, and fails as "accepted invalid input" when it returns outputs.
+
+The grader trusts no file a runtime could have written: each case's files are read once,
+checked against the manifest's hash and kept in memory; the runtime gets a copy of the
+model in a folder of its own (absolute paths: a runtime that changes directory finds it)
+and the inputs in the request, and the output is graded against the expected output that
+was checked. A case whose files changed since export is not run, and fails.
 """
 
 from __future__ import annotations
@@ -11,9 +17,12 @@ from __future__ import annotations
 import datetime
 import fnmatch
 import math
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +32,7 @@ from .._spec.spelling import Spelling, spelled
 from ._backend_base import check_options
 from ._grade import (
     ACCEPTED_INVALID,
+    ADAPTER_ERROR,
     CLOSE,
     CRASHED,
     ERROR,
@@ -39,8 +49,8 @@ from ._grade import (
     as_expected_type,
     compare,
 )
-from ._process import DEFAULT_MEMORY_LIMIT, Worker
-from ._suite import Suite, SuiteCase
+from ._process import DEFAULT_MEMORY_LIMIT, Answer, Worker
+from ._suite import CaseFiles, Suite, SuiteCase, read_case
 from ._waivers import (
     UNEXPECTED_PASS,
     WAIVED,
@@ -147,9 +157,10 @@ class BackendResult:
                 "notes": self.notes, "cases": [r.to_dict() for r in self.results]}
 
 
-def _grade(case: SuiteCase, status: str, payload: Any,
-           tolerance: Tolerance | None) -> tuple[Grade, np.ndarray | None]:
-    """The grade of one answer, and the output to explain when it is not exact."""
+def _grade(case: SuiteCase, status: str, payload: Any, tolerance: Tolerance | None,
+           expected: np.ndarray | None) -> tuple[Grade, np.ndarray | None]:
+    """The grade of one answer against the case's checked ``expected`` output, and the
+    output to explain when it is not exact."""
     must_refuse = case.must_refuse
     if status == "ok" and must_refuse is not None:
         return Grade(ACCEPTED_INVALID, f"returned {len(payload)} output(s) for a model that "
@@ -160,7 +171,8 @@ def _grade(case: SuiteCase, status: str, payload: Any,
         return Grade(status, payload), None
     if len(payload) != 1:
         return Grade(WRONG_SHAPE, f"{len(payload)} outputs, expected 1"), None
-    expected, output = case.expected(), np.asarray(payload[0])
+    assert expected is not None, f"case {case.id} has no expected output"
+    output = np.asarray(payload[0])
     grade = compare(expected, output, tolerance)
     if grade.kind == WRONG_DTYPE:
         # explain the values when they are wrong too, in the expected type
@@ -171,11 +183,11 @@ def _grade(case: SuiteCase, status: str, payload: Any,
     return grade, (output if grade.kind in (WRONG, WRONG_SHAPE, ULP1, CLOSE) else None)
 
 
-def _explain(case: SuiteCase, output: np.ndarray) -> dict[str, Any] | None:
+def _explain(case: SuiteCase, x: np.ndarray, output: np.ndarray) -> dict[str, Any] | None:
     from ._explain import explain
 
     try:
-        return explain(case.inputs()[0], output, case.scales, case.mode).to_dict()
+        return explain(x, output, case.scales, case.mode).to_dict()
     except Exception as error:
         return {"verdict": "none", "summary": f"not explained ({type(error).__name__}: "
                                               f"{error})"}
@@ -252,10 +264,35 @@ def _matches_nothing(pattern: str, alone: bool) -> UpsampleError:
     return spelled(words)
 
 
-#: Called with each graded case, its outputs (None when the runtime gave none) and the
-#: run so far: how a caller keeps what it needs of a case (a replay directory) without
-#: the run holding every output.
-CaseHook = Callable[[SuiteCase, CaseResult, "list[np.ndarray] | None", "BackendResult"], None]
+#: Called with each graded case, its checked files (None where they had changed), its
+#: result, its outputs (None when the runtime gave none) and the run so far: how a caller
+#: keeps what it needs of a case (a replay directory) without the run holding every output.
+CaseHook = Callable[[SuiteCase, "CaseFiles | None", CaseResult, "list[np.ndarray] | None",
+                     "BackendResult"], None]
+
+
+def _run_case(worker: Worker, case: SuiteCase, files: CaseFiles, folder: Path,
+              timeout: float) -> Answer:
+    """The worker's answer to ``case``: its model copied into ``folder`` (removed after),
+    its inputs by the model's input names; a message that names the copy names the suite's
+    model instead."""
+    import onnx
+
+    graph = onnx.load_model_from_string(files.model).graph
+    initializers = {t.name for t in graph.initializer}
+    names = [i.name for i in graph.input if i.name not in initializers]
+    copy = folder / case.path.name / "model.onnx"
+    copy.parent.mkdir()
+    copy.write_bytes(files.model)
+    try:
+        answer = worker.call(("model", str(copy), dict(zip(names, files.inputs, strict=True))),
+                             timeout)
+    finally:
+        shutil.rmtree(copy.parent, ignore_errors=True)
+    if isinstance(answer.payload, str):
+        answer = replace(answer, payload=answer.payload.replace(
+            str(copy), str(case.path / "model.onnx")))
+    return answer
 
 
 def grade_backend(spec: str, suite: Suite, *, timeout: float = 60.0,
@@ -273,6 +310,7 @@ def grade_backend(spec: str, suite: Suite, *, timeout: float = 60.0,
     check_timeout(timeout)
     check_options(spec, options or {})
     worker = Worker(spec, options, memory_limit=memory_limit)
+    scratch: Path | None = None
     try:
         worker.start()
         result = BackendResult(worker.name, worker.version, suite.version, suite.content_hash,
@@ -292,23 +330,37 @@ def grade_backend(spec: str, suite: Suite, *, timeout: float = 60.0,
             result.results[-1] = replace(last, grade=Grade(CRASHED, message),
                                          explanation=None)
 
+        scratch = Path(tempfile.mkdtemp(prefix="onnx-upsample-cases-"))
         for done, case in enumerate(cases, 1):
-            started = time.perf_counter()
-            answer = worker.call(str(case.path), timeout)
-            seconds = time.perf_counter() - started
+            files: CaseFiles | None
+            try:
+                files = read_case(case)
+            except UpsampleError as error:  # not the runtime's to grade, nor the grader's
+                files, seconds = None, 0.0
+                why = str(error).removeprefix(f"case {case.id}: ")
+                answer = Answer(ADAPTER_ERROR, f"not run: {why}; something wrote into the "
+                                "suite during the run (a runtime under test?): export it "
+                                "again")
+            else:
+                started = time.perf_counter()
+                answer = _run_case(worker, case, files, scratch, timeout)
+                seconds = time.perf_counter() - started
             if answer.died_after_previous is not None and result.results:
                 crashed_after(answer.died_after_previous)
-            grade, to_explain = _grade(case, answer.status, answer.payload, tolerance)
-            explanation = (_explain(case, to_explain) if explain and to_explain is not None
+            grade, to_explain = _grade(case, answer.status, answer.payload, tolerance,
+                                       None if files is None else files.expected)
+            explanation = (_explain(case, files.inputs[0], to_explain)
+                           if explain and to_explain is not None and files is not None
                            else None)
             graded = CaseResult(case.id, case.group, case.mode, tuple(case.tags), case.ort,
                                 grade, seconds, explanation, case.must_refuse,
-                                waiver_for(applied, case.id, case.ort, spec),
+                                waiver_for(applied, case.id, case.ort, spec,
+                                           case.must_refuse is not None),
                                 answer.peak_bytes)
             result.results.append(graded)
             if on_case is not None:
-                on_case(case, graded, answer.payload if answer.status == "ok" else None,
-                        result)
+                on_case(case, files, graded,
+                        answer.payload if answer.status == "ok" else None, result)
             if progress is not None:
                 progress(done, len(cases), case.id, graded.verdict)
         died = worker.finish()
@@ -317,6 +369,8 @@ def grade_backend(spec: str, suite: Suite, *, timeout: float = 60.0,
         return result
     finally:
         worker.close()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 __all__ = ["EXACT", "BackendResult", "CaseResult", "check_timeout", "grade_backend"]

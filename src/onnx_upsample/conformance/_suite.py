@@ -145,11 +145,15 @@ def read_inputs(case_dir: Path) -> list[np.ndarray]:
 
 
 def _read_tensor(path: Path) -> tuple[str, np.ndarray]:
+    return _parse_tensor(path.read_bytes())
+
+
+def _parse_tensor(data: bytes) -> tuple[str, np.ndarray]:
     import onnx
     from onnx import numpy_helper
 
     tensor = onnx.TensorProto()
-    tensor.ParseFromString(path.read_bytes())
+    tensor.ParseFromString(data)
     return tensor.name, numpy_helper.to_array(tensor)
 
 
@@ -160,11 +164,59 @@ def _tensor_bytes(name: str, array: np.ndarray) -> bytes:
 
 
 def _hash_files(case_dir: Path) -> str:
+    return _hash_contents(_read_files(case_dir))
+
+
+def _read_files(case_dir: Path) -> dict[str, bytes]:
+    """Every file of a case directory, by its path relative to it."""
+    return {path.relative_to(case_dir).as_posix(): path.read_bytes()
+            for path in case_dir.rglob("*") if path.is_file()}
+
+
+def _hash_contents(files: dict[str, bytes]) -> str:
     digest = hashlib.sha256()
-    for path in sorted(p for p in case_dir.rglob("*") if p.is_file()):
-        digest.update(path.relative_to(case_dir).as_posix().encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    for name in sorted(files):
+        digest.update(name.encode() + b"\0")
+        digest.update(hashlib.sha256(files[name]).digest())
     return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class CaseFiles:
+    """A case's files as read once and checked against the manifest's hash: what a grader
+    runs and grades, whatever writes into the suite afterwards."""
+
+    model: bytes
+    inputs: list[np.ndarray]
+    #: the expected output; None for a case that must be refused
+    expected: np.ndarray | None
+
+
+def read_case(case: SuiteCase) -> CaseFiles:
+    """The files of ``case``, each read once, checked against the hash the manifest records
+    for the case (of its form), and parsed from the bytes that were checked.
+
+    Raises
+    ------
+    UpsampleError
+        If a file is missing, or the files are not the ones exported (a runtime, or anything
+        else, wrote into the suite since).
+    """
+    upgraded = case.info.get("upgraded")
+    digest = (upgraded["sha256"] if case.path.parent.name == UPGRADED_FOLDER and upgraded
+              else case.info["sha256"])
+    try:
+        files = _read_files(case.path)
+    except OSError as error:
+        raise UpsampleError(f"case {case.id}: its files cannot be read ({error})") from None
+    if _hash_contents(files) != digest:
+        raise UpsampleError(f"case {case.id}: its files in the suite changed since export "
+                            "(hash mismatch)")
+    inputs = sorted((name for name in files if name.startswith(f"{DATA_SET}/input_")),
+                    key=lambda name: int(name.rsplit("_", 1)[1].split(".")[0]))
+    output = files.get(f"{DATA_SET}/output_0.pb")
+    return CaseFiles(files["model.onnx"], [_parse_tensor(files[name])[1] for name in inputs],
+                     None if output is None else _parse_tensor(output)[1])
 
 
 def _hash_key(form: str, case_id: str) -> str:

@@ -147,7 +147,7 @@ def read_waivers(path: str | os.PathLike[str], case_ids: Iterable[str]) -> list[
     otherwise waive nothing)."""
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
+        text = file.read_text(encoding="utf-8-sig")  # a byte-order mark, as Notepad writes
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else error
         raise UpsampleError(f"expected failures {str(path)!r} cannot be read ({reason}); "

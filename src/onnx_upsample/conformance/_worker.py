@@ -2,15 +2,21 @@
 
 ``python -m onnx_upsample.conformance._worker BACKEND OPTIONS`` (OPTIONS: the backend's
 options as a JSON object of strings) loads the backend, answers ``("ready", name, version,
-settings)`` or ``("unavailable", message)``, then for each request (a case directory, or
-``("model", path, inputs)``: any model file and its inputs by name, for a model-level diff)
-first acknowledges it, ``("received",)`` (so that the grader knows whether a worker found
-dead died before or after taking the request), then answers ``(kind, payload, peak)``:
-``("ok", outputs, ...)``, ``("refused", message, ...)`` (the runtime's explicit
-not-supported error, as its backend recognises it), ``("error", message, ...)`` (any other
-exception) or ``("adapter-error", message, ...)`` (the adapter broke its contract); ``peak``
-is the process's peak resident memory in bytes where it rose during the request
-(``getrusage``), else None.
+settings)`` or ``("unavailable", message)``, then for each request, ``("model", path,
+inputs)`` (a model file and its inputs by name: the grader writes each case's model where
+no other case's files are, so that a runtime that writes beside its model, or over it,
+alters nothing the grader reads), first acknowledges it, ``("received",)`` (so that the
+grader knows whether a worker found dead died before or after taking the request), then
+answers ``(kind, payload, peak, children_peak)``: ``("ok", outputs, ...)`` (plain numpy
+arrays: a subclass, a memory map or a masked array as its plain data, a string subclass as
+a string), ``("refused", message, ...)`` (the runtime's explicit not-supported error, as
+its backend recognises it), ``("error", message, ...)`` (any other exception) or
+``("adapter-error", message, ...)`` (the adapter broke its contract); ``peak`` is the
+process's peak resident memory in bytes where it rose during the request (``getrusage``),
+else None, and ``children_peak`` the largest peak of the processes it started that ended
+during the request (a compiler, say), where it rose. When its requests end it says
+``("bye",)`` and exits, once the runtime's threads (not daemons) have ended: a worker
+that exits without it died (``os._exit(0)`` in a runtime's thread is a death too).
 
 The protocol's pipes are out of the runtime's reach: messages go out on a duplicate of the
 process's original standard output, and anything the runtime prints goes to standard error
@@ -25,6 +31,7 @@ import json
 import os
 import re
 import sys
+import threading
 import warnings
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -55,32 +62,31 @@ def _one_line(error: BaseException) -> str:
     return " ".join(f"{type(error).__name__}: {_SOURCE.sub('', ' '.join(words))}".split())
 
 
-def _inputs(case_dir: Path) -> dict[str, Any]:
-    """The case's inputs by the model's input names (writable copies: some runtimes write
-    into, or refuse, read-only buffers)."""
-    import onnx
-
-    from ._suite import read_inputs
-
-    model = onnx.load(str(case_dir / "model.onnx"), load_external_data=False)
-    initializers = {t.name for t in model.graph.initializer}
-    names = [i.name for i in model.graph.input if i.name not in initializers]
-    values = [array.copy() for array in read_inputs(case_dir)]
-    return dict(zip(names, values, strict=True))
+def _plain_text(value: Any) -> str | bytes:
+    """A string element as a plain ``str`` or ``bytes``: a subclass would be pickled by
+    reference to its class, which the grader does not import."""
+    return bytes(value) if isinstance(value, bytes) else str.__str__(value)
 
 
 def _plain_outputs(outputs: list[Any]) -> list[np.ndarray]:
-    """Numeric or string arrays only: anything else could not be graded, or unpickled."""
+    """Numeric or string arrays only, as plain arrays: anything else could not be graded,
+    or unpickled by the grader."""
     plain = []
     for index, value in enumerate(outputs):
         if value is None:
             raise AdapterError(f"output {index} is None, not an array")
+        # a subclass (a memory map, a masked array: its data, mask or not) as a plain array
         array = np.asarray(value)
-        if array.dtype.kind == "O" and not all(isinstance(v, str | bytes)
-                                               for v in array.reshape(-1)):
-            raise AdapterError(
-                f"output {index} is not an array of numbers or strings (it holds "
-                f"{type(array.reshape(-1)[0]).__name__ if array.size else 'nothing'})")
+        if array.dtype.kind == "T":  # numpy's variable-width strings: as Python strings
+            array = array.astype(object)
+        if array.dtype.kind == "O":
+            flat = array.reshape(-1)
+            if not all(isinstance(v, str | bytes) for v in flat):
+                raise AdapterError(
+                    f"output {index} is not an array of numbers or strings (it holds "
+                    f"{type(flat[0]).__name__ if array.size else 'nothing'})")
+            array = np.fromiter((_plain_text(v) for v in flat), dtype=object,
+                                count=flat.size).reshape(array.shape)
         if array.dtype.kind == "V" and array.dtype.names:
             raise AdapterError(f"output {index} is a structured array")
         plain.append(array)
@@ -96,13 +102,15 @@ def _no_core_files() -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def _peak_bytes() -> int:
-    """This process's peak resident memory so far, in bytes."""
+def _peak_bytes(children: bool = False) -> int:
+    """This process's peak resident memory so far, in bytes; with ``children``, the largest
+    of the processes it started that have ended (and were waited for)."""
     try:
         import resource
     except ImportError:  # pragma: no cover - not POSIX
         return 0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    who = resource.RUSAGE_CHILDREN if children else resource.RUSAGE_SELF
+    peak = resource.getrusage(who).ru_maxrss
     return int(peak) if sys.platform == "darwin" else int(peak) * 1024  # Linux: KiB
 
 
@@ -137,29 +145,29 @@ def main(argv: list[str]) -> int:
         try:
             request = receive(requests)
         except EOFError:
+            # the runtime's own threads first: one that kills the process (os._exit, a
+            # crash) does so before the goodbye, so that it is graded
+            for thread in threading.enumerate():
+                if thread is not threading.current_thread() and not thread.daemon:
+                    thread.join()
+            send(protocol, ("bye",))
             return 0
         send(protocol, ("received",))
-        before = _peak_bytes()
-        if isinstance(request, tuple):
-            _, path, inputs = request
-            model_path = Path(path)
-        else:
-            model_path = Path(request) / "model.onnx"
-            try:
-                inputs = _inputs(Path(request))
-            except Exception as error:  # the suite's files, not the runtime: not its fault
-                send(protocol, ("harness", f"cannot read the case: {_one_line(error)}",
-                                None))
-                continue
+        before, children_before = _peak_bytes(), _peak_bytes(children=True)
+        _, path, inputs = request
+        # writable: some runtimes write into, or refuse, read-only buffers
+        inputs = {name: value if not isinstance(value, np.ndarray) or value.flags.writeable
+                  else value.copy() for name, value in inputs.items()}
         try:
-            reply: tuple[str, Any] = ("ok", _plain_outputs(backend.run(model_path, inputs)))
+            reply: tuple[str, Any] = ("ok", _plain_outputs(backend.run(Path(path), inputs)))
         except AdapterError as error:
             reply = (ADAPTER_ERROR, f"the adapter broke its contract: {error}")
         except Exception as error:
             words = _one_line(error)  # recognised whole, sent shortened
             reply = (REFUSED if backend.refuses(words) else ERROR, shorten(words, 600))
-        peak = _peak_bytes()
-        send(protocol, (*reply, peak if peak > before else None))
+        peak, children = _peak_bytes(), _peak_bytes(children=True)
+        send(protocol, (*reply, peak if peak > before else None,
+                        children if children > children_before else None))
 
 
 if __name__ == "__main__":
