@@ -334,7 +334,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from ..conformance._replay import FailureWriter, replaceable
     from ..conformance._runner import check_timeout, grade_backend, select_cases
     from ..conformance._waivers import read_waivers
-    from ..io.atomic import atomic_path
+    from ..io.atomic import atomic_path, reason
 
     for path in (args.json_file, args.markdown, args.html, args.junit):
         _writable(path)
@@ -404,8 +404,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if path is None:
             continue
         if _not_a_file(path):
-            with open(path, "w") as stream:
-                stream.write(text)
+            try:
+                with open(path, "w") as stream:
+                    stream.write(text)
+            except OSError as error:  # /dev/full, a pipe whose reader left
+                raise UpsampleError(f"cannot write {path!r}: {reason(error)}") from None
         else:
             with atomic_path(path) as temporary:
                 Path(temporary).write_text(text)
