@@ -42,6 +42,9 @@ BACKEND = '''
 import ctypes, os, pickle, struct, subprocess, sys, threading, time
 import numpy as np
 
+if os.path.exists(os.environ["ADVERSARY_HANGS"]):  # a start that never ends
+    time.sleep(60)
+
 class Text(str):
     """A string whose pickle names this module: the grader must not import it."""
 
@@ -101,6 +104,7 @@ def model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PYTHONPATH", str(folder))
         patch.setenv("ADVERSARY_MARK", str(folder / "the grader ran it"))
+        patch.setenv("ADVERSARY_HANGS", str(folder / "hang at start"))
         yield str(folder / "model.onnx")
 
 
@@ -203,7 +207,8 @@ def test_what_a_runtime_writes_to_the_pipes_is_never_run_or_trusted(model: str) 
 
 
 @needs_proc
-def test_deaths_that_looked_like_something_else(model: str) -> None:
+def test_deaths_that_looked_like_something_else(
+        model: str, monkeypatch: pytest.MonkeyPatch) -> None:
     worker = Worker("adversary:backend", memory_limit=None)
     try:
         # dead while a forked child holds its pipes: crashed at once, not timed out
@@ -215,6 +220,19 @@ def test_deaths_that_looked_like_something_else(model: str) -> None:
         # os._exit(0) from a thread after the last answer, before the worker said goodbye
         _assert_ok(_do(worker, model, "exit0-later"))
         assert worker.finish() == "exited with status 0 after answering; it printed nothing"
+        # a restart that hangs is waited for once, not for every later case
+        monkeypatch.setattr(_process, "START_TIMEOUT", 1.0)
+        Path(os.environ["ADVERSARY_HANGS"]).touch()
+        try:
+            first = _do(worker, model, "plain")
+            began = time.monotonic()
+            second = _do(worker, model, "plain")
+        finally:
+            Path(os.environ["ADVERSARY_HANGS"]).unlink()
+        assert time.monotonic() - began < 0.5
+        assert first == second and first.status == CRASHED
+        assert str(first.payload).startswith("the worker did not restart: backend "
+                                             "'adversary:backend': its worker did not start")
     finally:
         worker.close()
 

@@ -114,7 +114,9 @@ class _Before:
 
 class Worker:
     """One worker process, started on demand and replaced after a crash, a timeout or going
-    over its memory limit.
+    over its memory limit; once a replacement does not start (within
+    :data:`START_TIMEOUT`), every later request is graded crashed at once, not after as
+    long again.
 
     Parameters
     ----------
@@ -150,6 +152,8 @@ class Worker:
         self._used = 0
         # set by a read that stopped waiting because the worker was gone
         self._dead = False
+        # why the worker did not restart, once it did not: not tried again
+        self._no_restart: str | None = None
         # when the processes the worker started were last counted; how many were, when
         # they and the worker were found over the limit together
         self._family_at = 0.0
@@ -231,11 +235,13 @@ class Worker:
         died_after = self._dead_after_answering()
         for _ in range(2):  # once more where the worker died before taking the request
             if self.process is None:
+                if self._no_restart is not None:  # one hung restart costs START_TIMEOUT
+                    return Answer(CRASHED, self._no_restart, None, died_after)
                 try:
                     self.start()
                 except UpsampleError as error:  # it started before: grade this, go on
-                    return Answer(CRASHED, f"the worker did not restart: {error}", None,
-                                  died_after)
+                    self._no_restart = f"the worker did not restart: {error}"
+                    return Answer(CRASHED, self._no_restart, None, died_after)
             assert self.process is not None
             answered, self._answered = self._answered, False
             before = self._before()
