@@ -85,8 +85,16 @@ def test_a_waiver_file_is_read_with_its_options_and_checked(tmp_path: Path) -> N
     assert _waivers.verdict_of("wrong-dtype", float64) == "waived"
     assert _waivers.verdict_of("crashed", float64) == "crashed"  # not the grade it waives
     assert _waivers.verdict_of("exact", float64) == "unexpected-pass"
-    assert _waivers.waiver_for(waivers, "float64_off", "exact", "x:y") is float64
-    assert _waivers.waiver_for(waivers, "float64_off", "exact", "other") is None
+    assert _waivers.waiver_for(waivers, "float64_off", "exact", "x:y", "wrong") is float64
+    assert _waivers.waiver_for(waivers, "float64_off", "exact", "other", "wrong") is None
+    # of two waivers about a case, the one that waives its grade
+    both = [_waivers.Waiver("v9_*_linear_*", "no linear", "f:1", ("refused",)),
+            _waivers.Waiver("v9_*", "1 ULP off", "f:2", ("1-ulp",))]
+    chosen = _waivers.waiver_for(both, "v9_input_linear_frac", "exact", "b", "1-ulp")
+    assert chosen is both[1] and _waivers.verdict_of("1-ulp", chosen) == "waived"
+    assert _waivers.waiver_for(both, "v9_input_linear_frac", "exact", "b", "wrong") is both[0]
+    with pytest.raises(UpsampleError, match="backend=x:y names no backend of this run"):
+        _waivers.check_backends(waivers, ["onnxruntime"])
     for text, words in (("plain\n", "has no reason"),
                         ("plain grades=wrongg why\n", "'wrongg', which is not a failing grade"),
                         ("plain grades=exact why\n", "'exact', which is not a failing grade"),
@@ -200,6 +208,17 @@ def test_options_reach_a_custom_backend_and_are_recorded(
     assert run["settings"] == {"behave": "exact"} and run["cases"][0]["grade"] == "exact"
     assert main([*common, "--backend-option", "behave"]) == 2
     assert "expected KEY=VALUE" in capsys.readouterr().err
+    # with several backends, each takes the keys it knows: onnxruntime its level, the
+    # custom backend every key; a key no backend takes is refused before anything runs
+    assert main([*common, "--backend", "onnxruntime", "--backend-option", "behave=exact",
+                 "--backend-option", "graph_optimization_level=basic"]) == 0
+    first, second = json.loads(capsys.readouterr().out)["runs"]
+    assert first["settings"] == {"behave": "exact", "graph_optimization_level": "basic"}
+    assert second["settings"]["graph_optimization_level"] == "basic"
+    assert "behave" not in second["settings"]
+    assert main(["conformance", "run", "--suite", str(suite_dir), "--backend", "onnxruntime",
+                 "--backend", "tract", "--backend-option", "nosuch=1"]) == 2
+    assert "'nosuch' is not an option of onnxruntime" in capsys.readouterr().err
 
 
 def test_onnxruntime_settings_are_applied_and_reported(suite_dir: Path) -> None:

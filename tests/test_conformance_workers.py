@@ -226,8 +226,9 @@ def test_the_default_memory_limit() -> None:
 
 @pytest.mark.parametrize(("text", "size"), [
     ("4G", 4 << 30), ("512M", 512 << 20), ("512m", 512 << 20), ("1.5GiB", 3 << 29),
-    ("2000000000", 2_000_000_000), ("64KiB", 64 << 10), ("2 TB", 2 << 40), ("1gb", 1 << 30),
-    ("100B", 100), ("none", None), ("None", None), (" NONE ", None)])
+    ("2000000000", 2_000_000_000), ("262144KiB", 256 << 20), ("2 TB", 2 << 40),
+    ("1gb", 1 << 30), ("268435456B", 1 << 28), ("none", None), ("None", None),
+    (" NONE ", None)])
 def test_memory_limits_as_typed(text: str, size: int | None) -> None:
     assert parse_memory_limit(text) == size
 
@@ -243,11 +244,21 @@ def test_memory_limits_refused_name_the_value(text: str) -> None:
     assert "4G" in option and "none" in option
 
 
+def test_memory_limits_below_what_a_worker_holds_are_refused() -> None:
+    # a worker holds about 100 MiB before its runtime loads: 255 MiB would fail every case
+    for text in ("255M", "10", "1K"):
+        with pytest.raises(UpsampleError, match=f"memory_limit is {text}, below 256 MiB"):
+            parse_memory_limit(text)
+    with pytest.raises(UpsampleError, match="below 256 MiB"):
+        check_memory_limit(100 << 20)
+
+
 def test_memory_limit_arguments() -> None:
     assert check_memory_limit(None) is None
-    assert check_memory_limit(1) == 1
+    assert check_memory_limit(256 << 20) == 256 << 20
     assert check_memory_limit(np.int64(3 << 30)) == 3 << 30
-    for wrong in (True, 4.0, "4G", [1]):
+    assert check_memory_limit("2G") == 2 << 30  # as --memory-limit takes it
+    for wrong in (True, 4.0, b"4G", [1]):
         with pytest.raises(TypeError, match=r"memory_limit is .*whole number of bytes"):
             check_memory_limit(wrong)
     for value in (0, -5):

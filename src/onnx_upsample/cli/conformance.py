@@ -140,8 +140,12 @@ def register(subparsers: Any) -> None:
         "explain", help="name the convention that reproduces another runtime's output",
         description="Given Upsample's input and another runtime's output (both .npy), try "
         "the conventions runtimes use (Resize's coordinate modes and nearest modes, "
-        "reciprocal multiply, rounded or ceiled sizes, float64, accumulation order, integer "
-        "rounding) and name the one that reproduces it.")
+        "reciprocal multiply, output sizes rounded or ceiled, float64, accumulation order, "
+        "fused multiply-add (onnxruntime's aarch64 build), integer rounding and x86's "
+        "conversion of overflowing integers, swapped or reversed scales) and name the one "
+        "that reproduces it. A convention is named only where the output departs from "
+        "Upsample in at least ten independent places; with fewer, it only coincides with "
+        "it.")
     explain.add_argument("input", metavar="INPUT.npy", help="the Upsample input")
     explain.add_argument("theirs", metavar="THEIRS.npy", help="the other runtime's output")
     explain.add_argument("--scales", type=float, nargs="+", required=True, metavar="S",
@@ -305,44 +309,62 @@ def _backend_options(words: Sequence[str]) -> dict[str, str]:
     return options
 
 
-def _replay_words(args: argparse.Namespace, backend: str, form: str) -> list[str]:
-    """The command that grades one backend as this run did (``--cases ID`` follows)."""
+def _replay_words(args: argparse.Namespace, backend: str, form: str,
+                  options: dict[str, str], memory_limit: int | None) -> list[str]:
+    """The command that grades one backend as this run did (``--cases ID`` follows): the
+    same settings, tolerance, waivers, verdicts that fail, and memory limit (written out:
+    the default depends on the machine)."""
     words = [PROG, "conformance", "run", "--backend", backend]
     if args.suite is not None:
         words += ["--suite", str(Path(args.suite).absolute())]
     if form != "upsample":
         words += ["--form", form]
-    for option in args.backend_option:
-        words += ["--backend-option", option]
+    for key, value in options.items():
+        words += ["--backend-option", f"{key}={value}"]
     timeout = None if args.timeout == DEFAULT_TIMEOUT else f"{args.timeout:g}"
-    for flag, value in (("--tolerance", args.tolerance), ("--timeout", timeout),
-                        ("--memory-limit", args.memory_limit)):
-        if value is not None:
-            words += [flag, value]
+    limit = "none" if memory_limit is None else f"{memory_limit >> 20}M"
+    flags: list[tuple[str, str | None]] = [
+        ("--tolerance", args.tolerance), ("--timeout", timeout), ("--memory-limit", limit),
+        ("--fail-on", args.fail_on)]
+    words += [word for flag, value in flags if value is not None for word in (flag, value)]
     if args.expected_failures is not None:
         words += ["--expected-failures", str(Path(args.expected_failures).absolute())]
     return words
 
 
+def _options_of(backends: Sequence[str], options: dict[str, str]) -> dict[str, dict[str, str]]:
+    """Each backend's share of ``--backend-option``: the keys it takes (a custom backend
+    takes every key); a key no backend of the run takes is an error, before anything runs."""
+    from ..conformance._backend_base import check_options, options_of
+
+    shares = {}
+    for backend in backends:
+        table = options_of(backend)
+        shares[backend] = {key: value for key, value in options.items()
+                           if table is None or key in table}
+        check_options(backend, shares[backend])
+    for key in options:
+        if not any(key in share for share in shares.values()):
+            check_options(backends[0], {key: options[key]})  # words the refusal
+    return shares
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from .. import conformance
     from ..conformance import _report
-    from ..conformance._backend_base import check_options
     from ..conformance._grade import parse_tolerance
     from ..conformance._junit import junit
     from ..conformance._process import DEFAULT_MEMORY_LIMIT, parse_memory_limit
     from ..conformance._replay import FailureWriter, replaceable
     from ..conformance._runner import check_timeout, grade_backend, select_cases
-    from ..conformance._waivers import read_waivers
+    from ..conformance._waivers import check_backends, read_waivers
     from ..io.atomic import atomic_path, reason
 
     for path in (args.json_file, args.markdown, args.html, args.junit):
         _writable(path)
     check_timeout(args.timeout)
     fail_on = parse_fail_on(args.fail_on)
-    options = _backend_options(args.backend_option)
-    for backend in args.backend:
-        check_options(backend, options)
+    options = _options_of(args.backend, _backend_options(args.backend_option))
     tolerance = parse_tolerance(args.tolerance)
     memory_limit = (DEFAULT_MEMORY_LIMIT if args.memory_limit is None
                     else parse_memory_limit(args.memory_limit))
@@ -362,6 +384,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         selected = select_cases(args.cases, suite)
         waivers = ([] if args.expected_failures is None else
                    read_waivers(args.expected_failures, [case.id for case in suite.cases]))
+        check_backends(waivers, args.backend)
         forms = _load_forms(suite, args.form)
         writer = None
         if failures_dir is not None:
@@ -370,7 +393,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 replaces_what="an earlier --failures-dir"))
             writer = FailureWriter(folder, fail_on, {
                 (backend if form.form == "upsample" else f"{backend} ({form.form})"):
-                _replay_words(args, backend, form.form)
+                _replay_words(args, backend, form.form, options[backend], memory_limit)
                 for backend in args.backend for form in forms})
         runs, unavailable = [], []
         for backend in args.backend:
@@ -380,8 +403,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 try:
                     runs.append(grade_backend(
                         backend, form, timeout=args.timeout, select_ids=selected,
-                        explain=not args.no_explain, options=options, tolerance=tolerance,
-                        waivers=waivers, memory_limit=memory_limit,
+                        explain=not args.no_explain, options=options[backend],
+                        tolerance=tolerance, waivers=waivers, memory_limit=memory_limit,
                         on_case=writer,
                         progress=_Progress(f"{label}: case", args)))
                 except UpsampleError as error:  # one missing runtime must not lose the others
@@ -423,7 +446,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                     "options": options, "tolerance": args.tolerance,
                     "runs": [run.to_dict() for run in runs],
                     "failed": [{"backend": run.label, "id": r.id,
-                                "verdict": _report.verdict(r),
+                                "verdict": r.verdict, "words": _report.verdict(r),
                                 **({"replay": replays[(run.label, r.id)]}
                                    if (run.label, r.id) in replays else {})}
                                for run, r in found],

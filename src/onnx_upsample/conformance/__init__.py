@@ -64,9 +64,10 @@ def run(backend: str, suite: Suite | str | os.PathLike[str] | None = None, *,
         timeout: float = 60.0, cases: str | Iterable[str] | Callable[[str], bool] | None = None,
         explain: bool = True,
         progress: Callable[[int, int, str, str], None] | None = None,
-        options: Mapping[str, str] | None = None, tolerance: str | None = None,
+        options: Mapping[str, str | int | float | bool] | None = None,
+        tolerance: str | None = None,
         expected_failures: str | os.PathLike[str] | None = None,
-        memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> BackendResult:
+        memory_limit: int | str | None = DEFAULT_MEMORY_LIMIT) -> BackendResult:
     """Grade ``backend`` on the ONNX ``Upsample`` conformance suite.
 
     Parameters
@@ -92,7 +93,7 @@ def run(backend: str, suite: Suite | str | os.PathLike[str] | None = None, *,
     progress
         Called as ``progress(done, total, case_id, verdict)`` after each case.
     options
-        The backend's settings, as strings: for ``onnxruntime``
+        The backend's settings (values as text, or numbers): for ``onnxruntime``
         ``graph_optimization_level`` (``disable``, ``basic``, ``extended``, ``layout``,
         ``all``: the default), ``execution_provider``, ``intra_op_num_threads``,
         ``inter_op_num_threads``; for ``openvino`` ``device``, ``inference_precision``,
@@ -111,13 +112,15 @@ def run(backend: str, suite: Suite | str | os.PathLike[str] | None = None, *,
         documented differences are waived too, built in, at the onnxruntime versions the
         suite records.
     memory_limit
-        Bytes the worker process may hold (resident); past it, the case is graded
+        Bytes the worker process may hold (resident, with the processes it starts), or a
+        size as ``--memory-limit`` takes it (``'2G'``); past it, the case is graded
         ``out-of-memory`` and the worker restarted. None: no limit.
     """
     from ._runner import grade_backend, select_cases
-    from ._waivers import read_waivers
+    from ._waivers import check_backends, read_waivers
 
-    check_options(backend if isinstance(backend, str) else "", options or {})
+    options = check_options(backend if isinstance(backend, str) else "", options or {},
+                            defaults=False)
     grading = parse_tolerance(tolerance)
     limit = check_memory_limit(memory_limit)
     if suite is None:
@@ -129,6 +132,7 @@ def run(backend: str, suite: Suite | str | os.PathLike[str] | None = None, *,
     loaded = suite if isinstance(suite, Suite) else load(suite)
     waivers = ([] if expected_failures is None else
                read_waivers(expected_failures, [case.id for case in loaded.cases]))
+    check_backends(waivers, [backend])
     return grade_backend(backend, loaded, timeout=timeout,
                          select_ids=select_cases(cases, loaded), explain=explain,
                          progress=progress, options=options, tolerance=grading,

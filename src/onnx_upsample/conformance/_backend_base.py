@@ -108,14 +108,19 @@ def options_of(name: str) -> dict[str, Option] | None:
     return None
 
 
-def check_options(name: str, options: Mapping[str, str]) -> dict[str, str]:
-    """``options`` for backend ``name``, with the defaults of the ones not given (the
-    settings a report records). Raises :class:`UpsampleError` for an option the backend does
-    not take or a value it cannot have, before any worker starts."""
+def check_options(name: str, options: Mapping[str, object], *,
+                  defaults: bool = True) -> dict[str, str]:
+    """``options`` for backend ``name`` as strings (a number or a bool as ``str`` writes
+    it), with the defaults of the ones not given where ``defaults`` (the settings a report
+    records). Raises :class:`UpsampleError` for an option the backend does not take or a
+    value it cannot have, before any worker starts."""
     table = options_of(name)
+    given: dict[str, str] = {}
     for key, value in options.items():
-        if not isinstance(key, str) or not isinstance(value, str):
-            raise TypeError(f"backend option {key!r}={value!r}: expected strings")
+        if not isinstance(key, str) or not isinstance(value, str | int | float | bool):
+            raise TypeError(f"backend option {key!r}={value!r}: expected a name and a value "
+                            "(text or a number)")
+        text = given[key] = str(value)
         if table is None:
             continue
         if key not in table:
@@ -123,15 +128,15 @@ def check_options(name: str, options: Mapping[str, str]) -> dict[str, str]:
             raise UpsampleError(f"backend option {key!r} is not an option of {name}; "
                                 f"{takes} (see onnx-upsample conformance run --help)")
         option = table[key]
-        if option.choices and value not in option.choices:
-            raise UpsampleError(f"backend option {key}={value!r} for {name}: expected one "
+        if option.choices and text not in option.choices:
+            raise UpsampleError(f"backend option {key}={text!r} for {name}: expected one "
                                 f"of {', '.join(option.choices)}")
-        if option.count and not (value.isdigit() and value.isascii()):
-            raise UpsampleError(f"backend option {key}={value!r} for {name}: expected an "
+        if option.count and not (text.isdigit() and text.isascii()):
+            raise UpsampleError(f"backend option {key}={text!r} for {name}: expected an "
                                 "integer >= 0")
-    if table is None:
-        return dict(options)
-    return {key: options.get(key, option.default) for key, option in table.items()}
+    if table is None or not defaults:
+        return given
+    return {key: given.get(key, option.default) for key, option in table.items()}
 
 
 class BackendUnavailableError(Exception):

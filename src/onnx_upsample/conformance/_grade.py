@@ -133,7 +133,7 @@ def parse_tolerance(text: str | None) -> Tolerance | None:
         except ValueError:
             pass
         raise _not_a_tolerance(text, word)
-    if ulp == 0 and not any(values.values()):
+    if not ulp and not any(values.values()):
         raise spelled(lambda s: (
             f"{s.argument('tolerance')} {text!r} allows nothing beyond exact outputs; "
             f"leave it out for exact grading, or {_TOLERANCE_FORMS}"))

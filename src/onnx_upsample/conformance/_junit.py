@@ -57,7 +57,7 @@ def junit(runs: list[BackendResult], suite: Mapping[str, Any], fail_on: Collecti
     for run in runs:
         element = ElementTree.SubElement(root, "testsuite", {
             "name": f"Upsample conformance: {run.label} {run.version}",
-            "timestamp": run.date, "tests": str(len(run.results)),
+            "tests": str(len(run.results)),
             "time": f"{sum(r.seconds for r in run.results):.3f}"})
         properties = ElementTree.SubElement(element, "properties")
         values = {"backend": run.backend, "version": run.version, "form": run.form,

@@ -11,6 +11,7 @@ import numbers
 import os
 import re
 
+from .._errors import UpsampleError
 from .._spec.spelling import spelled
 
 __all__ = ["DEFAULT_MEMORY_LIMIT", "check_memory_limit", "descendants", "family",
@@ -41,6 +42,16 @@ _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _SIZE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(?:([KMGT])(?:I?B|I)?|B)?", re.IGNORECASE)
 _SIZES = ("a size such as 4G, 512M, 1.5GiB or 2000000000 (bytes; K, M, G and T are powers "
           "of 1024)")
+#: The least limit taken: a worker holds about 60-100 MiB once Python, numpy and onnx are
+#: loaded, before any runtime; a limit below it would grade every case out of memory.
+MIN_MEMORY_LIMIT = 256 << 20
+
+
+def _too_small(given: str) -> UpsampleError:
+    return spelled(lambda s: (
+        f"{s.argument('memory_limit')} is {given}, below {MIN_MEMORY_LIMIT >> 20} MiB: a "
+        "worker holds about 100 MiB before its runtime loads; give 256M or more, or "
+        f"{'none' if s.options else 'None'} for no limit"))
 
 
 def parse_memory_limit(text: str) -> int | None:
@@ -64,6 +75,8 @@ def parse_memory_limit(text: str) -> int | None:
         raise spelled(lambda s: (
             f"{s.argument('memory_limit')} is {s.value(text)}; give {_SIZES}, or "
             f"{'none' if s.options else 'None'} for no limit"))
+    if size < MIN_MEMORY_LIMIT:
+        raise _too_small(text)
     return size
 
 
@@ -80,15 +93,19 @@ def check_memory_limit(value: object) -> int | None:
     """
     if value is None:
         return None
+    if isinstance(value, str):  # as --memory-limit takes it: '2G'
+        return parse_memory_limit(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"memory_limit is {value!r}; expected a whole number of bytes such as "
-                        f"4 * 2**30, or None for no limit")
+                        f"4 * 2**30, a size such as '2G', or None for no limit")
     if value <= 0:
         raise spelled(lambda s: (
             f"{s.argument('memory_limit')} is {value}; give {_SIZES}, or none for no limit"
             if s.options else
             f"memory_limit is {value}; expected a number of bytes > 0 such as 4 * 2**30, or "
             "None for no limit"))
+    if value < MIN_MEMORY_LIMIT:
+        raise _too_small(str(value))
     return int(value)
 
 

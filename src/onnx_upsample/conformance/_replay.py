@@ -53,13 +53,32 @@ class FailureWriter:
         self.fail_on = set(fail_on)
         self.command = command
         self.written: dict[tuple[str, str], dict[str, Any]] = {}
-        self.cases: dict[str, tuple[SuiteCase, CaseFiles | None]] = {}
+        # each run's last case: the one its worker may die after answering, graded again
+        self.last: dict[str, tuple[SuiteCase, CaseFiles | None]] = {}
 
     def __call__(self, case: SuiteCase, files: CaseFiles | None, result: CaseResult,
                  outputs: list[Any] | None, run: BackendResult) -> None:
-        self.cases[case.id] = (case, files)
+        self._settle(run, run.results[:-1])
+        self.last[run.label] = (case, files)
         if result.verdict in self.fail_on:
             self._write(case, files, result, outputs, run)
+
+    def _settle(self, run: BackendResult, results: Sequence[CaseResult]) -> None:
+        """The run's previous last case, graded again since its hook ran (its worker died
+        after answering it): its final result, and its directory if it now fails (without
+        outputs: the ones it answered were not kept)."""
+        if not results or run.label not in self.last:
+            return
+        case, files = self.last.pop(run.label)
+        final = results[-1]
+        if final.id != case.id:
+            return
+        entry = self.written.get((run.label, case.id))
+        if entry is not None and entry["verdict"] != final.verdict:
+            entry["verdict"] = final.verdict
+            self._result(self.root / entry["folder"], final, run, entry["replay"])
+        elif entry is None and final.verdict in self.fail_on:
+            self._write(case, files, final, None, run)
 
     def _write(self, case: SuiteCase, files: CaseFiles | None, result: CaseResult,
                outputs: list[Any] | None, run: BackendResult) -> None:
@@ -92,17 +111,9 @@ class FailureWriter:
              **result.to_dict(), "replay": replay}, indent=1, default=str) + "\n")
 
     def finish(self, runs: Sequence[BackendResult]) -> None:
-        """After the runs: a case graded again once its hook ran (its worker died after
-        answering it) gets its final result, written now if it fails (without outputs: the
-        ones it answered were not kept); then the index."""
+        """After the runs: each one's last case settled (see :meth:`_settle`), then the
+        index."""
         for run in runs:
-            for result in run.results:
-                entry = self.written.get((run.label, result.id))
-                if entry is not None and entry["verdict"] != result.verdict:
-                    entry["verdict"] = result.verdict
-                    self._result(self.root / entry["folder"], result, run, entry["replay"])
-                elif (entry is None and result.verdict in self.fail_on
-                      and result.id in self.cases):
-                    self._write(*self.cases[result.id], result, None, run)
+            self._settle(run, run.results)
         (self.root / INDEX).write_text(
             json.dumps({"failures": list(self.written.values())}, indent=1) + "\n")

@@ -322,6 +322,8 @@ def terminal(runs: list[BackendResult], *, verbose: bool = False) -> str:
     for group in groups:
         lines.append(f"{group:<{width}}  "
                      + "  ".join(f"{_cell(run, group):>{column}}" for run in runs))
+    if any(r.verdict == WAIVED for run in runs for r in run.results):
+        lines.append("(passed: exact, within the tolerance, refused as required, or waived)")
     for run in runs:
         lines.append("")
         lines.append(f"{run.label}:")

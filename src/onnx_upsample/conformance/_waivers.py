@@ -184,10 +184,22 @@ def read_waivers(path: str | os.PathLike[str], case_ids: Iterable[str]) -> list[
 
 
 def waiver_for(waivers: Iterable[Waiver], case_id: str, ort_tag: str, backend: str,
-               invalid: bool = False) -> Waiver | None:
-    """The first waiver about this case (``invalid``: a model that must be refused) for this
-    backend (the user's come first)."""
-    return next((w for w in waivers if w.covers(case_id, ort_tag, backend, invalid)), None)
+               grade: str, invalid: bool = False) -> Waiver | None:
+    """The waiver of this case (``invalid``: a model that must be refused) for this backend,
+    graded ``grade``: the first that waives that grade, else the first about the case (which
+    then makes a pass an unexpected one, or leaves a failure it does not waive failing). The
+    user's come first."""
+    about = [w for w in waivers if w.covers(case_id, ort_tag, backend, invalid)]
+    return next((w for w in about if w.waives(grade)), about[0] if about else None)
+
+
+def check_backends(waivers: Iterable[Waiver], backends: Iterable[str]) -> None:
+    """A waiver for a backend this run does not grade is a typo that would waive nothing."""
+    names = list(backends)
+    for waiver in waivers:
+        if waiver.backend is not None and waiver.backend not in names:
+            raise _error(waiver.source, f"backend={waiver.backend} names no backend of this "
+                         f"run ({', '.join(names)}); give one of them, as --backend names it")
 
 
 def verdict_of(grade: str, waiver: Waiver | None) -> str:
