@@ -318,11 +318,8 @@ def grade_backend(spec: str, suite: Suite, *, timeout: float = 60.0,
                                form=suite.form, settings=dict(worker.settings),
                                tolerance=None if tolerance is None else str(tolerance),
                                memory_limit=memory_limit)
-        # the built-in waiver records onnxruntime's behaviour on the Upsample models; the
-        # upgraded Resize models are another story (onnxruntime runs all of them)
-        builtin = suite.form == "upsample"
-        applied = [*waivers, *(builtin_waivers(spec, worker.version) if builtin else ())]
-        note = builtin_note(spec, worker.version) if builtin else None
+        applied = [*waivers, *builtin_waivers(spec, worker.version, suite.form)]
+        note = builtin_note(spec, worker.version)
         if note is not None:
             result.notes.append(note)
 
