@@ -12,7 +12,6 @@ multiply-add. The fused multiply-add itself is checked against the C library's `
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import json
 from pathlib import Path
 from typing import Any
@@ -82,10 +81,12 @@ def test_x86_64_is_never_the_fused_multiply_add(index: int) -> None:
 
 
 def _libm_fmaf() -> Any:
-    library = ctypes.util.find_library("m")
-    if library is None:
-        pytest.skip("no C math library to compare with")
-    fmaf = ctypes.CDLL(library).fmaf
+    # C99's fmaf is in every C runtime Python runs on: already loaded into this process on
+    # POSIX (glibc's libm, musl's libc, macOS's libSystem), in the UCRT on Windows
+    import sys
+
+    runtime = ctypes.CDLL("ucrtbase") if sys.platform == "win32" else ctypes.CDLL(None)
+    fmaf = runtime.fmaf
     fmaf.restype = ctypes.c_float
     fmaf.argtypes = [ctypes.c_float] * 3
     return fmaf
