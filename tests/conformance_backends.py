@@ -116,10 +116,9 @@ def contract(model_bytes: bytes, inputs: dict[str, np.ndarray]) -> Any:
     return [output]
 
 
-def half_pixel(model_bytes: bytes, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """Every Upsample-9 computed as the Resize a converter with opset 11's defaults writes
-    (``half_pixel``, nearest ``round_prefer_floor``), in onnx's reference evaluator."""
-    model = onnx.load_from_string(model_bytes)
+def as_half_pixel_resize(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model`` (changed in place) with every Upsample-9 the Resize a converter with opset
+    11's defaults writes (``half_pixel``, nearest ``round_prefer_floor``), at opset 13."""
     for node in model.graph.node:
         if node.op_type == "Upsample":
             modes = [a.s.decode() for a in node.attribute if a.name == "mode"] or ["nearest"]
@@ -132,7 +131,13 @@ def half_pixel(model_bytes: bytes, inputs: dict[str, np.ndarray]) -> list[np.nda
                 onnx.helper.make_attribute("nearest_mode", "round_prefer_floor")])
     del model.opset_import[:]
     model.opset_import.append(onnx.helper.make_opsetid("", 13))
-    return _evaluate(model, inputs)
+    return model
+
+
+def half_pixel(model_bytes: bytes, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Every Upsample-9 computed as the Resize a converter with opset 11's defaults writes
+    (``half_pixel``, nearest ``round_prefer_floor``), in onnx's reference evaluator."""
+    return _evaluate(as_half_pixel_resize(onnx.load_from_string(model_bytes)), inputs)
 
 
 def perturbed(model_bytes: bytes, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import onnx
+from conformance_backends import as_half_pixel_resize
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
@@ -100,19 +101,7 @@ def conv_ulp(model_bytes: bytes, inputs: dict[str, np.ndarray]) -> list[np.ndarr
 def conv_ulp_half_pixel(model_bytes: bytes,
                         inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
     """As ``conv_ulp``, every Upsample-9 computed as a Resize with half-pixel centres."""
-    model = onnx.load_from_string(model_bytes)
-    for node in model.graph.node:
-        if node.op_type == "Upsample":
-            modes = [a.s.decode() for a in node.attribute if a.name == "mode"] or ["nearest"]
-            node.op_type = "Resize"
-            node.input[:] = [node.input[0], "", node.input[1]]
-            del node.attribute[:]
-            node.attribute.extend([
-                helper.make_attribute("mode", modes[0]),
-                helper.make_attribute("coordinate_transformation_mode", "half_pixel"),
-                helper.make_attribute("nearest_mode", "round_prefer_floor")])
-    del model.opset_import[:]
-    model.opset_import.append(helper.make_opsetid("", 13))
+    model = as_half_pixel_resize(onnx.load_from_string(model_bytes))
     return _first_conv_ulp(model, inputs)
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hand_suite import build_suite
+from worker_requests import LINUX, MiB, ask, assert_answered, limit_above_start
 
 from onnx_upsample import conformance
 from onnx_upsample.cli import main
@@ -34,8 +35,6 @@ from onnx_upsample.conformance import _grade, _memory, _process, _protocol, _wai
 from onnx_upsample.conformance._grade import CRASHED, OUT_OF_MEMORY
 from onnx_upsample.conformance._process import Worker
 
-MiB = 1 << 20
-LINUX = sys.platform.startswith("linux") and os.path.exists("/proc/self/statm")
 needs_proc = pytest.mark.skipif(not LINUX, reason="finds its pipes and children in /proc")
 
 BACKEND = '''
@@ -93,7 +92,6 @@ def backend(model_bytes, inputs):
                         + amounts[0] + " << 20, numpy.uint8); time.sleep(0.2)"], check=True)
     return [inputs["x"] * 2]
 '''
-X = np.arange(6, dtype=np.float32)
 
 
 @pytest.fixture(scope="module")
@@ -106,15 +104,6 @@ def model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         patch.setenv("ADVERSARY_MARK", str(folder / "the grader ran it"))
         patch.setenv("ADVERSARY_HANGS", str(folder / "hang at start"))
         yield str(folder / "model.onnx")
-
-
-def _do(worker: Worker, model: str, what: str, timeout: float = 20.0) -> _process.Answer:
-    return worker.call(("model", model, {"x": X, "what": np.array(what)}), timeout)
-
-
-def _assert_ok(answer: _process.Answer) -> None:
-    assert answer.status == "ok", answer.payload
-    np.testing.assert_array_equal(answer.payload[0], X * 2)
 
 
 # ---------------------------------------------------------------- what an answer may build
@@ -187,18 +176,18 @@ def test_what_a_runtime_writes_to_the_pipes_is_never_run_or_trusted(model: str) 
     worker = Worker("adversary:backend", memory_limit=256 * MiB + (1 << 30))
     try:
         # a str subclass comes back a str; its module is not imported here
-        answer = _do(worker, model, "text")
+        answer = ask(worker, model, "text")
         assert answer.status == "ok", answer.payload
         assert [type(v) for v in answer.payload[0]] == [str, str]
         assert "adversary" not in sys.modules
         # a message forged onto the protocol's pipe, whose pickle calls os.system
-        answer = _do(worker, model, "forge")
+        answer = ask(worker, model, "forge")
         assert answer.status == CRASHED
         assert answer.payload == ("its answer could not be read (UnpicklingError: a message "
                                   "may hold only arrays and plain values, not posix.system)")
         assert not Path(os.environ["ADVERSARY_MARK"]).exists()
         # a length far over the worker's memory limit
-        answer = _do(worker, model, "long")
+        answer = ask(worker, model, "long")
         assert answer.status == CRASHED
         assert answer.payload.startswith("its answer could not be read (it says it is 1.0 "
                                          "TiB long, more than the worker's memory limit of")
@@ -213,20 +202,20 @@ def test_deaths_that_looked_like_something_else(
     try:
         # dead while a forked child holds its pipes: crashed at once, not timed out
         began = time.monotonic()
-        answer = _do(worker, model, "fork-crash", timeout=20)
+        answer = ask(worker, model, "fork-crash", timeout=20)
         assert answer.status == CRASHED, answer.payload
         assert answer.payload.startswith("killed by signal SIGSEGV")
         assert time.monotonic() - began < 5
         # os._exit(0) from a thread after the last answer, before the worker said goodbye
-        _assert_ok(_do(worker, model, "exit0-later"))
+        assert_answered(ask(worker, model, "exit0-later"))
         assert worker.finish() == "exited with status 0 after answering; it printed nothing"
         # a restart that hangs is waited for once, not for every later case
         monkeypatch.setattr(_process, "START_TIMEOUT", 1.0)
         Path(os.environ["ADVERSARY_HANGS"]).touch()
         try:
-            first = _do(worker, model, "plain")
+            first = ask(worker, model, "plain")
             began = time.monotonic()
-            second = _do(worker, model, "plain")
+            second = ask(worker, model, "plain")
         finally:
             Path(os.environ["ADVERSARY_HANGS"]).unlink()
         assert time.monotonic() - began < 0.5
@@ -242,14 +231,10 @@ def test_memory_held_by_the_processes_a_worker_starts_counts(
         model: str, monkeypatch: pytest.MonkeyPatch) -> None:
     worker = Worker("adversary:backend")
     try:
-        worker.start()
-        assert worker.process is not None
-        started_with = _memory.resident(worker.process.pid)
-        assert started_with is not None
-        worker.memory_limit = limit = started_with + 150 * MiB
+        limit = limit_above_start(worker, 150 * MiB)
         # a forked child that holds 300 MiB while the worker waits: stopped during the case
         began = time.monotonic()
-        answer = _do(worker, model, "child-holds:300:10")
+        answer = ask(worker, model, "child-holds:300:10")
         assert answer.status == OUT_OF_MEMORY, answer.payload
         assert time.monotonic() - began < 8
         assert answer.payload.startswith("resident memory of the worker and the process it "
@@ -257,7 +242,7 @@ def test_memory_held_by_the_processes_a_worker_starts_counts(
         assert f"over the worker's limit of {_format(limit)}" in answer.payload
         # a child that peaked at 300 MiB and ended before it was counted: its peak counts
         monkeypatch.setattr(_process, "FAMILY_EVERY", 60.0)
-        answer = _do(worker, model, "child-peaks:300")
+        answer = ask(worker, model, "child-peaks:300")
         assert answer.status == OUT_OF_MEMORY, answer.payload
         assert answer.payload.startswith("resident memory of a process it started peaked at ")
         assert answer.peak_bytes is not None and answer.peak_bytes > 300 * MiB

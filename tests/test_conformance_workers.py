@@ -19,10 +19,11 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from worker_requests import LINUX, MiB, ask, assert_answered, limit_above_start
 
 from onnx_upsample import UpsampleError
 from onnx_upsample._resources import format_bytes
-from onnx_upsample.conformance import _memory, _process, _protocol
+from onnx_upsample.conformance import _process, _protocol
 from onnx_upsample.conformance._grade import OUT_OF_MEMORY
 from onnx_upsample.conformance._process import (
     DEFAULT_MEMORY_LIMIT,
@@ -30,9 +31,6 @@ from onnx_upsample.conformance._process import (
     check_memory_limit,
     parse_memory_limit,
 )
-
-MiB = 1 << 20
-LINUX = sys.platform.startswith("linux") and os.path.exists("/proc/self/statm")
 
 BACKEND = '''
 import ctypes, os, threading, time
@@ -56,7 +54,6 @@ def backend(model_bytes, inputs):
         del block
     return [inputs["x"] * 2]
 '''
-X = np.arange(6, dtype=np.float32)
 
 
 @pytest.fixture(scope="module")
@@ -71,14 +68,9 @@ def model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield str(folder / "model.onnx")
 
 
-def _do(worker: Worker, model: str, what: str, timeout: float = 20.0) -> _process.Answer:
-    return worker.call(("model", model, {"x": X, "what": np.array(what)}), timeout)
-
-
 def _assert_ok(answer: _process.Answer) -> None:
-    assert answer.status == "ok", answer.payload
-    (output,) = answer.payload
-    np.testing.assert_array_equal(output, X * 2)
+    assert_answered(answer)
+    assert len(answer.payload) == 1
     assert answer.peak_bytes is None or answer.peak_bytes > 0
 
 
@@ -88,12 +80,12 @@ def test_a_runtime_closing_or_reading_its_stdin_breaks_nothing(model: str) -> No
     worker = Worker("worker_backend:backend", memory_limit=None)
     try:
         # reading its stdin, it finds nothing (no request taken from the grader)
-        _assert_ok(_do(worker, model, "read-stdin"))
-        _assert_ok(_do(worker, model, "close-stdin"))
+        _assert_ok(ask(worker, model, "read-stdin"))
+        _assert_ok(ask(worker, model, "close-stdin"))
         # the next requests reach it still
-        _assert_ok(_do(worker, model, "plain"))
+        _assert_ok(ask(worker, model, "plain"))
         # no limit: a spike is answered, its size in the peak where the system tells it
-        answer = _do(worker, model, "spike:300")
+        answer = ask(worker, model, "spike:300")
         _assert_ok(answer)
         if LINUX:
             assert answer.peak_bytes is not None and answer.peak_bytes > 300 * MiB
@@ -132,27 +124,27 @@ def test_a_death_after_answering_is_reported(model: str) -> None:
     worker = Worker("worker_backend:backend")
     try:
         # found dead before the next request: that request goes to a new worker
-        _assert_ok(_do(worker, model, "crash-later:0.1"))
+        _assert_ok(ask(worker, model, "crash-later:0.1"))
         _dies(worker)
-        answer = _do(worker, model, "plain")
+        answer = ask(worker, model, "plain")
         _assert_ok(answer)
         assert answer.died_after_previous is not None
         assert answer.died_after_previous.startswith("killed by signal SIGSEGV after "
                                                      "answering; ")
 
         # alive when looked at, dead before it takes the request: the same
-        _assert_ok(_do(worker, model, "crash-later:0.1"))
+        _assert_ok(ask(worker, model, "crash-later:0.1"))
         _dies(worker)
         assert worker.process is not None
         worker.process.poll = lambda: None  # type: ignore[method-assign]
-        answer = _do(worker, model, "plain")
+        answer = ask(worker, model, "plain")
         _assert_ok(answer)
         assert answer.died_after_previous is not None
         assert "SIGSEGV after answering" in answer.died_after_previous
-        assert _do(worker, model, "plain").died_after_previous is None
+        assert ask(worker, model, "plain").died_after_previous is None
 
         # a death shortly after the last answer
-        _assert_ok(_do(worker, model, "crash-later:0.1"))
+        _assert_ok(ask(worker, model, "crash-later:0.1"))
         started = time.monotonic()
         died = worker.finish()
         assert died is not None and died.startswith("killed by signal SIGSEGV after "
@@ -170,15 +162,12 @@ def test_memory_over_the_limit_is_graded_out_of_memory(
         model: str, monkeypatch: pytest.MonkeyPatch) -> None:
     worker = Worker("worker_backend:backend")
     try:
-        worker.start()
-        assert worker.process is not None
-        started_with = _memory.resident(worker.process.pid)
-        assert started_with is not None
-        worker.memory_limit = limit = started_with + 150 * MiB
+        limit = limit_above_start(worker, 150 * MiB)
+        started_with = limit - 150 * MiB
 
         # a spike between two readings is caught by the peak after the answer
         monkeypatch.setattr(_process, "WATCH_EVERY", 60.0)
-        answer = _do(worker, model, "spike:300")
+        answer = ask(worker, model, "spike:300")
         assert answer.status == OUT_OF_MEMORY, answer.payload
         assert answer.peak_bytes is not None and answer.peak_bytes > 300 * MiB
         assert answer.payload.startswith(
@@ -187,7 +176,7 @@ def test_memory_over_the_limit_is_graded_out_of_memory(
         assert f" over the worker's limit of {format_bytes(limit)}" in answer.payload
         assert "kept from earlier" not in answer.payload
         # the worker goes on; its peak is this case's alone
-        answer = _do(worker, model, "plain")
+        answer = ask(worker, model, "plain")
         _assert_ok(answer)
         assert answer.peak_bytes is not None and answer.peak_bytes < limit
         monkeypatch.undo()
@@ -195,12 +184,12 @@ def test_memory_over_the_limit_is_graded_out_of_memory(
         # a leak across cases: stopped while the case that goes over runs, not when it
         # ends; the message says the memory was kept from earlier cases
         for count in range(1, 4):
-            answer = _do(worker, model, "leak:40")
+            answer = ask(worker, model, "leak:40")
             _assert_ok(answer)
             assert answer.peak_bytes is not None
             assert answer.peak_bytes > started_with + count * 40 * MiB
         began = time.monotonic()
-        answer = _do(worker, model, "leak:40:5")
+        answer = ask(worker, model, "leak:40:5")
         assert answer.status == OUT_OF_MEMORY, answer.payload
         assert time.monotonic() - began < 2.5
         assert answer.payload.startswith("resident memory reached ")
